@@ -1,0 +1,112 @@
+import { resolve } from "node:path";
+
+/**
+ * Configuration comes from the environment, is parsed once with every problem reported together,
+ * and is frozen. Nothing outside this module reads process.env.
+ */
+export interface RateLimitConfig {
+  /** Requests allowed per window and per management key. */
+  max: number;
+  windowMs: number;
+}
+
+export interface Config {
+  host: string;
+  port: number;
+  dataDir: string;
+  databaseUrl: string | null;
+  redisUrl: string | null;
+  encryptionKey: Buffer | null;
+  bootstrapKey: string | null;
+  logLevel: "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
+  rateLimit: { management: RateLimitConfig; keyUpdate: RateLimitConfig; analytics: RateLimitConfig };
+  trustProxy: boolean;
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n  - ${problems.join("\n  - ")}`);
+    this.name = "ConfigError";
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
+
+function deepFreeze<T>(o: T): T {
+  if (o && typeof o === "object" && !Buffer.isBuffer(o)) {
+    for (const v of Object.values(o)) deepFreeze(v);
+    Object.freeze(o);
+  }
+  return o;
+}
+
+export function loadConfig(env: Env = process.env): Readonly<Config> {
+  const problems: string[] = [];
+  const str = (name: string): string | null => {
+    const v = env[name];
+    return v === undefined || v.trim() === "" ? null : v.trim();
+  };
+  const int = (name: string, def: number, min: number, max: number): number => {
+    const v = str(name);
+    if (v === null) return def;
+    if (!/^\d+$/.test(v) || Number(v) < min || Number(v) > max) {
+      problems.push(`${name}: must be an integer from ${min} to ${max} (got "${v}")`);
+      return def;
+    }
+    return Number(v);
+  };
+
+  const port = int("PORT", 8080, 0, 65535);
+  const databaseUrl = str("DATABASE_URL");
+  if (databaseUrl !== null && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
+    problems.push(
+      "DATABASE_URL: must be a postgres:// or postgresql:// URL (unset it to use embedded SQLite)",
+    );
+  }
+  const redisUrl = str("REDIS_URL");
+  if (redisUrl !== null && !/^rediss?:\/\//.test(redisUrl)) {
+    problems.push("REDIS_URL: must be a redis:// or rediss:// URL");
+  }
+  let encryptionKey: Buffer | null = null;
+  const rawKey = str("GATEHOUSE_ENCRYPTION_KEY");
+  if (rawKey !== null) {
+    const buf = Buffer.from(rawKey, "base64");
+    if (buf.length !== 32 || !/^[A-Za-z0-9+/]+={0,2}$/.test(rawKey)) {
+      problems.push("GATEHOUSE_ENCRYPTION_KEY: must be 32 bytes encoded as base64 (openssl rand -base64 32)");
+    } else encryptionKey = buf;
+  }
+  const bootstrapKey = str("GATEHOUSE_BOOTSTRAP_KEY");
+  if (bootstrapKey !== null && bootstrapKey.length < 32) {
+    problems.push("GATEHOUSE_BOOTSTRAP_KEY: must be at least 32 characters");
+  }
+  const logLevel = (str("LOG_LEVEL") ?? "info") as Config["logLevel"];
+  if (!LOG_LEVELS.includes(logLevel)) problems.push(`LOG_LEVEL: must be one of ${LOG_LEVELS.join(", ")}`);
+  const trust = str("TRUST_PROXY") ?? "false";
+  if (trust !== "true" && trust !== "false") problems.push("TRUST_PROXY: must be true or false");
+
+  const rate = (prefix: string, max: number): RateLimitConfig => ({
+    max: int(`${prefix}_MAX`, max, 1, 1_000_000),
+    windowMs: int(`${prefix}_WINDOW_MS`, 60_000, 1_000, 86_400_000),
+  });
+
+  const config: Config = {
+    host: str("HOST") ?? "127.0.0.1",
+    port,
+    dataDir: resolve(str("GATEHOUSE_DATA_DIR") ?? "./data"),
+    databaseUrl,
+    redisUrl,
+    encryptionKey,
+    bootstrapKey,
+    logLevel,
+    trustProxy: trust === "true",
+    rateLimit: {
+      management: rate("RATE_LIMIT_MANAGEMENT", 600),
+      keyUpdate: rate("RATE_LIMIT_KEY_UPDATE", 120),
+      analytics: rate("RATE_LIMIT_ANALYTICS", 64),
+    },
+  };
+  if (problems.length > 0) throw new ConfigError(problems);
+  return deepFreeze(config);
+}

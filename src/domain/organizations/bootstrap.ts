@@ -1,0 +1,72 @@
+import { hashKey } from "../../lib/ids.js";
+import type { Clock } from "../../lib/clock.js";
+import type { RecordStore } from "../../stores/record-store.js";
+import { findDefaultWorkspace } from "../workspaces/workspace-repo.js";
+import { addManagementKey, createOrganization } from "./create-organization.js";
+
+export interface BootstrapResult {
+  /** Set when a new key was generated and must be shown to the operator, once. */
+  generatedKey: string | null;
+  organizationId: string;
+}
+
+/**
+ * First start on an empty store: the default organization, its default workspace and one
+ * management key. With `bootstrapKey`, a management key with exactly that value exists afterwards
+ * (in the first organization); running again with it changes nothing.
+ */
+export async function bootstrap(
+  store: RecordStore,
+  clock: Clock,
+  bootstrapKey: string | null,
+): Promise<BootstrapResult> {
+  const first = await store.db
+    .selectFrom("organizations")
+    .select("id")
+    .orderBy("created_at")
+    .orderBy("id")
+    .executeTakeFirst();
+  if (!first) {
+    const created = await createOrganization(store, clock, "Default organization", bootstrapKey ?? undefined);
+    return {
+      generatedKey: bootstrapKey ? null : created.managementKey,
+      organizationId: created.organizationId,
+    };
+  }
+  if (bootstrapKey) {
+    const hash = hashKey(bootstrapKey);
+    const existing = await store.db
+      .selectFrom("api_keys")
+      .select("hash")
+      .where("hash", "=", hash)
+      .executeTakeFirst();
+    if (existing) {
+      // The operator's key must work after start: revive it if it was deleted, disabled or expired.
+      await store.db
+        .updateTable("api_keys")
+        .set({ deleted_at: null, disabled: 0, is_management: 1, expires_at: null })
+        .where("hash", "=", hash)
+        .execute();
+    } else {
+      await store.transaction(async (trx) => {
+        const ws =
+          (await findDefaultWorkspace(trx, first.id)) ??
+          (await trx
+            .selectFrom("workspaces")
+            .selectAll()
+            .where("organization_id", "=", first.id)
+            .where("deleted_at", "is", null)
+            .orderBy("created_at")
+            .executeTakeFirstOrThrow());
+        await addManagementKey(trx, {
+          organizationId: first.id,
+          workspaceId: ws.id,
+          key: bootstrapKey,
+          name: "Bootstrap management key",
+          now: clock.now(),
+        });
+      });
+    }
+  }
+  return { generatedKey: null, organizationId: first.id };
+}

@@ -1,0 +1,61 @@
+import { randomUUID } from "node:crypto";
+import swagger from "@fastify/swagger";
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from "fastify";
+import type { AppContext } from "./context.js";
+import { errorHandler, notFoundHandler } from "./error-handler.js";
+import { authPlugin } from "./plugins/auth.js";
+import { rateLimitPlugin } from "./plugins/rate-limit.js";
+import { apiRoutes } from "./routes/index.js";
+import { healthRoutes } from "./routes/health.js";
+import { validatorCompiler } from "./validation.js";
+
+export const API_PREFIX = "/api/v1";
+/** Management request bodies are small; larger ones are refused with 413. */
+export const BODY_LIMIT = 1024 * 1024;
+
+export interface BuildOptions {
+  logger?: FastifyServerOptions["logger"];
+}
+
+/** Builds the HTTP app without listening: tests call inject(), main.ts calls listen(). */
+export async function buildApp(ctx: AppContext, opts: BuildOptions = {}): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: opts.logger ?? false,
+    bodyLimit: BODY_LIMIT,
+    trustProxy: ctx.config.trustProxy,
+    genReqId: (req) => {
+      const given = req.headers["x-request-id"];
+      return typeof given === "string" && /^[\w.-]{1,100}$/.test(given) ? given : randomUUID();
+    },
+    return503OnClosing: true,
+    forceCloseConnections: "idle",
+  });
+  app.setValidatorCompiler(validatorCompiler);
+  app.setErrorHandler(errorHandler);
+  app.setNotFoundHandler(notFoundHandler);
+  // JSON only: text/plain bodies are refused with 415 like any other media type.
+  app.removeContentTypeParser("text/plain");
+  app.addHook("onSend", async (request, reply) => {
+    void reply.header("x-request-id", request.id);
+  });
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: "3.1.0",
+      info: {
+        title: "Gatehouse management API",
+        version: "1.0.0",
+        description:
+          "Keys, workspaces, budgets, observability destinations and analytics of an AI model gateway.",
+      },
+      servers: [{ url: API_PREFIX }],
+      components: { securitySchemes: { bearer: { type: "http", scheme: "bearer" } } },
+      security: [{ bearer: [] }],
+    },
+  });
+  await app.register(authPlugin, ctx);
+  await app.register(rateLimitPlugin, ctx);
+  await app.register(async (root) => healthRoutes(root, ctx));
+  await app.register(async (api) => apiRoutes(api, ctx), { prefix: API_PREFIX });
+  return app;
+}

@@ -1,0 +1,48 @@
+import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
+import { DomainError } from "../domain/errors.js";
+import { envelope } from "./envelope.js";
+import { formatValidationErrors } from "./validation.js";
+
+/** Messages for framework failures, by Fastify error code. Never the framework's own text for 5xx. */
+const FRAMEWORK_MESSAGES: Record<string, string> = {
+  FST_ERR_CTP_EMPTY_JSON_BODY: "body: must be a JSON object (the body is empty)",
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: "Content-Type: must be application/json",
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: "Content-Length: does not match the body",
+  FST_ERR_CTP_BODY_TOO_LARGE: "body: too large",
+  FST_ERR_CTP_INVALID_TYPE: "Content-Type: must be a string",
+};
+
+/**
+ * The only place where failures become HTTP responses. Every response uses the envelope; a 5xx
+ * says nothing of internals and carries the request id that the log line also has.
+ */
+export function errorHandler(err: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  if (err instanceof DomainError) {
+    void reply.status(err.status).send(envelope(err.status, err.message, err.metadata));
+    return;
+  }
+  if (err.validation) {
+    const message = formatValidationErrors(err.validation as never, err.validationContext ?? "body");
+    void reply.status(400).send(envelope(400, message));
+    return;
+  }
+  const status = typeof err.statusCode === "number" ? err.statusCode : 500;
+  if (status >= 400 && status < 500) {
+    let message = (err.code && FRAMEWORK_MESSAGES[err.code]) ?? err.message;
+    // JSON.parse messages echo the input: name the problem, not the payload.
+    if (err instanceof SyntaxError || err.code === "FST_ERR_CTP_INVALID_JSON_BODY") {
+      message = "body: is not valid JSON";
+    }
+    const metadata = (err as { metadata?: Record<string, unknown> }).metadata ?? null;
+    void reply.status(status).send(envelope(status, message, metadata));
+    return;
+  }
+  request.log.error({ err, reqId: request.id }, "unhandled error");
+  void reply.status(500).send(envelope(500, "Internal Server Error", { request_id: String(request.id) }));
+}
+
+export function notFoundHandler(request: FastifyRequest, reply: FastifyReply): void {
+  void reply
+    .status(404)
+    .send(envelope(404, `Route ${request.method} ${request.url.split("?")[0]} not found`));
+}

@@ -1,0 +1,15 @@
+import type { FastifyInstance } from "fastify";
+import type { AppContext } from "../context.js";
+import { budgetsRoutes } from "./budgets.js";
+import { destinationsRoutes } from "./destinations.js";
+import { keysRoutes } from "./keys.js";
+import { workspacesRoutes } from "./workspaces.js";
+
+/** Every route under /api/v1. Each resource registers itself from its own module. */
+export async function apiRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
+  app.get("/openapi.json", { schema: { hide: true } }, async () => app.swagger());
+  await keysRoutes(app, ctx);
+  await workspacesRoutes(app, ctx);
+  await budgetsRoutes(app, ctx);
+  await destinationsRoutes(app, ctx);
+}

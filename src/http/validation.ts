@@ -1,0 +1,92 @@
+import { Ajv, type ErrorObject } from "ajv";
+import addFormatsModule from "ajv-formats";
+import type { FastifySchemaCompiler } from "fastify";
+
+// ajv-formats ships CommonJS; its default export arrives wrapped under NodeNext resolution.
+const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
+
+/**
+ * Two validators: JSON bodies are strict (no type coercion: "10" is not a number, 1 is not a
+ * boolean); query strings and path parameters are text by nature and are coerced. Unknown
+ * properties are ignored, never removed from or added to the caller's object.
+ */
+function makeAjv(coerce: boolean): Ajv {
+  const ajv = new Ajv({
+    coerceTypes: coerce,
+    useDefaults: true,
+    removeAdditional: false,
+    allErrors: false,
+    strict: false,
+  });
+  addFormats(ajv);
+  return ajv;
+}
+
+const bodyAjv = makeAjv(false);
+const textAjv = makeAjv(true);
+
+export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) => {
+  const ajv = httpPart === "body" ? bodyAjv : textAjv;
+  return ajv.compile<unknown>(schema as object);
+};
+
+/** `/filters/3/value` → `filters[3].value` */
+export function fieldPath(instancePath: string, child?: string): string {
+  const parts = instancePath.split("/").filter(Boolean);
+  if (child !== undefined) parts.push(child);
+  let out = "";
+  for (const p of parts) {
+    const seg = p.replace(/~1/g, "/").replace(/~0/g, "~");
+    out += /^\d+$/.test(seg) ? `[${seg}]` : out === "" ? seg : `.${seg}`;
+  }
+  return out;
+}
+
+function describe(e: ErrorObject): string {
+  const p = e.params as Record<string, unknown>;
+  switch (e.keyword) {
+    case "required":
+      return "is required";
+    case "type":
+      return `must be ${String(p.type)}`;
+    case "enum":
+      return `must be one of ${(p.allowedValues as unknown[]).map(String).join(", ")}`;
+    case "const":
+      return `must be ${JSON.stringify(p.allowedValue)}`;
+    case "maxItems":
+      return `at most ${String(p.limit)} items`;
+    case "minItems":
+      return `at least ${String(p.limit)} item${p.limit === 1 ? "" : "s"}`;
+    case "maxLength":
+      return `at most ${String(p.limit)} characters`;
+    case "minLength":
+      return `at least ${String(p.limit)} character${p.limit === 1 ? "" : "s"}`;
+    case "pattern":
+      return `must match ${String(p.pattern)}`;
+    case "format":
+      return `must be a valid ${String(p.format)}`;
+    default:
+      return e.message ?? "is invalid";
+  }
+}
+
+/**
+ * One message that names the field: `dimensions: at most 2 items`, `limit: must be number or null`.
+ * Errors of one union (anyOf) at the same path are merged into one sentence.
+ */
+export function formatValidationErrors(errors: ErrorObject[], part: string): string {
+  const first = errors[0];
+  if (!first) return "Invalid request";
+  const missing =
+    first.keyword === "required"
+      ? String((first.params as { missingProperty: string }).missingProperty)
+      : undefined;
+  let field = fieldPath(first.instancePath, missing);
+  if (field === "") field = part === "body" ? "body" : part;
+  const samePath = errors.filter((e) => e.instancePath === first.instancePath && e.keyword === "type");
+  if (samePath.length > 1) {
+    const types = samePath.map((e) => String((e.params as { type: string }).type));
+    return `${field}: must be ${types.join(" or ")}`;
+  }
+  return `${field}: ${describe(first)}`;
+}

@@ -1,0 +1,74 @@
+import { Redis } from "ioredis";
+import { ConfigError, loadConfig } from "./config/config.js";
+import { bootstrap } from "./domain/organizations/bootstrap.js";
+import { buildApp } from "./http/app.js";
+import { loggerOptions } from "./http/logger.js";
+import { systemClock } from "./lib/clock.js";
+import { SecretBox, loadEncryptionKey } from "./lib/secret-box.js";
+import { openRecordStore } from "./stores/open-record-store.js";
+
+/** Composition root: load config → open stores → bootstrap → build app → listen. */
+async function main(): Promise<void> {
+  let config;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`gatehouse: ${err.message}\n`);
+      process.exit(2);
+    }
+    throw err;
+  }
+  const store = await openRecordStore(config);
+  const redis = config.redisUrl
+    ? new Redis(config.redisUrl, { maxRetriesPerRequest: 2, enableOfflineQueue: false })
+    : null;
+  redis?.on("error", () => undefined); // surfaced by /readyz; reconnects on its own
+  const secretBox = new SecretBox(loadEncryptionKey(config.encryptionKey, config.dataDir));
+  const clock = systemClock;
+  const boot = await bootstrap(store, clock, config.bootstrapKey);
+  const app = await buildApp({ config, store, clock, secretBox, redis }, { logger: loggerOptions(config) });
+
+  let closing = false;
+  const shutdown = (signal: string) => {
+    if (closing) return;
+    closing = true;
+    app.log.info({ signal }, "shutting down");
+    const force = setTimeout(() => process.exit(1), 10_000);
+    force.unref();
+    void (async () => {
+      await app.close();
+      await store.close();
+      redis?.disconnect();
+      process.exit(0);
+    })();
+  };
+  process.on("SIGTERM", () => shutdown("SIGTERM"));
+  process.on("SIGINT", () => shutdown("SIGINT"));
+
+  await app.listen({ host: config.host, port: config.port });
+  const base = `http://${config.host}:${(app.server.address() as { port: number }).port}/api/v1`;
+  if (boot.generatedKey) {
+    // Printed once, outside the logger, so that it never lands in structured logs.
+    process.stdout.write(
+      [
+        "",
+        "==================================================================",
+        " Gatehouse: first start. A management key was created for you.",
+        " It is shown only this once; store it somewhere safe:",
+        "",
+        `   ${boot.generatedKey}`,
+        "",
+        ` Try: curl -H "Authorization: Bearer <key>" ${base}/workspaces`,
+        "==================================================================",
+        "",
+      ].join("\n"),
+    );
+  }
+  app.log.info({ base, store: store.caps.name, redis: Boolean(redis) }, "gatehouse listening");
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`gatehouse: failed to start: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(1);
+});

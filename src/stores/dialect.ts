@@ -1,0 +1,27 @@
+/**
+ * What differs between the record-store engines, as capability flags and type names. Shared code
+ * reads these; it never asks which engine it runs on.
+ */
+export interface DialectCaps {
+  name: "sqlite" | "postgres";
+  /** `SELECT ... FOR UPDATE` row locks (SQLite serialises every transaction instead). */
+  supportsForUpdate: boolean;
+  /** Column type of an auto-incrementing 64-bit primary key. */
+  autoIncrementType: "integer" | "bigserial";
+  /** Column type of a double-precision float. */
+  floatType: "real" | "double precision";
+}
+
+export const SQLITE_CAPS: DialectCaps = {
+  name: "sqlite",
+  supportsForUpdate: false,
+  autoIncrementType: "integer",
+  floatType: "real",
+};
+
+export const POSTGRES_CAPS: DialectCaps = {
+  name: "postgres",
+  supportsForUpdate: true,
+  autoIncrementType: "bigserial",
+  floatType: "double precision",
+};

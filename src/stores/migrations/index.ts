@@ -1,0 +1,22 @@
+import { Migrator, type Kysely, type Migration } from "kysely";
+import type { DialectCaps } from "../dialect.js";
+import { initial } from "./001-initial.js";
+
+/** Versioned migrations, applied in name order at start. Append; never edit a released one. */
+export function migrations(caps: DialectCaps): Record<string, Migration> {
+  return { "001-initial": initial(caps) };
+}
+
+export async function migrateToLatest(db: Kysely<unknown>, caps: DialectCaps): Promise<void> {
+  const migrator = new Migrator({
+    db,
+    provider: { getMigrations: async () => migrations(caps) },
+  });
+  const { error, results } = await migrator.migrateToLatest();
+  const failed = results?.find((r) => r.status === "Error");
+  if (error || failed) {
+    throw new Error(`record store migration failed${failed ? ` at ${failed.migrationName}` : ""}`, {
+      cause: error,
+    });
+  }
+}

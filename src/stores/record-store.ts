@@ -1,0 +1,16 @@
+import type { Kysely, Transaction } from "kysely";
+import type { DialectCaps } from "./dialect.js";
+import type { Database } from "./schema.js";
+
+/** A handle on the record store (SQLite or PostgreSQL). Repositories take `db` explicitly. */
+export interface RecordStore {
+  readonly db: Kysely<Database>;
+  readonly caps: DialectCaps;
+  /** Runs fn in one transaction: all of its writes land, or none. */
+  transaction<T>(fn: (trx: Transaction<Database>) => Promise<T>): Promise<T>;
+  /** Throws when the store cannot answer. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export type Db = Kysely<Database>;

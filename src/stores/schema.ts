@@ -1,0 +1,122 @@
+import type { Generated } from "kysely";
+
+/**
+ * Row types of the record store, shared by every dialect. Conventions that keep one query layer
+ * for SQLite and PostgreSQL:
+ * - timestamps are ISO 8601 UTC strings (they sort as text);
+ * - booleans are 0/1 integers;
+ * - money is a 64-bit integer of nano-USD (drivers return bigint or string: normalise with toBigInt);
+ * - JSON values are text.
+ */
+export type Bool = number;
+export type Int64 = bigint | number | string;
+
+export interface OrganizationsTable {
+  id: string;
+  name: string;
+  created_at: string;
+}
+
+export interface WorkspacesTable {
+  id: string;
+  organization_id: string;
+  name: string;
+  slug: string;
+  description: string | null;
+  is_default: Bool;
+  default_text_model: string | null;
+  default_image_model: string | null;
+  default_provider_sort: string | null;
+  /** JSON array of strings, or null. */
+  disabled_server_tools: string | null;
+  /** JSON array of integers, or null (= all keys). */
+  io_logging_api_key_ids: string | null;
+  io_logging_sampling_rate: number;
+  is_data_discount_logging_enabled: Bool;
+  is_observability_broadcast_enabled: Bool;
+  is_observability_io_logging_enabled: Bool;
+  include_byok_in_budgets: Bool;
+  created_by: string | null;
+  created_at: string;
+  updated_at: string;
+  deleted_at: string | null;
+}
+
+export interface ApiKeysTable {
+  /** Numeric id (analytics `api_key_id`). */
+  id: Generated<Int64>;
+  hash: string;
+  organization_id: string;
+  workspace_id: string;
+  name: string;
+  label: string;
+  is_management: Bool;
+  disabled: Bool;
+  limit_nano: Int64 | null;
+  limit_reset: string | null;
+  include_byok_in_limit: Bool;
+  creator_user_id: string | null;
+  external_user: string | null;
+  external_key_hash: string | null;
+  expires_at: string | null;
+  created_at: string;
+  updated_at: string;
+  deleted_at: string | null;
+}
+
+export interface BudgetsTable {
+  id: string;
+  workspace_id: string;
+  /** daily | weekly | monthly | lifetime */
+  reset_interval: string;
+  limit_nano: Int64;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface DestinationsTable {
+  id: string;
+  organization_id: string;
+  workspace_id: string;
+  type: string;
+  name: string | null;
+  enabled: Bool;
+  privacy_mode: Bool;
+  broadcast_generation_cost: Bool;
+  broadcast_generation_identity: Bool;
+  broadcast_generation_request_context: Bool;
+  sampling_rate: number;
+  /** JSON array of key hashes, or null (= all keys). */
+  api_key_hashes: string | null;
+  /** JSON FilterRulesConfig, or null. */
+  filter_rules: string | null;
+  /** JSON array of regions. */
+  regions: string;
+  /** The whole config object, AES-256-GCM encrypted (see lib/secret-box.ts). */
+  config_ciphertext: string;
+  created_at: string;
+  updated_at: string;
+  deleted_at: string | null;
+}
+
+/** The usage ledger: one row per (scope, id, window kind, window index). */
+export interface UsageCountersTable {
+  /** "key" (scope_id = key hash) or "workspace" (scope_id = workspace id). */
+  scope: string;
+  scope_id: string;
+  /** day | week | month | all */
+  window: string;
+  window_index: number;
+  organization_id: string;
+  usage_nano: Int64;
+  byok_nano: Int64;
+}
+
+export interface Database {
+  organizations: OrganizationsTable;
+  workspaces: WorkspacesTable;
+  api_keys: ApiKeysTable;
+  budgets: BudgetsTable;
+  destinations: DestinationsTable;
+  usage_counters: UsageCountersTable;
+}

@@ -1,0 +1,72 @@
+import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from "fastify";
+import { loadConfig, type Config } from "../../src/config/config.js";
+import { createOrganization } from "../../src/domain/organizations/create-organization.js";
+import { buildApp, type BuildOptions } from "../../src/http/app.js";
+import type { AppContext } from "../../src/http/context.js";
+import { ManualClock, type Clock } from "../../src/lib/clock.js";
+import { SecretBox } from "../../src/lib/secret-box.js";
+import type { RecordStore } from "../../src/stores/record-store.js";
+import { openSqliteStore } from "../../src/stores/sqlite/open-sqlite.js";
+
+export const TEST_ENCRYPTION_KEY = Buffer.alloc(32, 7);
+
+export interface TestApp {
+  app: FastifyInstance;
+  ctx: AppContext;
+  clock: ManualClock;
+  /** Management key of the first organization. */
+  key: string;
+  organizationId: string;
+  workspaceId: string;
+  /** inject() with the management key unless `auth` is given (null = no header). */
+  call(opts: InjectOptions & { auth?: string | null }): Promise<LightMyRequestResponse>;
+  close(): Promise<void>;
+}
+
+export interface TestAppOptions {
+  store?: RecordStore;
+  clock?: Clock;
+  env?: Record<string, string>;
+  config?: Partial<Config>;
+  logger?: BuildOptions["logger"];
+}
+
+/** A real app on a real store (in-memory SQLite unless given), with one organization. */
+export async function makeTestApp(opts: TestAppOptions = {}): Promise<TestApp> {
+  const ownStore = !opts.store;
+  const store = opts.store ?? (await openSqliteStore(":memory:"));
+  const clock =
+    (opts.clock as ManualClock | undefined) ?? new ManualClock(new Date("2026-11-18T12:00:00.000Z"));
+  const config = {
+    ...loadConfig({ GATEHOUSE_DATA_DIR: "/tmp/gatehouse-test", ...opts.env }),
+    ...opts.config,
+  };
+  const ctx: AppContext = {
+    config,
+    store,
+    clock,
+    secretBox: new SecretBox(TEST_ENCRYPTION_KEY),
+    redis: null,
+  };
+  const app = await buildApp(ctx, { logger: opts.logger ?? false });
+  const org = await createOrganization(store, clock, "Test organization");
+  return {
+    app,
+    ctx,
+    clock: clock,
+    key: org.managementKey,
+    organizationId: org.organizationId,
+    workspaceId: org.workspaceId,
+    call: ({ auth, headers, ...rest }) => {
+      const key = auth === undefined ? org.managementKey : auth;
+      return app.inject({
+        ...rest,
+        headers: { ...(key === null ? {} : { authorization: `Bearer ${key}` }), ...headers },
+      });
+    },
+    close: async () => {
+      await app.close();
+      if (ownStore) await store.close();
+    },
+  };
+}
