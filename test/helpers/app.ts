@@ -1,3 +1,4 @@
+import type { Redis } from "ioredis";
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from "fastify";
 import { loadConfig, type Config } from "../../src/config/config.js";
 import { createOrganization } from "../../src/domain/organizations/create-organization.js";
@@ -29,6 +30,8 @@ export interface TestAppOptions {
   env?: Record<string, string>;
   config?: Partial<Config>;
   logger?: BuildOptions["logger"];
+  /** Shared rate-limit state (Redis); null/undefined = in-process. */
+  redis?: Redis | null;
 }
 
 /** A real app on a real store (in-memory SQLite unless given), with one organization. */
@@ -46,7 +49,7 @@ export async function makeTestApp(opts: TestAppOptions = {}): Promise<TestApp> {
     store,
     clock,
     secretBox: new SecretBox(TEST_ENCRYPTION_KEY),
-    redis: null,
+    redis: opts.redis ?? null,
   };
   const app = await buildApp(ctx, { logger: opts.logger ?? false });
   const org = await createOrganization(store, clock, "Test organization");
