@@ -7,22 +7,37 @@ export const NANOS_PER_USD = 1_000_000_000n;
 /** Largest amount accepted in a request: 1e9 USD. */
 export const MAX_USD = 1_000_000_000;
 
-/** USD (a finite JSON number) → nano-USD, rounded half away from zero at the 9th decimal. */
+/**
+ * USD (a finite JSON number) → nano-USD, rounded half away from zero at the 9th decimal. The
+ * amount is read as the shortest decimal that round-trips the double (what the client wrote:
+ * 0.0000000015 → 2 nano, 0.1 + 0.2 → 300_000_000), never through float multiplication.
+ */
 export function usdToNano(usd: number): bigint {
   if (!Number.isFinite(usd)) throw new RangeError("amount must be finite");
-  const negative = usd < 0;
-  const fixed = Math.abs(usd).toFixed(9); // exact decimal expansion of the double, rounded
-  const [whole = "0", frac = ""] = fixed.split(".");
-  const nano = BigInt(whole) * NANOS_PER_USD + BigInt(frac.padEnd(9, "0"));
-  return negative ? -nano : nano;
+  const [mantissa = "0", exponent = "0"] = Math.abs(usd).toString().split("e");
+  const [whole = "0", frac = ""] = mantissa.split(".");
+  const digits = BigInt(whole + frac); // |usd| = digits × 10^(exponent − frac.length)
+  const shift = Number(exponent) - frac.length + 9; // nano = digits × 10^shift
+  let nano: bigint;
+  if (shift >= 0) {
+    nano = digits * 10n ** BigInt(shift);
+  } else {
+    const divisor = 10n ** BigInt(-shift);
+    nano = digits / divisor;
+    if ((digits % divisor) * 2n >= divisor) nano += 1n;
+  }
+  return usd < 0 ? -nano : nano;
 }
 
-/** nano-USD → USD as a JSON number (the only place money becomes a float). */
+/**
+ * nano-USD → USD as a JSON number (the only place money becomes a float): the double nearest the
+ * exact decimal, so 2_067_943_898 nano is 2.067943898 (adding whole and fraction as floats is not).
+ */
 export function nanoToUsd(nano: bigint | number | string): number {
   const n = BigInt(nano);
-  const whole = n / NANOS_PER_USD;
-  const frac = n % NANOS_PER_USD;
-  return Number(whole) + Number(frac) / 1e9;
+  const abs = n < 0n ? -n : n;
+  const text = `${abs / NANOS_PER_USD}.${(abs % NANOS_PER_USD).toString().padStart(9, "0")}`;
+  return n < 0n ? -Number(text) : Number(text);
 }
 
 /** Store drivers return 64-bit integers as bigint, number or string; normalise to bigint. */
