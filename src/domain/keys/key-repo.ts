@@ -1,4 +1,4 @@
-import type { Selectable } from "kysely";
+import type { Selectable, Updateable } from "kysely";
 import type { Db } from "../../stores/record-store.js";
 import type { ApiKeysTable } from "../../stores/schema.js";
 
@@ -56,4 +56,91 @@ export function findKey(db: Db, organizationId: string, hash: string): Promise<K
     .where("organization_id", "=", organizationId)
     .where("deleted_at", "is", null)
     .executeTakeFirst();
+}
+
+/**
+ * A live ordinary (non-management) key of the organization. The `/keys` resource manages only
+ * ordinary keys: management keys are neither listed nor addressable there.
+ */
+export function findOrdinaryKey(db: Db, organizationId: string, hash: string): Promise<KeyRow | undefined> {
+  return db
+    .selectFrom("api_keys")
+    .selectAll()
+    .where("hash", "=", hash)
+    .where("organization_id", "=", organizationId)
+    .where("is_management", "=", 0)
+    .where("deleted_at", "is", null)
+    .executeTakeFirst();
+}
+
+export interface KeyPage {
+  organizationId: string;
+  workspaceId: string;
+  includeDisabled: boolean;
+  offset: number;
+  limit: number;
+}
+
+/** Live ordinary keys of one workspace, most recent first (ties broken by the numeric id). */
+export function listOrdinaryKeys(db: Db, p: KeyPage): Promise<KeyRow[]> {
+  let q = db
+    .selectFrom("api_keys")
+    .selectAll()
+    .where("organization_id", "=", p.organizationId)
+    .where("workspace_id", "=", p.workspaceId)
+    .where("is_management", "=", 0)
+    .where("deleted_at", "is", null);
+  if (!p.includeDisabled) q = q.where("disabled", "=", 0);
+  return q.orderBy("created_at", "desc").orderBy("id", "desc").limit(p.limit).offset(p.offset).execute();
+}
+
+/** The columns a PATCH may change. Absent properties are left untouched. */
+export type KeyColumnsPatch = Pick<
+  Updateable<ApiKeysTable>,
+  "name" | "disabled" | "limit_nano" | "limit_reset" | "include_byok_in_limit"
+>;
+
+/**
+ * Sets exactly the given columns (and updated_at) of a live ordinary key in one UPDATE statement,
+ * so concurrent updates of different fields of one key never overwrite each other.
+ * Returns false when no such key exists.
+ */
+export async function updateOrdinaryKey(
+  db: Db,
+  organizationId: string,
+  hash: string,
+  patch: KeyColumnsPatch,
+  now: Date,
+): Promise<boolean> {
+  const res = await db
+    .updateTable("api_keys")
+    .set({ ...patch, updated_at: now.toISOString() })
+    .where("hash", "=", hash)
+    .where("organization_id", "=", organizationId)
+    .where("is_management", "=", 0)
+    .where("deleted_at", "is", null)
+    .executeTakeFirst();
+  return res.numUpdatedRows > 0n;
+}
+
+/**
+ * Soft delete: the row stays (analytics keeps resolving the key's name) but the key no longer
+ * authenticates or appears anywhere. Returns false when no such live key exists.
+ */
+export async function softDeleteOrdinaryKey(
+  db: Db,
+  organizationId: string,
+  hash: string,
+  now: Date,
+): Promise<boolean> {
+  const at = now.toISOString();
+  const res = await db
+    .updateTable("api_keys")
+    .set({ deleted_at: at, updated_at: at })
+    .where("hash", "=", hash)
+    .where("organization_id", "=", organizationId)
+    .where("is_management", "=", 0)
+    .where("deleted_at", "is", null)
+    .executeTakeFirst();
+  return res.numUpdatedRows > 0n;
 }

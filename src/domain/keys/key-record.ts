@@ -1,0 +1,110 @@
+import { nanoToUsd, toBigInt } from "../../lib/money.js";
+import type { Db } from "../../stores/record-store.js";
+import { readUsage, zeroTotals, type WindowTotals } from "../usage/ledger.js";
+import { RESET_WINDOW, type ResetPeriod } from "../usage/windows.js";
+import type { KeyRow } from "./key-repo.js";
+
+/** Usage numbers shared by KeyRecord and CurrentKey (USD, current windows). */
+export interface KeyUsageFields {
+  limit: number | null;
+  limit_remaining: number | null;
+  limit_reset: ResetPeriod | null;
+  include_byok_in_limit: boolean;
+  usage: number;
+  usage_daily: number;
+  usage_weekly: number;
+  usage_monthly: number;
+  byok_usage: number;
+  byok_usage_daily: number;
+  byok_usage_weekly: number;
+  byok_usage_monthly: number;
+}
+
+/** The wire form of an API key (compatibility-facts §F). */
+export interface KeyRecord extends KeyUsageFields {
+  hash: string;
+  name: string;
+  label: string;
+  disabled: boolean;
+  created_at: string;
+  updated_at: string;
+  creator_user_id: string | null;
+  external_user: string | null;
+  workspace_id: string;
+  expires_at: string | null;
+}
+
+const isResetPeriod = (v: string | null): v is ResetPeriod => v !== null && v in RESET_WINDOW;
+
+/**
+ * Remaining spend under a key's limit, in nano-USD: null without a limit, otherwise
+ * max(0, limit - U) where U is the usage of the limit's window (all-time without a reset period),
+ * plus the same window's BYOK usage when BYOK counts toward the limit.
+ */
+export function limitRemainingNano(
+  limitNano: bigint | null,
+  reset: ResetPeriod | null,
+  includeByok: boolean,
+  totals: WindowTotals,
+): bigint | null {
+  if (limitNano === null) return null;
+  const w = totals[reset === null ? "all" : RESET_WINDOW[reset]];
+  const used = w.usage + (includeByok ? w.byok : 0n);
+  const left = limitNano - used;
+  return left > 0n ? left : 0n;
+}
+
+/** Limit and usage fields of a key row, converted to USD at this edge. */
+export function keyUsageFields(row: KeyRow, totals: WindowTotals): KeyUsageFields {
+  const limitNano = row.limit_nano === null ? null : toBigInt(row.limit_nano);
+  const reset = isResetPeriod(row.limit_reset) ? row.limit_reset : null;
+  const includeByok = Number(row.include_byok_in_limit) === 1;
+  const remaining = limitRemainingNano(limitNano, reset, includeByok, totals);
+  return {
+    limit: limitNano === null ? null : nanoToUsd(limitNano),
+    limit_remaining: remaining === null ? null : nanoToUsd(remaining),
+    limit_reset: reset,
+    include_byok_in_limit: includeByok,
+    usage: nanoToUsd(totals.all.usage),
+    usage_daily: nanoToUsd(totals.day.usage),
+    usage_weekly: nanoToUsd(totals.week.usage),
+    usage_monthly: nanoToUsd(totals.month.usage),
+    byok_usage: nanoToUsd(totals.all.byok),
+    byok_usage_daily: nanoToUsd(totals.day.byok),
+    byok_usage_weekly: nanoToUsd(totals.week.byok),
+    byok_usage_monthly: nanoToUsd(totals.month.byok),
+  };
+}
+
+/** One key row and its current usage as a KeyRecord. */
+export function toKeyRecord(row: KeyRow, totals: WindowTotals): KeyRecord {
+  return {
+    hash: row.hash,
+    name: row.name,
+    label: row.label,
+    disabled: Number(row.disabled) === 1,
+    ...keyUsageFields(row, totals),
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+    creator_user_id: row.creator_user_id,
+    external_user: row.external_user,
+    workspace_id: row.workspace_id,
+    expires_at: row.expires_at,
+  };
+}
+
+/** KeyRecords for a page of rows, with the usage of all of them read in one query. */
+export async function toKeyRecords(db: Db, rows: readonly KeyRow[], now: Date): Promise<KeyRecord[]> {
+  const usage = await readUsage(
+    db,
+    "key",
+    rows.map((r) => r.hash),
+    now,
+  );
+  return rows.map((r) => toKeyRecord(r, usage.get(r.hash) ?? zeroTotals()));
+}
+
+/** Usage totals of one key (one query). */
+export async function keyTotals(db: Db, hash: string, now: Date): Promise<WindowTotals> {
+  return (await readUsage(db, "key", [hash], now)).get(hash) ?? zeroTotals();
+}
