@@ -1,0 +1,18 @@
+import type { Clock } from "../../lib/clock.js";
+import type { RecordStore } from "../../stores/record-store.js";
+import { updateDestinationRow } from "./destination-repo.js";
+import { requireDestinationRow } from "./get-destination.js";
+
+/** Soft delete: sets deleted_at. A destination already deleted (or never seen) is 404. */
+export async function deleteDestination(
+  store: RecordStore,
+  clock: Clock,
+  organizationId: string,
+  id: string,
+): Promise<void> {
+  await store.transaction(async (trx) => {
+    const row = await requireDestinationRow(trx, organizationId, id, store.caps.supportsForUpdate);
+    const at = clock.now().toISOString();
+    await updateDestinationRow(trx, row.id, { deleted_at: at, updated_at: at });
+  });
+}

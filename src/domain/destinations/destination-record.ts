@@ -1,0 +1,60 @@
+import type { SecretBox } from "../../lib/secret-box.js";
+import type { DestinationType } from "./destination-types.js";
+import type { DestinationRow } from "./destination-repo.js";
+import type { FilterRulesConfig } from "./filter-rules.js";
+import { maskConfig } from "./mask.js";
+import type { DataRegion } from "./regions.js";
+import type { DestinationConfig } from "./validate-config.js";
+
+/** The wire record: exactly the 16 common fields of every SDK variant (compatibility-facts §D). */
+export interface Destination {
+  id: string;
+  type: DestinationType;
+  name: string | null;
+  workspace_id: string;
+  enabled: boolean;
+  privacy_mode: boolean;
+  broadcast_generation_cost: boolean;
+  broadcast_generation_identity: boolean;
+  broadcast_generation_request_context: boolean;
+  sampling_rate: number;
+  api_key_hashes: string[] | null;
+  filter_rules: FilterRulesConfig | null;
+  regions: DataRegion[];
+  created_at: string;
+  updated_at: string;
+  /** Masked: secrets, URL credentials and header values never leave in plain text. */
+  config: Record<string, unknown>;
+}
+
+/** Seals a config for the destinations.config_ciphertext column; the row id is the AAD. */
+export const sealConfig = (box: SecretBox, id: string, config: DestinationConfig): string =>
+  box.seal(JSON.stringify(config), id);
+
+/** The stored config in plain text (never returned over HTTP; see toDestination). */
+export const openConfig = (box: SecretBox, row: Pick<DestinationRow, "id" | "config_ciphertext">) =>
+  JSON.parse(box.open(row.config_ciphertext, row.id)) as DestinationConfig;
+
+const bool = (v: number | bigint | string): boolean => Number(v) === 1;
+
+export function toDestination(box: SecretBox, row: DestinationRow): Destination {
+  const type = row.type as DestinationType;
+  return {
+    id: row.id,
+    type,
+    name: row.name,
+    workspace_id: row.workspace_id,
+    enabled: bool(row.enabled),
+    privacy_mode: bool(row.privacy_mode),
+    broadcast_generation_cost: bool(row.broadcast_generation_cost),
+    broadcast_generation_identity: bool(row.broadcast_generation_identity),
+    broadcast_generation_request_context: bool(row.broadcast_generation_request_context),
+    sampling_rate: Number(row.sampling_rate),
+    api_key_hashes: row.api_key_hashes === null ? null : (JSON.parse(row.api_key_hashes) as string[]),
+    filter_rules: row.filter_rules === null ? null : (JSON.parse(row.filter_rules) as FilterRulesConfig),
+    regions: JSON.parse(row.regions) as DataRegion[],
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+    config: maskConfig(type, openConfig(box, row)),
+  };
+}

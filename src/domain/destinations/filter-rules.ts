@@ -1,0 +1,94 @@
+import { invalid } from "../errors.js";
+
+/** FilterRulesConfig (compatibility-facts.md §D). The wire schema checks shapes and enums. */
+export const FILTER_FIELDS = [
+  "model",
+  "provider",
+  "session_id",
+  "user_id",
+  "api_key_name",
+  "finish_reason",
+  "input",
+  "output",
+  "total_cost",
+  "total_tokens",
+  "prompt_tokens",
+  "completion_tokens",
+] as const;
+
+export const FILTER_OPERATORS = [
+  "equals",
+  "not_equals",
+  "contains",
+  "not_contains",
+  "regex",
+  "starts_with",
+  "ends_with",
+  "gt",
+  "lt",
+  "gte",
+  "lte",
+  "exists",
+  "not_exists",
+] as const;
+
+export type FilterField = (typeof FILTER_FIELDS)[number];
+export type FilterOperator = (typeof FILTER_OPERATORS)[number];
+
+export interface FilterRule {
+  field: FilterField;
+  operator: FilterOperator;
+  value?: string | number;
+}
+export interface FilterRuleGroup {
+  logic: "and" | "or";
+  rules: FilterRule[];
+}
+export interface FilterRulesConfig {
+  enabled: boolean;
+  groups: FilterRuleGroup[];
+}
+
+/** The input shape: `enabled` and `logic` may be omitted. */
+export interface FilterRulesInput {
+  enabled?: boolean;
+  groups: { logic?: "and" | "or"; rules: FilterRule[] }[];
+}
+
+const PRESENCE = new Set<FilterOperator>(["exists", "not_exists"]);
+const NUMERIC = new Set<FilterOperator>(["gt", "lt", "gte", "lte"]);
+const TEXT = new Set<FilterOperator>(["contains", "not_contains", "starts_with", "ends_with", "regex"]);
+
+/**
+ * Fills the defaults (`enabled: true`, `logic: "and"`) and checks what the schema cannot:
+ * `value` is required except for exists/not_exists (where it is dropped); gt/lt/gte/lte need a
+ * number; contains/starts_with/ends_with/regex need a string; a regex must compile.
+ */
+export function normalizeFilterRules(input: FilterRulesInput): FilterRulesConfig {
+  return {
+    enabled: input.enabled ?? true,
+    groups: input.groups.map((g, gi) => ({
+      logic: g.logic ?? "and",
+      rules: g.rules.map((r, ri) => normalizeRule(r, `filter_rules.groups[${gi}].rules[${ri}].value`)),
+    })),
+  };
+}
+
+function normalizeRule(r: FilterRule, path: string): FilterRule {
+  if (PRESENCE.has(r.operator)) return { field: r.field, operator: r.operator };
+  if (r.value === undefined) throw invalid(`${path}: is required for operator ${r.operator}`);
+  if (NUMERIC.has(r.operator) && typeof r.value !== "number") {
+    throw invalid(`${path}: must be number for operator ${r.operator}`);
+  }
+  if (TEXT.has(r.operator) && typeof r.value !== "string") {
+    throw invalid(`${path}: must be string for operator ${r.operator}`);
+  }
+  if (r.operator === "regex") {
+    try {
+      new RegExp(r.value as string);
+    } catch {
+      throw invalid(`${path}: is not a valid regular expression`);
+    }
+  }
+  return { field: r.field, operator: r.operator, value: r.value };
+}
