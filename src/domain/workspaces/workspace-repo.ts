@@ -1,9 +1,15 @@
-import type { Selectable } from "kysely";
+import type { Selectable, Updateable } from "kysely";
 import { newId } from "../../lib/ids.js";
 import type { Db } from "../../stores/record-store.js";
 import type { WorkspacesTable } from "../../stores/schema.js";
 
 export type WorkspaceRow = Selectable<WorkspacesTable>;
+
+/** The columns a caller may set (everything but identity, ownership and timestamps). */
+export type WorkspaceColumns = Omit<
+  Updateable<WorkspacesTable>,
+  "id" | "organization_id" | "is_default" | "created_by" | "created_at" | "updated_at" | "deleted_at"
+>;
 
 export interface NewWorkspace {
   organizationId: string;
@@ -12,6 +18,8 @@ export interface NewWorkspace {
   isDefault: boolean;
   createdBy: string | null;
   now: Date;
+  /** Settings that differ from the defaults. */
+  columns?: WorkspaceColumns;
 }
 
 /** Inserts a workspace with every setting at its default; returns its id. */
@@ -41,6 +49,7 @@ export async function insertWorkspace(db: Db, w: NewWorkspace): Promise<string> 
       created_at: at,
       updated_at: at,
       deleted_at: null,
+      ...w.columns,
     })
     .execute();
   return id;
@@ -55,4 +64,57 @@ export function findDefaultWorkspace(db: Db, organizationId: string): Promise<Wo
     .where("is_default", "=", 1)
     .where("deleted_at", "is", null)
     .executeTakeFirst();
+}
+
+/** One page of the organization's live workspaces, oldest first, and how many there are in all. */
+export async function listWorkspaceRows(
+  db: Db,
+  organizationId: string,
+  offset: number,
+  limit: number,
+): Promise<{ rows: WorkspaceRow[]; total: number }> {
+  const rows = await db
+    .selectFrom("workspaces")
+    .selectAll()
+    .where("organization_id", "=", organizationId)
+    .where("deleted_at", "is", null)
+    .orderBy("created_at")
+    .orderBy("id")
+    .offset(offset)
+    .limit(limit)
+    .execute();
+  const count = await db
+    .selectFrom("workspaces")
+    .select((eb) => eb.fn.countAll().as("n"))
+    .where("organization_id", "=", organizationId)
+    .where("deleted_at", "is", null)
+    .executeTakeFirstOrThrow();
+  return { rows, total: Number(count.n) };
+}
+
+export async function findWorkspaceById(db: Db, id: string): Promise<WorkspaceRow | undefined> {
+  return db.selectFrom("workspaces").selectAll().where("id", "=", id).executeTakeFirst();
+}
+
+/** Whether a live workspace of the organization other than `exceptId` already uses the slug. */
+export async function slugInUse(
+  db: Db,
+  organizationId: string,
+  slug: string,
+  exceptId: string | null = null,
+): Promise<boolean> {
+  let q = db
+    .selectFrom("workspaces")
+    .select("id")
+    .where("organization_id", "=", organizationId)
+    .where("slug", "=", slug)
+    .where("deleted_at", "is", null);
+  if (exceptId !== null) q = q.where("id", "!=", exceptId);
+  return (await q.executeTakeFirst()) !== undefined;
+}
+
+/** A unique-constraint violation from either engine (SQLite or PostgreSQL). */
+export function isUniqueViolation(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return code === "23505" || code === "SQLITE_CONSTRAINT_UNIQUE";
 }

@@ -1,0 +1,60 @@
+import { invalid } from "../errors.js";
+import type { Clock } from "../../lib/clock.js";
+import type { RecordStore } from "../../stores/record-store.js";
+import { resolveWorkspace } from "./resolve-workspace.js";
+
+/**
+ * Deletes a workspace, in one transaction that holds the workspace row:
+ * - refused (400) while it has active keys (not deleted and not disabled), saying how many;
+ * - the default workspace needs `confirmDefault` (400 otherwise); afterwards the organization has
+ *   no default workspace (see requireDefaultWorkspace);
+ * - its budgets are removed; its destinations and its remaining (disabled) keys are soft-deleted
+ *   and disabled; the workspace itself is soft-deleted, which frees its slug.
+ */
+export async function deleteWorkspace(
+  store: RecordStore,
+  clock: Clock,
+  organizationId: string,
+  ref: string,
+  confirmDefault: boolean,
+): Promise<void> {
+  await store.transaction(async (trx) => {
+    const ws = await resolveWorkspace(trx, organizationId, ref, { forUpdate: store.caps.supportsForUpdate });
+    if (Number(ws.is_default) === 1 && !confirmDefault) {
+      throw invalid("confirm_default_workspace_deletion: must be true to delete the default workspace");
+    }
+    const active = await trx
+      .selectFrom("api_keys")
+      .select((eb) => eb.fn.countAll().as("n"))
+      .where("workspace_id", "=", ws.id)
+      .where("deleted_at", "is", null)
+      .where("disabled", "=", 0)
+      .executeTakeFirstOrThrow();
+    const n = Number(active.n);
+    if (n > 0) {
+      throw invalid(
+        `Workspace has ${n} active API key${n === 1 ? "" : "s"}; disable or delete ${n === 1 ? "it" : "them"} before deleting the workspace`,
+        { active_key_count: n },
+      );
+    }
+    const at = clock.now().toISOString();
+    await trx.deleteFrom("budgets").where("workspace_id", "=", ws.id).execute();
+    await trx
+      .updateTable("destinations")
+      .set({ deleted_at: at, updated_at: at, enabled: 0 })
+      .where("workspace_id", "=", ws.id)
+      .where("deleted_at", "is", null)
+      .execute();
+    await trx
+      .updateTable("api_keys")
+      .set({ deleted_at: at, updated_at: at, disabled: 1 })
+      .where("workspace_id", "=", ws.id)
+      .where("deleted_at", "is", null)
+      .execute();
+    await trx
+      .updateTable("workspaces")
+      .set({ deleted_at: at, updated_at: at })
+      .where("id", "=", ws.id)
+      .execute();
+  });
+}

@@ -1,0 +1,58 @@
+import { invalid, notFound } from "../errors.js";
+import { UUID_RE } from "../../lib/ids.js";
+import type { Db } from "../../stores/record-store.js";
+import { findDefaultWorkspace, type WorkspaceRow } from "./workspace-repo.js";
+
+export interface ResolveOptions {
+  /**
+   * Lock the row until the transaction ends (`SELECT ... FOR UPDATE`). Pass
+   * `store.caps.supportsForUpdate`: SQLite serialises whole transactions and has no row locks.
+   */
+  forUpdate?: boolean;
+}
+
+function lookup(db: Db, organizationId: string, column: "id" | "slug", value: string, forUpdate: boolean) {
+  const q = db
+    .selectFrom("workspaces")
+    .selectAll()
+    .where("organization_id", "=", organizationId)
+    .where(column, "=", value)
+    .where("deleted_at", "is", null);
+  return (forUpdate ? q.forUpdate() : q).executeTakeFirst();
+}
+
+/**
+ * A live workspace of the organization by UUID or slug. A UUID also matches the slug pattern, so
+ * the id is tried first and the slug second. Anything that matches nothing (another
+ * organization's workspace, a deleted one, a malformed reference) is 404 "Workspace not found".
+ */
+export async function resolveWorkspace(
+  db: Db,
+  organizationId: string,
+  ref: string,
+  opts: ResolveOptions = {},
+): Promise<WorkspaceRow> {
+  const forUpdate = opts.forUpdate ?? false;
+  if (UUID_RE.test(ref)) {
+    const byId = await lookup(db, organizationId, "id", ref.toLowerCase(), forUpdate);
+    if (byId) return byId;
+  }
+  const bySlug = await lookup(db, organizationId, "slug", ref, forUpdate);
+  if (bySlug) return bySlug;
+  throw notFound("Workspace");
+}
+
+/**
+ * The organization's default workspace, for operations that default to it. After the default
+ * workspace has been deleted the organization has none, and the caller must name a workspace:
+ * 400 `<field>: required, the organization has no default workspace`.
+ */
+export async function requireDefaultWorkspace(
+  db: Db,
+  organizationId: string,
+  field = "workspace_id",
+): Promise<WorkspaceRow> {
+  const ws = await findDefaultWorkspace(db, organizationId);
+  if (!ws) throw invalid(`${field}: required, the organization has no default workspace`);
+  return ws;
+}

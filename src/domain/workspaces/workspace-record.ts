@@ -1,0 +1,67 @@
+import { createHash } from "node:crypto";
+import type { WorkspaceRow } from "./workspace-repo.js";
+
+/** The wire form of a workspace (every field the official SDK's `Workspace` schema reads). */
+export interface WorkspaceRecord {
+  id: string;
+  name: string;
+  slug: string;
+  description: string | null;
+  created_at: string;
+  updated_at: string | null;
+  created_by: string | null;
+  default_guardrail_id: string;
+  default_text_model: string | null;
+  default_image_model: string | null;
+  default_provider_sort: string | null;
+  disabled_server_tools: string[] | null;
+  include_byok_in_budgets: boolean;
+  io_logging_api_key_ids: number[] | null;
+  io_logging_sampling_rate: number;
+  is_data_discount_logging_enabled: boolean;
+  is_observability_broadcast_enabled: boolean;
+  is_observability_io_logging_enabled: boolean;
+}
+
+/** Namespace of the name-based (RFC 4122 version 5) UUIDs of default guardrails. */
+const GUARDRAIL_NAMESPACE = "6f1d3c2a-9b7e-5c4d-8a1f-2e3b4c5d6e7f";
+
+/**
+ * The id of a workspace's default guardrail: a version-5 UUID of the workspace id, so it is stable
+ * across reads, instances and restarts without being stored.
+ */
+export function defaultGuardrailId(workspaceId: string): string {
+  const ns = Buffer.from(GUARDRAIL_NAMESPACE.replace(/-/g, ""), "hex");
+  const digest = createHash("sha1").update(ns).update(workspaceId.toLowerCase(), "utf8").digest();
+  const b = digest.subarray(0, 16);
+  b[6] = (b[6]! & 0x0f) | 0x50;
+  b[8] = (b[8]! & 0x3f) | 0x80;
+  const hex = b.toString("hex");
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
+const parseJsonArray = <T>(text: string | null): T[] | null =>
+  text === null ? null : (JSON.parse(text) as T[]);
+
+export function toWorkspaceRecord(row: WorkspaceRow): WorkspaceRecord {
+  return {
+    id: row.id,
+    name: row.name,
+    slug: row.slug,
+    description: row.description,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+    created_by: row.created_by,
+    default_guardrail_id: defaultGuardrailId(row.id),
+    default_text_model: row.default_text_model,
+    default_image_model: row.default_image_model,
+    default_provider_sort: row.default_provider_sort,
+    disabled_server_tools: parseJsonArray<string>(row.disabled_server_tools),
+    include_byok_in_budgets: Number(row.include_byok_in_budgets) === 1,
+    io_logging_api_key_ids: parseJsonArray<number>(row.io_logging_api_key_ids),
+    io_logging_sampling_rate: Number(row.io_logging_sampling_rate),
+    is_data_discount_logging_enabled: Number(row.is_data_discount_logging_enabled) === 1,
+    is_observability_broadcast_enabled: Number(row.is_observability_broadcast_enabled) === 1,
+    is_observability_io_logging_enabled: Number(row.is_observability_io_logging_enabled) === 1,
+  };
+}
