@@ -83,10 +83,29 @@ export function formatValidationErrors(errors: ErrorObject[], part: string): str
       : undefined;
   let field = fieldPath(first.instancePath, missing);
   if (field === "") field = part === "body" ? "body" : part;
-  const samePath = errors.filter((e) => e.instancePath === first.instancePath && e.keyword === "type");
-  if (samePath.length > 1) {
-    const types = samePath.map((e) => String((e.params as { type: string }).type));
-    return `${field}: must be ${types.join(" or ")}`;
+  const merged = mergeUnion(errors.filter((e) => e.instancePath === first.instancePath));
+  return `${field}: ${merged ?? describe(first)}`;
+}
+
+/**
+ * The branches of a union at one path, as one sentence: `must be number or null`, or for unions of
+ * literals `must be one of daily, weekly` (never only the first branch, never a type twice).
+ */
+function mergeUnion(samePath: ErrorObject[]): string | null {
+  const branches = samePath.filter((e) => e.keyword !== "anyOf" && e.keyword !== "oneOf");
+  if (branches.length < 2 || !branches.every((e) => ["type", "const", "enum"].includes(e.keyword))) {
+    return null;
   }
-  return `${field}: ${describe(first)}`;
+  const values: string[] = [];
+  const types: string[] = [];
+  for (const e of branches) {
+    const p = e.params as { type?: unknown; allowedValue?: unknown; allowedValues?: unknown[] };
+    if (e.keyword === "const") values.push(String(p.allowedValue));
+    else if (e.keyword === "enum") values.push(...(p.allowedValues ?? []).map(String));
+    else types.push(String(p.type));
+  }
+  const unique = (xs: string[]) => [...new Set(xs)];
+  return values.length > 0
+    ? `must be one of ${unique(values).join(", ")}`
+    : `must be ${unique(types).join(" or ")}`;
 }
