@@ -1,0 +1,176 @@
+import { resolve } from "node:path";
+import { describe, expect, it } from "vitest";
+import { ConfigError, loadConfig } from "../../src/config/config.js";
+
+const KEY_B64 = Buffer.alloc(32, 1).toString("base64");
+
+function problemsOf(env: Record<string, string>): string[] {
+  try {
+    loadConfig(env);
+  } catch (err) {
+    expect(err).toBeInstanceOf(ConfigError);
+    return (err as ConfigError).problems;
+  }
+  throw new Error("expected a ConfigError");
+}
+
+describe("loadConfig", () => {
+  it("has a default for every variable", () => {
+    const c = loadConfig({});
+    expect(c).toEqual({
+      host: "127.0.0.1",
+      port: 8080,
+      dataDir: resolve("./data"),
+      databaseUrl: null,
+      redisUrl: null,
+      encryptionKey: null,
+      bootstrapKey: null,
+      logLevel: "info",
+      trustProxy: false,
+      rateLimit: {
+        management: { max: 600, windowMs: 60_000 },
+        keyUpdate: { max: 120, windowMs: 60_000 },
+        analytics: { max: 64, windowMs: 60_000 },
+      },
+    });
+  });
+
+  it("reads every variable", () => {
+    const c = loadConfig({
+      HOST: "0.0.0.0",
+      PORT: "9000",
+      GATEHOUSE_DATA_DIR: "/var/lib/gatehouse",
+      DATABASE_URL: "postgresql://u:p@db:5432/gh",
+      REDIS_URL: "rediss://cache:6380",
+      GATEHOUSE_ENCRYPTION_KEY: KEY_B64,
+      GATEHOUSE_BOOTSTRAP_KEY: "b".repeat(32),
+      LOG_LEVEL: "debug",
+      TRUST_PROXY: "true",
+      RATE_LIMIT_MANAGEMENT_MAX: "10",
+      RATE_LIMIT_MANAGEMENT_WINDOW_MS: "1000",
+      RATE_LIMIT_KEY_UPDATE_MAX: "11",
+      RATE_LIMIT_KEY_UPDATE_WINDOW_MS: "2000",
+      RATE_LIMIT_ANALYTICS_MAX: "12",
+      RATE_LIMIT_ANALYTICS_WINDOW_MS: "86400000",
+    });
+    expect(c.host).toBe("0.0.0.0");
+    expect(c.port).toBe(9000);
+    expect(c.dataDir).toBe("/var/lib/gatehouse");
+    expect(c.databaseUrl).toBe("postgresql://u:p@db:5432/gh");
+    expect(c.redisUrl).toBe("rediss://cache:6380");
+    expect(c.encryptionKey).toEqual(Buffer.alloc(32, 1));
+    expect(c.bootstrapKey).toBe("b".repeat(32));
+    expect(c.logLevel).toBe("debug");
+    expect(c.trustProxy).toBe(true);
+    expect(c.rateLimit).toEqual({
+      management: { max: 10, windowMs: 1000 },
+      keyUpdate: { max: 11, windowMs: 2000 },
+      analytics: { max: 12, windowMs: 86_400_000 },
+    });
+  });
+
+  it("accepts postgres:// and redis:// schemes and port 0 (any free port)", () => {
+    const c = loadConfig({ DATABASE_URL: "postgres://h/db", REDIS_URL: "redis://h", PORT: "0" });
+    expect(c.databaseUrl).toBe("postgres://h/db");
+    expect(c.redisUrl).toBe("redis://h");
+    expect(c.port).toBe(0);
+  });
+
+  it("treats empty and blank values as unset and trims values", () => {
+    const c = loadConfig({ PORT: "", DATABASE_URL: "   ", LOG_LEVEL: " warn ", HOST: " ::1 " });
+    expect(c.port).toBe(8080);
+    expect(c.databaseUrl).toBeNull();
+    expect(c.logLevel).toBe("warn");
+    expect(c.host).toBe("::1");
+  });
+
+  it.each([
+    ["PORT", "abc"],
+    ["PORT", "65536"],
+    ["PORT", "-1"],
+    ["PORT", "80.5"],
+    ["DATABASE_URL", "mysql://h/db"],
+    ["DATABASE_URL", "/var/lib/db.sqlite"],
+    ["REDIS_URL", "http://cache:6379"],
+    ["GATEHOUSE_ENCRYPTION_KEY", Buffer.alloc(16).toString("base64")],
+    ["GATEHOUSE_ENCRYPTION_KEY", "not base64 at all!!"],
+    ["GATEHOUSE_ENCRYPTION_KEY", Buffer.alloc(32).toString("hex")],
+    ["GATEHOUSE_BOOTSTRAP_KEY", "short"],
+    ["GATEHOUSE_BOOTSTRAP_KEY", "x".repeat(31)],
+    ["LOG_LEVEL", "verbose"],
+    ["TRUST_PROXY", "yes"],
+    ["TRUST_PROXY", "1"],
+    ["RATE_LIMIT_MANAGEMENT_MAX", "0"],
+    ["RATE_LIMIT_MANAGEMENT_MAX", "1000001"],
+    ["RATE_LIMIT_MANAGEMENT_WINDOW_MS", "999"],
+    ["RATE_LIMIT_KEY_UPDATE_MAX", "ten"],
+    ["RATE_LIMIT_KEY_UPDATE_WINDOW_MS", "86400001"],
+    ["RATE_LIMIT_ANALYTICS_MAX", "1e3"],
+    ["RATE_LIMIT_ANALYTICS_WINDOW_MS", "-5"],
+  ])("names %s when its value is bad (%j)", (name, value) => {
+    const problems = problemsOf({ [name]: value });
+    expect(problems).toHaveLength(1);
+    expect(problems[0]!.startsWith(`${name}: `)).toBe(true);
+  });
+
+  it("never echoes secret values in its messages", () => {
+    const secret = "sk-secret-" + "z".repeat(8);
+    const problems = problemsOf({ GATEHOUSE_BOOTSTRAP_KEY: secret, GATEHOUSE_ENCRYPTION_KEY: secret });
+    expect(problems.join("\n")).not.toContain(secret);
+  });
+
+  it("reports every problem together, in one error", () => {
+    const env = {
+      PORT: "abc",
+      DATABASE_URL: "mysql://x",
+      REDIS_URL: "memcached://x",
+      GATEHOUSE_ENCRYPTION_KEY: "short",
+      GATEHOUSE_BOOTSTRAP_KEY: "short",
+      LOG_LEVEL: "loud",
+      TRUST_PROXY: "maybe",
+      RATE_LIMIT_ANALYTICS_MAX: "0",
+    };
+    const problems = problemsOf(env);
+    expect(problems.map((p) => p.split(":")[0])).toEqual([
+      "PORT",
+      "DATABASE_URL",
+      "REDIS_URL",
+      "GATEHOUSE_ENCRYPTION_KEY",
+      "GATEHOUSE_BOOTSTRAP_KEY",
+      "LOG_LEVEL",
+      "TRUST_PROXY",
+      "RATE_LIMIT_ANALYTICS_MAX",
+    ]);
+    let message = "";
+    try {
+      loadConfig(env);
+    } catch (err) {
+      message = (err as Error).message;
+    }
+    for (const name of Object.keys(env)) expect(message).toContain(name);
+  });
+
+  it("returns a deeply frozen object", () => {
+    const c = loadConfig({ GATEHOUSE_ENCRYPTION_KEY: KEY_B64 });
+    expect(Object.isFrozen(c)).toBe(true);
+    expect(Object.isFrozen(c.rateLimit)).toBe(true);
+    expect(Object.isFrozen(c.rateLimit.management)).toBe(true);
+    expect(() => {
+      (c as { port: number }).port = 1;
+    }).toThrow(TypeError);
+    expect(() => {
+      (c.rateLimit.keyUpdate as { max: number }).max = 1;
+    }).toThrow(TypeError);
+  });
+
+  it("reads nothing but the environment it is given", () => {
+    const before = process.env.PORT;
+    process.env.PORT = "not-a-port";
+    try {
+      expect(loadConfig({}).port).toBe(8080);
+    } finally {
+      if (before === undefined) delete process.env.PORT;
+      else process.env.PORT = before;
+    }
+  });
+});

@@ -1,0 +1,96 @@
+import type { ErrorObject } from "ajv";
+import { Type } from "typebox";
+import { describe, expect, it } from "vitest";
+import { fieldPath, formatValidationErrors, validatorCompiler } from "../../src/http/validation.js";
+
+/** Validates with the app's own compiler and returns the message a client would see. */
+function messageFor(
+  schema: unknown,
+  value: unknown,
+  httpPart: "body" | "querystring" = "body",
+): string | null {
+  const validate = validatorCompiler({ schema, httpPart, method: "POST", url: "/x" }) as unknown as {
+    (v: unknown): boolean;
+    errors?: ErrorObject[] | null;
+  };
+  if (validate(value)) return null;
+  return formatValidationErrors(validate.errors ?? [], httpPart);
+}
+
+describe("fieldPath", () => {
+  it.each([
+    ["", undefined, ""],
+    ["", "limit", "limit"],
+    ["/limit", undefined, "limit"],
+    ["/filters/3/value", undefined, "filters[3].value"],
+    ["/filters/0", "field", "filters[0].field"],
+    ["/dimensions/12", undefined, "dimensions[12]"],
+    ["/a~1b/c~0d", undefined, "a/b.c~d"],
+    ["/0/name", undefined, "[0].name"],
+  ])("%j + %j → %j", (path, child, expected) => {
+    expect(fieldPath(path, child)).toBe(expected);
+  });
+});
+
+describe("formatValidationErrors", () => {
+  const body = Type.Object({
+    name: Type.String({ minLength: 1, maxLength: 5 }),
+    limit: Type.Optional(Type.Union([Type.Number(), Type.Null()])),
+    reset: Type.Optional(Type.Union([Type.Literal("daily"), Type.Literal("weekly")])),
+    mode: Type.Optional(Type.Enum(["a", "b"])),
+    tags: Type.Optional(Type.Array(Type.String({ pattern: "^[a-z]+$" }), { minItems: 1, maxItems: 2 })),
+    filters: Type.Optional(Type.Array(Type.Object({ field: Type.String(), value: Type.String() }))),
+    at: Type.Optional(Type.String({ format: "date-time" })),
+  });
+
+  it("names a missing field", () => {
+    expect(messageFor(body, {})).toBe("name: is required");
+    expect(messageFor(body, { name: "a", filters: [{ value: "x" }] })).toBe("filters[0].field: is required");
+  });
+
+  it("names the field and the expected type, without coercion in bodies", () => {
+    expect(messageFor(body, { name: 5 })).toBe("name: must be string");
+    expect(messageFor(body, { name: "a", filters: [{ field: "f", value: 1 }] })).toBe(
+      "filters[0].value: must be string",
+    );
+  });
+
+  it("merges the branches of a type union into one sentence", () => {
+    expect(messageFor(body, { name: "a", limit: "10" })).toBe("limit: must be number or null");
+  });
+
+  it("lists every literal of a union, once, whatever the wrong value's type", () => {
+    expect(messageFor(body, { name: "a", reset: "hourly" })).toBe("reset: must be one of daily, weekly");
+    expect(messageFor(body, { name: "a", reset: 5 })).toBe("reset: must be one of daily, weekly");
+    const nullable = Type.Object({ r: Type.Union([Type.Literal("a"), Type.Literal("b"), Type.Null()]) });
+    expect(messageFor(nullable, { r: "c" })).toBe("r: must be one of a, b");
+  });
+
+  it("describes lengths, items, patterns, enums and formats", () => {
+    expect(messageFor(body, { name: "" })).toBe("name: at least 1 character");
+    expect(messageFor(body, { name: "abcdef" })).toBe("name: at most 5 characters");
+    expect(messageFor(body, { name: "a", tags: [] })).toBe("tags: at least 1 item");
+    expect(messageFor(body, { name: "a", tags: ["a", "b", "c"] })).toBe("tags: at most 2 items");
+    expect(messageFor(body, { name: "a", tags: ["A"] })).toBe("tags[0]: must match ^[a-z]+$");
+    expect(messageFor(body, { name: "a", mode: "c" })).toBe("mode: must be one of a, b");
+    expect(messageFor(body, { name: "a", at: "yesterday" })).toBe("at: must be a valid date-time");
+  });
+
+  it("names the part when the whole value is wrong", () => {
+    expect(messageFor(body, "text")).toBe("body: must be object");
+    expect(messageFor(Type.Object({ n: Type.Integer() }), 5, "querystring")).toBe(
+      "querystring: must be object",
+    );
+  });
+
+  it("coerces query strings but not bodies", () => {
+    const q = Type.Object({ limit: Type.Integer({ minimum: 1 }) });
+    expect(messageFor(q, { limit: "10" }, "querystring")).toBeNull();
+    expect(messageFor(q, { limit: "ten" }, "querystring")).toBe("limit: must be integer");
+    expect(messageFor(q, { limit: "10" }, "body")).toBe("limit: must be integer");
+  });
+
+  it("falls back to a generic message without errors", () => {
+    expect(formatValidationErrors([], "body")).toBe("Invalid request");
+  });
+});
