@@ -6,7 +6,6 @@ import { parseTimestamp, UTC_SECONDS_RE } from "../../lib/time.js";
 import type { Db, RecordStore } from "../../stores/record-store.js";
 import { invalid, notFound } from "../errors.js";
 import type { ResetPeriod } from "../usage/windows.js";
-import { findDefaultWorkspace } from "../workspaces/workspace-repo.js";
 import {
   findOrdinaryKey,
   insertKey,
@@ -77,26 +76,29 @@ function normaliseHash(hash: string): string {
   return h;
 }
 
-/** A live workspace of the organization, or undefined. */
-function findLiveWorkspace(db: Db, organizationId: string, id: string) {
-  return db
-    .selectFrom("workspaces")
-    .select("id")
-    .where("id", "=", id.toLowerCase())
-    .where("organization_id", "=", organizationId)
-    .where("deleted_at", "is", null)
-    .executeTakeFirst();
-}
-
+/**
+ * The live workspace a key goes to: the given one, or the organization's default. `lock` takes a
+ * shared row lock (PostgreSQL) so that a concurrent workspace deletion, which counts the
+ * workspace's keys, cannot miss a key being created; SQLite serialises transactions instead.
+ */
 async function resolveWorkspace(
   db: Db,
   organizationId: string,
   workspaceId: string | undefined,
+  lock = false,
 ): Promise<string | null> {
-  if (workspaceId === undefined) return (await findDefaultWorkspace(db, organizationId))?.id ?? null;
-  const ws = await findLiveWorkspace(db, organizationId, workspaceId);
-  if (!ws) throw invalid(`workspace_id: no workspace ${workspaceId} in this organization`);
-  return ws.id;
+  let q = db
+    .selectFrom("workspaces")
+    .select("id")
+    .where("organization_id", "=", organizationId)
+    .where("deleted_at", "is", null);
+  q =
+    workspaceId === undefined ? q.where("is_default", "=", 1) : q.where("id", "=", workspaceId.toLowerCase());
+  const ws = await (lock ? q.forShare() : q).executeTakeFirst();
+  if (!ws && workspaceId !== undefined) {
+    throw invalid(`workspace_id: no workspace ${workspaceId} in this organization`);
+  }
+  return ws?.id ?? null;
 }
 
 /** Creates an ordinary key. The plain key string is returned once and never stored. */
@@ -113,9 +115,14 @@ export async function createKey(
   const key = newKeyString();
   const hash = hashKey(key);
   await store.transaction(async (trx) => {
-    const workspaceId = await resolveWorkspace(trx, organizationId, input.workspace_id);
+    const workspaceId = await resolveWorkspace(
+      trx,
+      organizationId,
+      input.workspace_id,
+      store.caps.supportsForUpdate,
+    );
     if (workspaceId === null) {
-      throw invalid("workspace_id: is required (the organization has no default workspace)");
+      throw invalid("workspace_id: required, the organization has no default workspace");
     }
     await insertKey(trx, {
       hash,
