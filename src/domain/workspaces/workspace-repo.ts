@@ -66,7 +66,10 @@ export function findDefaultWorkspace(db: Db, organizationId: string): Promise<Wo
     .executeTakeFirst();
 }
 
-/** One page of the organization's live workspaces, oldest first, and how many there are in all. */
+/**
+ * One page of the organization's live workspaces (the default workspace first, then oldest first,
+ * ties broken by id, so pages are stable) and how many there are in all.
+ */
 export async function listWorkspaceRows(
   db: Db,
   organizationId: string,
@@ -78,6 +81,7 @@ export async function listWorkspaceRows(
     .selectAll()
     .where("organization_id", "=", organizationId)
     .where("deleted_at", "is", null)
+    .orderBy("is_default", "desc")
     .orderBy("created_at")
     .orderBy("id")
     .offset(offset)
