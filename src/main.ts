@@ -68,7 +68,16 @@ async function main(): Promise<void> {
   app.log.info({ base, store: store.caps.name, redis: Boolean(redis) }, "gatehouse listening");
 }
 
+/** The message and its causes: "record store migration failed: connect ECONNREFUSED ...". */
+function describeFailure(err: unknown): string {
+  const parts: string[] = [];
+  for (let e = err, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
+    if (e.message) parts.push(e.message);
+  }
+  return parts.join(": ") || String(err);
+}
+
 main().catch((err: unknown) => {
-  process.stderr.write(`gatehouse: failed to start: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.stderr.write(`gatehouse: failed to start: ${describeFailure(err)}\n`);
   process.exit(1);
 });
