@@ -176,7 +176,7 @@ describe("observability destinations over HTTP", () => {
       [{ ...createBody("ramp"), workspace_id: "nope" }, "workspace_id: must be a valid uuid"],
       [
         { ...createBody("ramp"), workspace_id: "00000000-0000-4000-8000-000000000000" },
-        "workspace_id: no such workspace: 00000000-0000-4000-8000-000000000000",
+        "workspace_id: no workspace 00000000-0000-4000-8000-000000000000 in this organization",
       ],
       [
         {
@@ -214,7 +214,9 @@ describe("observability destinations over HTTP", () => {
       const other = await createOrganization(t.ctx.store, t.clock, "Other");
       const res = await create({ ...createBody("ramp"), workspace_id: other.workspaceId });
       expect(res.statusCode).toBe(400);
-      expect(res.json().error.message).toBe(`workspace_id: no such workspace: ${other.workspaceId}`);
+      expect(res.json().error.message).toBe(
+        `workspace_id: no workspace ${other.workspaceId} in this organization`,
+      );
     });
 
     it("an API key hash of another organization is refused", async () => {
@@ -345,12 +347,31 @@ describe("observability destinations over HTTP", () => {
       ["limit=101", /^limit: /],
       ["offset=-1", /^offset: /],
       ["workspace_id=xyz", "workspace_id: must be a valid uuid"],
-      ["workspace_id=00000000-0000-4000-8000-000000000000", /^workspace_id: no such workspace/],
+      [
+        "workspace_id=00000000-0000-4000-8000-000000000000",
+        /^workspace_id: no workspace .* in this organization$/,
+      ],
     ])("400 for ?%s", async (qs, expected) => {
       const res = await t.call({ method: "GET", url: `${BASE}?${qs}` });
       expect(res.statusCode).toBe(400);
       if (typeof expected === "string") expect(res.json().error.message).toBe(expected);
       else expect(res.json().error.message).toMatch(expected);
+    });
+
+    it("with the default workspace deleted: the list is empty and a create must name a workspace", async () => {
+      const ws = await addWorkspace(t, "second");
+      await t.ctx.store.db
+        .updateTable("workspaces")
+        .set({ deleted_at: t.clock.now().toISOString() })
+        .where("id", "=", t.workspaceId)
+        .execute();
+      expect((await t.call({ method: "GET", url: BASE })).json()).toEqual({ data: [], total_count: 0 });
+      const res = await create(createBody("ramp"));
+      expect(res.statusCode).toBe(400);
+      expect(res.json().error.message).toBe(
+        "workspace_id: is required (the organization has no default workspace)",
+      );
+      expect((await create({ ...createBody("ramp"), workspace_id: ws })).statusCode).toBe(201);
     });
 
     it("another organization's workspace is not listable", async () => {

@@ -20,7 +20,7 @@ export async function resolveWorkspace(
   let id = workspaceId;
   if (id === undefined) {
     const def = await findDefaultWorkspace(db, organizationId);
-    if (!def) throw invalid("workspace_id: the organization has no default workspace; give workspace_id");
+    if (!def) throw invalid("workspace_id: is required (the organization has no default workspace)");
     id = def.id;
   }
   let q = db
@@ -31,6 +31,6 @@ export async function resolveWorkspace(
     .where("deleted_at", "is", null);
   if (lock && caps.supportsForUpdate) q = q.forUpdate();
   const row = await q.executeTakeFirst();
-  if (!row) throw invalid(`workspace_id: no such workspace: ${id}`);
+  if (!row) throw invalid(`workspace_id: no workspace ${id} in this organization`);
   return row.id;
 }
