@@ -20,6 +20,21 @@ export async function bootstrap(
   clock: Clock,
   bootstrapKey: string | null,
 ): Promise<BootstrapResult> {
+  try {
+    return await bootstrapOnce(store, clock, bootstrapKey);
+  } catch (err) {
+    // Instances starting together on an empty shared store race to insert the same bootstrap key;
+    // the losers hit the unique hash and, on a second look, find the winner's organization and key.
+    if (bootstrapKey) return bootstrapOnce(store, clock, bootstrapKey);
+    throw err;
+  }
+}
+
+async function bootstrapOnce(
+  store: RecordStore,
+  clock: Clock,
+  bootstrapKey: string | null,
+): Promise<BootstrapResult> {
   const first = await store.db
     .selectFrom("organizations")
     .select("id")
