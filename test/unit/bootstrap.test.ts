@@ -94,6 +94,17 @@ for (const f of STORE_FACTORIES) {
       expect(principal.isManagement).toBe(true);
     });
 
+    it("instances starting together with the same bootstrap key all start, with one organization and one key", async () => {
+      const s = await open();
+      const results = await Promise.all([1, 2, 3, 4].map(() => bootstrap(s, clock, BOOT_KEY)));
+      expect(new Set(results.map((r) => r.organizationId)).size).toBe(1);
+      expect(results.every((r) => r.generatedKey === null)).toBe(true);
+      expect(await counts(s)).toEqual({ organizations: 1, workspaces: 1, keys: 1 });
+      await expect(authenticate(s.db, clock, `Bearer ${BOOT_KEY}`)).resolves.toMatchObject({
+        isManagement: true,
+      });
+    });
+
     it("with the bootstrap key, a restart is a no-op", async () => {
       const s = await open();
       await bootstrap(s, clock, BOOT_KEY);
