@@ -142,6 +142,7 @@ describe("observability destinations over HTTP", () => {
     it.each([
       [{ type: "langfuse", config: {} }, "name: is required"],
       [{ name: "", type: "langfuse", config: {} }, "name: at least 1 character"],
+      [{ name: "   ", type: "ramp", config: SAMPLE_CONFIGS.ramp }, "name: must not be blank"],
       [{ name: "x", config: {} }, "type: is required"],
       [{ name: "x", type: "splunk", config: {} }, /^type: must be one of arize, braintrust/],
       [{ name: "x", type: "langfuse" }, "config: is required"],
@@ -247,6 +248,17 @@ describe("observability destinations over HTTP", () => {
       });
       expect((await create(createBody("posthog"))).statusCode).toBe(201);
     });
+  });
+
+  it("is described in the OpenAPI document, with the 17 types in the create body", async () => {
+    const doc = (await t.call({ method: "GET", url: "/api/v1/openapi.json", auth: null })).json();
+    const list = doc.paths["/observability/destinations"];
+    const one = doc.paths["/observability/destinations/{id}"];
+    expect(Object.keys(list).sort()).toEqual(["get", "post"]);
+    expect(Object.keys(one).sort()).toEqual(["delete", "get", "patch"]);
+    expect(list.post.responses["201"]).toBeDefined();
+    const body = list.post.requestBody.content["application/json"].schema;
+    expect(body.properties.type.enum).toEqual(DESTINATION_TYPE_NAMES);
   });
 
   describe("auth and rate limits", () => {
@@ -480,6 +492,7 @@ describe("observability destinations over HTTP", () => {
         { name: "new", regions: [] },
         { name: "new", regions: null },
         { name: null },
+        { name: " " },
         {
           config: { secretKey: "sk-lf-new-0123456789" },
           filter_rules: { groups: [{ rules: [{ field: "model", operator: "gt" }] }] },

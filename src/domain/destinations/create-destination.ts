@@ -5,7 +5,7 @@ import type { RecordStore } from "../../stores/record-store.js";
 import { conflict, invalid } from "../errors.js";
 import { normalizeApiKeyHashes } from "./api-key-hashes.js";
 import { isDestinationType, DESTINATION_TYPE_NAMES } from "./destination-types.js";
-import type { CreateDestinationInput } from "./destination-input.js";
+import { checkName, type CreateDestinationInput } from "./destination-input.js";
 import {
   countDestinations,
   insertDestination,
@@ -32,6 +32,7 @@ export async function createDestination(
 ): Promise<Destination> {
   const type = input.type;
   if (!isDestinationType(type)) throw invalid(`type: must be one of ${DESTINATION_TYPE_NAMES.join(", ")}`);
+  checkName(input.name);
   const config = validateConfig(type, input.config);
   const filterRules = input.filter_rules ? normalizeFilterRules(input.filter_rules) : null;
   const regions = input.regions === undefined ? DEFAULT_REGIONS : normalizeRegions(input.regions);

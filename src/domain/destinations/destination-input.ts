@@ -1,3 +1,4 @@
+import { invalid } from "../errors.js";
 import type { FilterRulesInput } from "./filter-rules.js";
 import type { DataRegionInput } from "./regions.js";
 
@@ -24,3 +25,8 @@ export interface CreateDestinationInput extends DestinationSettingsInput {
 }
 
 export type UpdateDestinationInput = DestinationSettingsInput;
+
+/** Names are 1..200 characters (the wire schema) and not only whitespace. */
+export function checkName(name: string): void {
+  if (name.trim() === "") throw invalid("name: must not be blank");
+}

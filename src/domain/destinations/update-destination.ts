@@ -5,7 +5,7 @@ import type { RecordStore } from "../../stores/record-store.js";
 import type { DestinationsTable } from "../../stores/schema.js";
 import { normalizeApiKeyHashes } from "./api-key-hashes.js";
 import type { DestinationType } from "./destination-types.js";
-import type { UpdateDestinationInput } from "./destination-input.js";
+import { checkName, type UpdateDestinationInput } from "./destination-input.js";
 import { updateDestinationRow } from "./destination-repo.js";
 import { openConfig, sealConfig, toDestination, type Destination } from "./destination-record.js";
 import { normalizeFilterRules } from "./filter-rules.js";
@@ -29,6 +29,7 @@ export async function updateDestination(
   id: string,
   input: UpdateDestinationInput,
 ): Promise<Destination> {
+  if (input.name !== undefined) checkName(input.name);
   return store.transaction(async (trx) => {
     const row = await requireDestinationRow(trx, organizationId, id, store.caps.supportsForUpdate);
     const type = row.type as DestinationType;
