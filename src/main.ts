@@ -47,7 +47,8 @@ async function main(): Promise<void> {
   process.on("SIGINT", () => shutdown("SIGINT"));
 
   await app.listen({ host: config.host, port: config.port });
-  const base = `http://${config.host}:${(app.server.address() as { port: number }).port}/api/v1`;
+  const host = config.host.includes(":") ? `[${config.host}]` : config.host; // IPv6 literal
+  const base = `http://${host}:${(app.server.address() as { port: number }).port}/api/v1`;
   if (boot.generatedKey) {
     // Printed once, outside the logger, so that it never lands in structured logs.
     process.stdout.write(
