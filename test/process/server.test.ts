@@ -186,6 +186,34 @@ describe("server process", () => {
     }
   });
 
+  it("the CLI works on the SQLite file while the server runs, and its key works at once", async () => {
+    const s = await start({ GATEHOUSE_DATA_DIR: dataDir });
+    try {
+      const cli = await new Promise<{ code: number | null; stdout: string }>((done) => {
+        const c = spawn(
+          process.execPath,
+          [join(ROOT, "bin", "gatehouse.js"), "org", "create", "Live", "--json"],
+          {
+            cwd: ROOT,
+            env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", GATEHOUSE_DATA_DIR: dataDir },
+            timeout: 30_000,
+          },
+        );
+        let out = "";
+        c.stdout.on("data", (b: Buffer) => (out += b.toString("utf8")));
+        c.on("exit", (code) => done({ code, stdout: out }));
+      });
+      expect(cli.code).toBe(0);
+      const created = JSON.parse(cli.stdout) as { management_key: string; workspace_id: string };
+      const res = await get(`${s.base}/workspaces`, created.management_key);
+      expect(res.status).toBe(200);
+      const body = (await res.json()) as { data: { id: string }[] };
+      expect(body.data.map((w) => w.id)).toEqual([created.workspace_id]);
+    } finally {
+      expect((await stop(s)).code).toBe(0);
+    }
+  });
+
   it("with GATEHOUSE_BOOTSTRAP_KEY that key works and nothing is printed", async () => {
     const bootKey = `ops-managed-${"k".repeat(32)}`;
     const s = await start({ GATEHOUSE_DATA_DIR: tempDataDir(), GATEHOUSE_BOOTSTRAP_KEY: bootKey });
