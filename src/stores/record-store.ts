@@ -8,6 +8,12 @@ export interface RecordStore {
   readonly caps: DialectCaps;
   /** Runs fn in one transaction: all of its writes land, or none. */
   transaction<T>(fn: (trx: Transaction<Database>) => Promise<T>): Promise<T>;
+  /**
+   * Runs fn while holding the named lock, which every process sharing this store respects
+   * (a PostgreSQL advisory lock; SQLite is owned by one process, so an in-process queue). For
+   * one-off work that instances starting together must not do twice, such as bootstrap.
+   */
+  exclusive<T>(name: string, fn: () => Promise<T>): Promise<T>;
   /** Throws when the store cannot answer. */
   ping(): Promise<void>;
   close(): Promise<void>;

@@ -20,14 +20,18 @@ export async function bootstrap(
   clock: Clock,
   bootstrapKey: string | null,
 ): Promise<BootstrapResult> {
-  try {
-    return await bootstrapOnce(store, clock, bootstrapKey);
-  } catch (err) {
-    // Instances starting together on an empty shared store race to insert the same bootstrap key;
-    // the losers hit the unique hash and, on a second look, find the winner's organization and key.
-    if (bootstrapKey) return bootstrapOnce(store, clock, bootstrapKey);
-    throw err;
-  }
+  // Instances starting together on an empty shared store would each see no organization and
+  // create one (and print a key each): the store-wide lock makes the check and the create one step.
+  return store.exclusive("gatehouse:bootstrap", async () => {
+    try {
+      return await bootstrapOnce(store, clock, bootstrapKey);
+    } catch (err) {
+      // An instance of an older version may still race without the lock: the loser hits the
+      // unique hash and, on a second look, finds the winner's organization and key.
+      if (bootstrapKey) return bootstrapOnce(store, clock, bootstrapKey);
+      throw err;
+    }
+  });
 }
 
 async function bootstrapOnce(

@@ -16,6 +16,17 @@ export async function openPostgresStore(url: string, poolSize = 10): Promise<Rec
     db,
     caps: POSTGRES_CAPS,
     transaction: (fn) => db.transaction().execute(fn),
+    // A session-level advisory lock on a connection of its own: fn may use the whole pool. If
+    // this process dies, PostgreSQL drops the session and with it the lock.
+    exclusive: (name, fn) =>
+      db.connection().execute(async (conn) => {
+        await sql`select pg_advisory_lock(hashtextextended(${name}, 0))`.execute(conn);
+        try {
+          return await fn();
+        } finally {
+          await sql`select pg_advisory_unlock(hashtextextended(${name}, 0))`.execute(conn);
+        }
+      }),
     ping: async () => {
       await sql`select 1`.execute(db);
     },

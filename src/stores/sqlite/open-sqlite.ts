@@ -22,10 +22,16 @@ export async function openSqliteStore(file: string): Promise<RecordStore> {
   raw.defaultSafeIntegers(true);
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: raw }) });
   await migrateToLatest(db as Kysely<unknown>, SQLITE_CAPS);
+  let queue: Promise<unknown> = Promise.resolve();
   return {
     db,
     caps: SQLITE_CAPS,
     transaction: (fn) => db.transaction().execute(fn),
+    exclusive: (_name, fn) => {
+      const run = queue.then(fn, fn);
+      queue = run.catch(() => undefined);
+      return run;
+    },
     ping: async () => {
       await sql`select 1`.execute(db);
     },
