@@ -105,6 +105,14 @@ for (const f of STORE_FACTORIES) {
       });
     });
 
+    it("instances starting together without a bootstrap key create one organization and print one key", async () => {
+      const s = await open();
+      const results = await Promise.all([1, 2, 3, 4].map(() => bootstrap(s, clock, null)));
+      expect(new Set(results.map((r) => r.organizationId)).size).toBe(1);
+      expect(results.filter((r) => r.generatedKey !== null)).toHaveLength(1);
+      expect(await counts(s)).toEqual({ organizations: 1, workspaces: 1, keys: 1 });
+    });
+
     it("with the bootstrap key, a restart is a no-op", async () => {
       const s = await open();
       await bootstrap(s, clock, BOOT_KEY);
