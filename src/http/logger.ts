@@ -1,6 +1,22 @@
 import type { FastifyServerOptions } from "fastify";
 import type { Config } from "../config/config.js";
 
+/** Property names whose values are credentials wherever they appear in a log object. */
+const SECRET_NAMES = [
+  "apiKey",
+  "api_key",
+  "key",
+  "bootstrapKey",
+  "encryptionKey",
+  "config",
+  "headers",
+  "authorization",
+  "secret",
+  "password",
+  "token",
+  "body",
+];
+
 /**
  * Structured JSON logs with request ids. Credentials never reach a log line: the Authorization
  * header and any body are redacted, and request logs carry method, path and status only.
@@ -9,17 +25,14 @@ export function loggerOptions(config: Pick<Config, "logLevel">): FastifyServerOp
   return {
     level: config.logLevel,
     redact: {
+      // pino's "*.name" matches one level down only, so each name is listed at the top level too.
       paths: [
         "req.headers.authorization",
         "req.headers.cookie",
         "req.body",
         "res.body",
-        "*.apiKey",
-        "*.key",
-        "*.config",
-        "*.secret",
-        "*.password",
-        "*.token",
+        ...SECRET_NAMES,
+        ...SECRET_NAMES.map((name) => `*.${name}`),
       ],
       censor: "[redacted]",
     },
