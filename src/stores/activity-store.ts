@@ -30,11 +30,27 @@ export class ActivityTimeoutError extends Error {
 export interface ActivityStore {
   readonly dialect: AnalyticsDialect;
   /**
-   * Writes generations and tags. Idempotent for (organization_id, id): rows whose id is already
-   * present are replaced, never doubled, so a retried batch after a crash is harmless.
+   * Writes generations and tags. Idempotent for (organization_id, id): a row whose id the store
+   * already holds is skipped (first write wins), and so are the tags of a generation that already
+   * has tags; a repeated id inside one call keeps its first row. A batch retried after a crash
+   * between this call and the record-store commit is therefore harmless. The existence check is
+   * restricted to the organization and the batch's created_at range, so it prunes by zone maps
+   * (DuckDB) or the primary key (ClickHouse).
    */
   insert(rows: readonly ActivityRow[], tags: readonly ClassificationRow[]): Promise<void>;
-  /** Runs a compiled query; rows are plain objects (bigint for 64-bit integers, number for floats). */
+  /**
+   * Runs a compiled query. Every engine returns the same representation, column by column:
+   * - 64-bit and wider integers (DuckDB BIGINT/HUGEINT/UBIGINT, ClickHouse Int64/UInt64/Int128...,
+   *   so every count() and every sum() of an integer column) → bigint;
+   * - narrower integers, floats and decimals → number;
+   * - timestamps and dates (TIMESTAMP, DATE, DateTime, DateTime64, Date) → ISO 8601 UTC string
+   *   with milliseconds, `2026-11-16T00:00:00.000Z`;
+   * - strings → string, booleans → boolean, SQL NULL → null, lists/arrays → arrays of the above.
+   * Column order follows the SELECT list. The SQL must not carry its own SETTINGS or FORMAT clause
+   * (the ClickHouse adapters append them). Past opts.timeoutMs the engine query is cancelled
+   * (DuckDB interrupt; ClickHouse max_execution_time plus KILL QUERY on a server) and the promise
+   * rejects with ActivityTimeoutError.
+   */
   query(q: BoundQuery, opts: QueryOptions): Promise<Record<string, unknown>[]>;
   ping(): Promise<void>;
   close(): Promise<void>;

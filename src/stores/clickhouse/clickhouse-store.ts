@@ -1,0 +1,110 @@
+import type { ActivityRow, ClassificationRow } from "../../activity/activity-row.js";
+import { byOrganization, firstPerKey, GENERATION_COLUMNS, TAG_COLUMNS } from "../activity-columns.js";
+import type { ActivityStore, BoundQuery, QueryOptions } from "../activity-store.js";
+import { CLICKHOUSE_DDL } from "./clickhouse-ddl.js";
+import { chTimestamp, decodeRows, toJsonEachRow, type ColumnMeta } from "./clickhouse-values.js";
+
+/**
+ * What the ClickHouse activity store needs from an engine: the server through @clickhouse/client,
+ * or the in-process engine (chdb). Both speak the same SQL and `{name:Type}` parameters.
+ */
+export interface ClickHouseEngine {
+  /** DDL and other statements without a result. */
+  command(sql: string): Promise<void>;
+  insertJsonEachRow(table: string, rows: readonly Record<string, unknown>[]): Promise<void>;
+  /**
+   * A SELECT with bound parameters, answered as ClickHouse's JSON format (meta + data) with
+   * RESULT_SETTINGS applied. Past timeoutMs the engine query is cancelled (max_execution_time,
+   * plus what the engine offers) and the promise rejects with ActivityTimeoutError.
+   */
+  select(
+    sql: string,
+    params: Record<string, unknown>,
+    timeoutMs: number,
+  ): Promise<{ meta: ColumnMeta[]; data: Record<string, unknown>[] }>;
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/**
+ * The activity store over a ClickHouse engine. Inserts are serialised in this process; the
+ * existence check reads only the organization's granules in the batch's time range (the table's
+ * order key), then generations are written before their tags, so that after a crash between the
+ * two the retry finds the generation present, the tags absent, and writes just the tags.
+ */
+export async function openClickHouseStore(engine: ClickHouseEngine): Promise<ActivityStore> {
+  for (const ddl of CLICKHOUSE_DDL) await engine.command(ddl);
+  let closed = false;
+  let queue: Promise<unknown> = Promise.resolve();
+  const serialised = <T>(fn: () => Promise<T>): Promise<T> => {
+    const run = queue.then(fn, fn);
+    queue = run.catch(() => undefined);
+    return run;
+  };
+
+  async function existing(
+    table: "generations" | "generation_tags",
+    idColumn: "id" | "generation_id",
+    org: string,
+    minMs: number,
+    maxMs: number,
+    ids: readonly string[],
+  ): Promise<Set<string>> {
+    const res = await engine.select(
+      `SELECT DISTINCT ${idColumn} AS id FROM ${table}
+       WHERE organization_id = {org:String}
+         AND created_at BETWEEN {lo:DateTime64(3, 'UTC')} AND {hi:DateTime64(3, 'UTC')}
+         AND ${idColumn} IN {ids:Array(String)}`,
+      { org, lo: chTimestamp(minMs), hi: chTimestamp(maxMs), ids },
+      60_000,
+    );
+    return new Set(res.data.map((r) => r.id as string));
+  }
+
+  async function insert(rows: readonly ActivityRow[], tags: readonly ClassificationRow[]): Promise<void> {
+    if (closed) throw new Error("activity store is closed");
+    const uniqueRows = firstPerKey(rows, (r) => `${r.organization_id}\u0000${r.id}`);
+    const newRows: ActivityRow[] = [];
+    for (const [org, g] of byOrganization(uniqueRows)) {
+      const have = await existing(
+        "generations",
+        "id",
+        org,
+        g.minMs,
+        g.maxMs,
+        g.rows.map((r) => r.id),
+      );
+      for (const r of g.rows) if (!have.has(r.id)) newRows.push(r);
+    }
+    const newTags: ClassificationRow[] = [];
+    for (const [org, g] of byOrganization(tags)) {
+      const ids = [...new Set(g.rows.map((t) => t.generation_id))];
+      const have = await existing("generation_tags", "generation_id", org, g.minMs, g.maxMs, ids);
+      for (const t of g.rows) if (!have.has(t.generation_id)) newTags.push(t);
+    }
+    if (newRows.length > 0)
+      await engine.insertJsonEachRow("generations", toJsonEachRow(GENERATION_COLUMNS, newRows));
+    if (newTags.length > 0)
+      await engine.insertJsonEachRow("generation_tags", toJsonEachRow(TAG_COLUMNS, newTags));
+  }
+
+  return {
+    dialect: "clickhouse",
+    insert: (rows, tags) => serialised(() => insert(rows, tags)),
+    query: async (q: BoundQuery, opts: QueryOptions) => {
+      if (closed) throw new Error("activity store is closed");
+      const res = await engine.select(q.sql, q.params, opts.timeoutMs);
+      return decodeRows(res.meta, res.data);
+    },
+    ping: () => {
+      if (closed) return Promise.reject(new Error("activity store is closed"));
+      return engine.ping();
+    },
+    close: async () => {
+      if (closed) return;
+      await serialised(async () => undefined);
+      closed = true;
+      await engine.close();
+    },
+  };
+}

@@ -1,0 +1,15 @@
+import { join } from "node:path";
+import type { ActivityStore } from "./activity-store.js";
+import { openClickHouseServerStore } from "./clickhouse/server-store.js";
+import { openDuckDbActivityStore } from "./duckdb/duckdb-store.js";
+
+/** CLICKHOUSE_URL selects a ClickHouse server; otherwise an embedded DuckDB file in the data directory. */
+export function openActivityStore(opts: {
+  clickhouseUrl: string | null;
+  clickhouseDatabase?: string | null;
+  dataDir: string;
+}): Promise<ActivityStore> {
+  return opts.clickhouseUrl
+    ? openClickHouseServerStore({ url: opts.clickhouseUrl, database: opts.clickhouseDatabase ?? null })
+    : openDuckDbActivityStore({ path: join(opts.dataDir, "activity.duckdb") });
+}
