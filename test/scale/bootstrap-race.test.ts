@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { authenticate } from "../../src/domain/auth/authenticate.js";
 import { bootstrap } from "../../src/domain/organizations/bootstrap.js";
 import { ManualClock } from "../../src/lib/clock.js";

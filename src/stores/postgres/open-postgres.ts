@@ -16,16 +16,13 @@ export async function openPostgresStore(url: string, poolSize = 10): Promise<Rec
     db,
     caps: POSTGRES_CAPS,
     transaction: (fn) => db.transaction().execute(fn),
-    // A session-level advisory lock on a connection of its own: fn may use the whole pool. If
-    // this process dies, PostgreSQL drops the session and with it the lock.
+    // A transaction-level advisory lock, held by a transaction that stays open while fn runs on
+    // the rest of the pool: released on commit, on rollback, or when this process dies, and safe
+    // behind a transaction-pooling PgBouncer (a session lock is not). Needs a pool of 2 or more.
     exclusive: (name, fn) =>
-      db.connection().execute(async (conn) => {
-        await sql`select pg_advisory_lock(hashtextextended(${name}, 0))`.execute(conn);
-        try {
-          return await fn();
-        } finally {
-          await sql`select pg_advisory_unlock(hashtextextended(${name}, 0))`.execute(conn);
-        }
+      db.transaction().execute(async (trx) => {
+        await sql`select pg_advisory_xact_lock(hashtextextended(${name}, 0))`.execute(trx);
+        return fn();
       }),
     ping: async () => {
       await sql`select 1`.execute(db);
