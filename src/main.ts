@@ -7,6 +7,9 @@ import { systemClock } from "./lib/clock.js";
 import { SecretBox, loadEncryptionKey } from "./lib/secret-box.js";
 import { openRecordStore } from "./stores/open-record-store.js";
 
+/** Longest a request waits on Redis before it is served without a rate limit (fail open). */
+const REDIS_COMMAND_TIMEOUT_MS = 500;
+
 /** Composition root: load config → open stores → bootstrap → build app → listen. */
 async function main(): Promise<void> {
   let config;
@@ -20,8 +23,14 @@ async function main(): Promise<void> {
     throw err;
   }
   const store = await openRecordStore(config);
+  // A Redis that refuses connections fails each command at once (no offline queue); one that stops
+  // answering would hold every rate-limited request, so each command also has a deadline.
   const redis = config.redisUrl
-    ? new Redis(config.redisUrl, { maxRetriesPerRequest: 2, enableOfflineQueue: false })
+    ? new Redis(config.redisUrl, {
+        maxRetriesPerRequest: 2,
+        enableOfflineQueue: false,
+        commandTimeout: REDIS_COMMAND_TIMEOUT_MS,
+      })
     : null;
   redis?.on("error", () => undefined); // surfaced by /readyz; reconnects on its own
   const secretBox = new SecretBox(loadEncryptionKey(config.encryptionKey, config.dataDir));
