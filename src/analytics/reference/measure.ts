@@ -1,0 +1,43 @@
+import type { ActivityRow } from "../../activity/activity-row.js";
+import type { Flag, Measure } from "../model/measures.js";
+
+/** A measure over the generations of one group, straight from the definitions in spec/activity.md. */
+export function evaluateMeasure(m: Measure, rows: readonly ActivityRow[]): bigint | number | null {
+  const where = (f: Flag | undefined) => (f ? rows.filter((r) => r[f.column] === f.value) : rows);
+  switch (m.kind) {
+    case "count":
+      return BigInt(where(m.flag).length);
+    case "sum": {
+      let total = 0n;
+      for (const r of where(m.flag)) for (const c of m.columns) total += BigInt(r[c]);
+      return total;
+    }
+    case "avg": {
+      const xs = values(rows, m.column);
+      return xs.length === 0 ? null : xs.reduce((a, b) => a + b, 0) / xs.length;
+    }
+    case "quantile": {
+      const xs = values(rows, m.column).sort((a, b) => a - b);
+      if (xs.length === 0) return null;
+      // Linear interpolation between closest ranks: h = (n - 1) q.
+      const h = (xs.length - 1) * m.q;
+      const lo = Math.floor(h);
+      const hi = Math.min(lo + 1, xs.length - 1);
+      return xs[lo]! + (h - lo) * (xs[hi]! - xs[lo]!);
+    }
+    case "ratio": {
+      const num = evaluateMeasure(m.num, rows) as bigint;
+      const den = evaluateMeasure(m.den, rows) as bigint;
+      return den === 0n ? null : Number(num) / Number(den) / (m.divideBy ?? 1);
+    }
+  }
+}
+
+function values(rows: readonly ActivityRow[], column: "latency_ms" | "throughput"): number[] {
+  const out: number[] = [];
+  for (const r of rows) {
+    const v = r[column];
+    if (v !== null) out.push(v);
+  }
+  return out;
+}

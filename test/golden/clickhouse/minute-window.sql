@@ -1,0 +1,12 @@
+-- minute-window
+SELECT
+  toUnixTimestamp(toStartOfMinute(g.created_at), 'UTC') * 1000 AS t_bucket,
+  count() AS m_request_count
+FROM generations AS g
+WHERE g.organization_id = {p2:String}
+  AND g.created_at >= fromUnixTimestamp64Milli({p0:Int64}, 'UTC')
+  AND g.created_at < fromUnixTimestamp64Milli({p1:Int64}, 'UTC')
+GROUP BY t_bucket
+ORDER BY t_bucket DESC NULLS LAST
+LIMIT {p3:Int64};
+-- params: {"p0":1794992400000,"p1":1795003200000,"p2":"00000000-0000-4000-8000-000000000001","p3":1001}
