@@ -122,7 +122,7 @@ describe.skipIf(SKIP)("two server processes (src/main.ts) on one PostgreSQL data
     }
   });
 
-  it("an API key created on A is read and patched on B, and authenticates on both", async () => {
+  it("an API key created on A is read, patched and deleted on B; A sees each change at once", async () => {
     const created = await http(`${a.base}/keys`, {
       method: "POST",
       key: bootKey,
@@ -151,6 +151,10 @@ describe.skipIf(SKIP)("two server processes (src/main.ts) on one PostgreSQL data
       expect(self.status).toBe(200);
       expect(self.body.data).toMatchObject({ label: created.body.data.label, is_management_key: false });
     }
+
+    // Deleted through B: refused by A from the next request on (no per-instance cache).
+    expect((await http(`${b.base}/keys/${hash}`, { method: "DELETE", key: bootKey })).status).toBe(200);
+    expect((await http(`${a.base}/key`, { key })).status).toBe(401);
   });
 
   it("a workspace and its budget created on A are read on B", async () => {
