@@ -5,6 +5,7 @@ import { buildApp } from "./http/app.js";
 import { loggerOptions } from "./http/logger.js";
 import { systemClock } from "./lib/clock.js";
 import { SecretBox, loadEncryptionKey } from "./lib/secret-box.js";
+import { openActivityStore } from "./stores/open-activity-store.js";
 import { openRecordStore } from "./stores/open-record-store.js";
 
 /** Longest a request waits on Redis before it is served without a rate limit (fail open). */
@@ -33,10 +34,14 @@ async function main(): Promise<void> {
       })
     : null;
   redis?.on("error", () => undefined); // surfaced by /readyz; reconnects on its own
+  const activity = await openActivityStore(config);
   const secretBox = new SecretBox(loadEncryptionKey(config.encryptionKey, config.dataDir));
   const clock = systemClock;
   const boot = await bootstrap(store, clock, config.bootstrapKey);
-  const app = await buildApp({ config, store, clock, secretBox, redis }, { logger: loggerOptions(config) });
+  const app = await buildApp(
+    { config, store, activity, clock, secretBox, redis },
+    { logger: loggerOptions(config) },
+  );
 
   let closing = false;
   const shutdown = (signal: string) => {
@@ -48,6 +53,7 @@ async function main(): Promise<void> {
     void (async () => {
       await app.close();
       await store.close();
+      await activity.close();
       redis?.disconnect();
       process.exit(0);
     })();
@@ -75,7 +81,10 @@ async function main(): Promise<void> {
       ].join("\n"),
     );
   }
-  app.log.info({ base, store: store.caps.name, redis: Boolean(redis) }, "gatehouse listening");
+  app.log.info(
+    { base, store: store.caps.name, activity: activity.dialect, redis: Boolean(redis) },
+    "gatehouse listening",
+  );
 }
 
 /** The message and its causes: "record store migration failed: connect ECONNREFUSED ...". */

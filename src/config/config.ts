@@ -16,6 +16,16 @@ export interface Config {
   dataDir: string;
   databaseUrl: string | null;
   redisUrl: string | null;
+  /** ClickHouse server for activity (analytics); null = embedded DuckDB file in dataDir. */
+  clickhouseUrl: string | null;
+  /** Database of the activity tables on ClickHouse; null = the server's default. */
+  clickhouseDatabase: string | null;
+  analytics: {
+    /** An analytics query past this is cancelled and answered 408. */
+    queryTimeoutMs: number;
+    /** How long an analytics result is served from cache (new activity invalidates it sooner). */
+    cacheTtlMs: number;
+  };
   encryptionKey: Buffer | null;
   bootstrapKey: string | null;
   logLevel: "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
@@ -77,6 +87,14 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
       problems.push("GATEHOUSE_ENCRYPTION_KEY: must be 32 bytes encoded as base64 (openssl rand -base64 32)");
     } else encryptionKey = buf;
   }
+  const clickhouseUrl = str("CLICKHOUSE_URL");
+  if (clickhouseUrl !== null && !/^https?:\/\/[^/]/.test(clickhouseUrl)) {
+    problems.push("CLICKHOUSE_URL: must be an http:// or https:// URL (unset it to use embedded DuckDB)");
+  }
+  const clickhouseDatabase = str("CLICKHOUSE_DATABASE");
+  if (clickhouseDatabase !== null && !/^[A-Za-z_][A-Za-z0-9_]{0,63}$/.test(clickhouseDatabase)) {
+    problems.push("CLICKHOUSE_DATABASE: must be a database name (letters, digits, underscore)");
+  }
   const bootstrapKey = str("GATEHOUSE_BOOTSTRAP_KEY");
   if (bootstrapKey !== null && bootstrapKey.length < 32) {
     problems.push("GATEHOUSE_BOOTSTRAP_KEY: must be at least 32 characters");
@@ -97,6 +115,12 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     dataDir: resolve(str("GATEHOUSE_DATA_DIR") ?? "./data"),
     databaseUrl,
     redisUrl,
+    clickhouseUrl,
+    clickhouseDatabase,
+    analytics: {
+      queryTimeoutMs: int("ANALYTICS_QUERY_TIMEOUT_MS", 10_000, 100, 600_000),
+      cacheTtlMs: int("ANALYTICS_CACHE_TTL_MS", 30_000, 0, 86_400_000),
+    },
     encryptionKey,
     bootstrapKey,
     logLevel,

@@ -2,12 +2,15 @@ import type { Redis } from "ioredis";
 import type { Config } from "../config/config.js";
 import type { Clock } from "../lib/clock.js";
 import type { SecretBox } from "../lib/secret-box.js";
+import type { ActivityStore } from "../stores/activity-store.js";
 import type { RecordStore } from "../stores/record-store.js";
 
 /** Everything a route needs, built once by the composition root and passed in explicitly. */
 export interface AppContext {
   config: Readonly<Config>;
   store: RecordStore;
+  /** Generations for analytics (DuckDB embedded, or ClickHouse). */
+  activity: ActivityStore;
   clock: Clock;
   secretBox: SecretBox;
   /** Shared rate-limit state across instances; null = in-process. */

@@ -112,6 +112,33 @@ export interface UsageCountersTable {
   byok_nano: Int64;
 }
 
+/** Generation ids an organization has accepted (ingest idempotency). */
+export interface GenerationsSeenTable {
+  organization_id: string;
+  id: string;
+}
+
+/** Latest seen title of an app (analytics label of the `app` dimension). */
+export interface AppLabelsTable {
+  organization_id: string;
+  app_id: Int64;
+  title: string;
+}
+
+/** Latest seen name and email of a user (analytics label of the `user` dimension). */
+export interface UserLabelsTable {
+  organization_id: string;
+  user_id: string;
+  name: string | null;
+  email: string | null;
+}
+
+/** Bumped by every ingest that accepts a record; analytics caches key on it. */
+export interface ActivityVersionsTable {
+  organization_id: string;
+  version: Int64;
+}
+
 export interface Database {
   organizations: OrganizationsTable;
   workspaces: WorkspacesTable;
@@ -119,4 +146,8 @@ export interface Database {
   budgets: BudgetsTable;
   destinations: DestinationsTable;
   usage_counters: UsageCountersTable;
+  generations_seen: GenerationsSeenTable;
+  app_labels: AppLabelsTable;
+  user_labels: UserLabelsTable;
+  activity_versions: ActivityVersionsTable;
 }

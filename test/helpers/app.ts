@@ -6,6 +6,8 @@ import { buildApp, type BuildOptions } from "../../src/http/app.js";
 import type { AppContext } from "../../src/http/context.js";
 import { ManualClock, type Clock } from "../../src/lib/clock.js";
 import { SecretBox } from "../../src/lib/secret-box.js";
+import type { ActivityStore } from "../../src/stores/activity-store.js";
+import { openDuckDbActivityStore } from "../../src/stores/duckdb/duckdb-store.js";
 import type { RecordStore } from "../../src/stores/record-store.js";
 import { openSqliteStore } from "../../src/stores/sqlite/open-sqlite.js";
 
@@ -26,6 +28,8 @@ export interface TestApp {
 
 export interface TestAppOptions {
   store?: RecordStore;
+  /** Activity store; default: a fresh in-memory DuckDB, closed by close(). */
+  activity?: ActivityStore;
   clock?: Clock;
   env?: Record<string, string>;
   config?: Partial<Config>;
@@ -38,6 +42,8 @@ export interface TestAppOptions {
 export async function makeTestApp(opts: TestAppOptions = {}): Promise<TestApp> {
   const ownStore = !opts.store;
   const store = opts.store ?? (await openSqliteStore(":memory:"));
+  const ownActivity = !opts.activity;
+  const activity = opts.activity ?? (await openDuckDbActivityStore({ path: ":memory:" }));
   const clock =
     (opts.clock as ManualClock | undefined) ?? new ManualClock(new Date("2026-11-18T12:00:00.000Z"));
   const config = {
@@ -47,6 +53,7 @@ export async function makeTestApp(opts: TestAppOptions = {}): Promise<TestApp> {
   const ctx: AppContext = {
     config,
     store,
+    activity,
     clock,
     secretBox: new SecretBox(TEST_ENCRYPTION_KEY),
     redis: opts.redis ?? null,
@@ -70,6 +77,7 @@ export async function makeTestApp(opts: TestAppOptions = {}): Promise<TestApp> {
     close: async () => {
       await app.close();
       if (ownStore) await store.close();
+      if (ownActivity) await activity.close();
     },
   };
 }

@@ -23,6 +23,9 @@ describe("loadConfig", () => {
       dataDir: resolve("./data"),
       databaseUrl: null,
       redisUrl: null,
+      clickhouseUrl: null,
+      clickhouseDatabase: null,
+      analytics: { queryTimeoutMs: 10_000, cacheTtlMs: 30_000 },
       encryptionKey: null,
       bootstrapKey: null,
       logLevel: "info",
@@ -67,6 +70,21 @@ describe("loadConfig", () => {
       keyUpdate: { max: 11, windowMs: 2000 },
       analytics: { max: 12, windowMs: 86_400_000 },
     });
+  });
+
+  it("reads the activity store and analytics variables, and names bad ones", () => {
+    const c = loadConfig({
+      CLICKHOUSE_URL: "https://u:p@ch:8443",
+      CLICKHOUSE_DATABASE: "gatehouse_activity",
+      ANALYTICS_QUERY_TIMEOUT_MS: "2500",
+      ANALYTICS_CACHE_TTL_MS: "0",
+    });
+    expect(c.clickhouseUrl).toBe("https://u:p@ch:8443");
+    expect(c.clickhouseDatabase).toBe("gatehouse_activity");
+    expect(c.analytics).toEqual({ queryTimeoutMs: 2500, cacheTtlMs: 0 });
+    expect(problemsOf({ CLICKHOUSE_URL: "tcp://ch:9000" }).join()).toContain("CLICKHOUSE_URL");
+    expect(problemsOf({ CLICKHOUSE_DATABASE: "a-b; drop" }).join()).toContain("CLICKHOUSE_DATABASE");
+    expect(problemsOf({ ANALYTICS_QUERY_TIMEOUT_MS: "10" }).join()).toContain("ANALYTICS_QUERY_TIMEOUT_MS");
   });
 
   it("accepts postgres:// and redis:// schemes and port 0 (any free port)", () => {

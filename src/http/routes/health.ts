@@ -17,6 +17,7 @@ export async function healthRoutes(app: FastifyInstance, ctx: AppContext): Promi
       }
     };
     await check("record_store", () => ctx.store.ping());
+    await check("activity_store", () => ctx.activity.ping());
     if (ctx.redis) {
       const redis = ctx.redis;
       await check("redis", () => redis.ping());

@@ -2,6 +2,7 @@ import type { FastifyInstance } from "fastify";
 import type { AppContext } from "../context.js";
 import { budgetsRoutes } from "./budgets.js";
 import { destinationsRoutes } from "./destinations.js";
+import { ingestRoutes } from "./ingest.js";
 import { keysRoutes } from "./keys.js";
 import { workspacesRoutes } from "./workspaces.js";
 
@@ -12,4 +13,5 @@ export async function apiRoutes(app: FastifyInstance, ctx: AppContext): Promise<
   await workspacesRoutes(app, ctx);
   await budgetsRoutes(app, ctx);
   await destinationsRoutes(app, ctx);
+  await ingestRoutes(app, ctx);
 }

@@ -1,0 +1,29 @@
+import type { Db } from "../../stores/record-store.js";
+import { toBigInt } from "../../lib/money.js";
+
+/**
+ * A per-organization counter bumped in every ingest transaction that accepts at least one record.
+ * Analytics caches store the version they were computed at and are stale once it moved, so a
+ * result never outlives the activity it summarised (read-your-writes for analytics too).
+ */
+export async function bumpActivityVersion(db: Db, organizationId: string): Promise<void> {
+  await db
+    .insertInto("activity_versions")
+    .values({ organization_id: organizationId, version: 1 })
+    .onConflict((oc) =>
+      oc.column("organization_id").doUpdateSet((eb) => ({
+        version: eb("activity_versions.version", "+", 1),
+      })),
+    )
+    .execute();
+}
+
+/** The organization's current activity version (0 before any ingest). */
+export async function readActivityVersion(db: Db, organizationId: string): Promise<bigint> {
+  const row = await db
+    .selectFrom("activity_versions")
+    .select("version")
+    .where("organization_id", "=", organizationId)
+    .executeTakeFirst();
+  return toBigInt(row?.version);
+}
