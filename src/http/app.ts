@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import swagger from "@fastify/swagger";
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from "fastify";
 import type { AppContext } from "./context.js";
-import { errorHandler, notFoundHandler } from "./error-handler.js";
+import { errorHandler, frameworkErrorHandler, notFoundHandler } from "./error-handler.js";
 import { authPlugin } from "./plugins/auth.js";
 import { rateLimitPlugin } from "./plugins/rate-limit.js";
 import { apiRoutes } from "./routes/index.js";
@@ -29,6 +29,7 @@ export async function buildApp(ctx: AppContext, opts: BuildOptions = {}): Promis
     },
     return503OnClosing: true,
     forceCloseConnections: "idle",
+    frameworkErrors: frameworkErrorHandler,
   });
   app.setValidatorCompiler(validatorCompiler);
   app.setErrorHandler(errorHandler);

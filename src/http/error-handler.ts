@@ -41,6 +41,23 @@ export function errorHandler(err: FastifyError, request: FastifyRequest, reply: 
   void reply.status(500).send(envelope(500, "Internal Server Error", { request_id: String(request.id) }));
 }
 
+/**
+ * Failures the router meets before any route runs (Fastify's `frameworkErrors`): without this they
+ * would answer with Fastify's own body instead of the envelope.
+ */
+export function frameworkErrorHandler(err: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  if (err.code === "FST_ERR_BAD_URL") {
+    void reply.status(400).send(envelope(400, "path: is not a valid URL (malformed percent-encoding)"));
+    return;
+  }
+  if (err.code === "FST_ERR_MAX_PARAM_LENGTH") {
+    // An identifier longer than any the API issues names nothing: 404, like any malformed id.
+    void reply.status(404).send(envelope(404, "path: a path segment is too long; no such resource"));
+    return;
+  }
+  errorHandler(err, request, reply);
+}
+
 export function notFoundHandler(request: FastifyRequest, reply: FastifyReply): void {
   void reply
     .status(404)
