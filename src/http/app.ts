@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import swagger from "@fastify/swagger";
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from "fastify";
 import type { AppContext } from "./context.js";
+import { DomainError } from "../domain/errors.js";
 import { errorHandler, frameworkErrorHandler, notFoundHandler } from "./error-handler.js";
 import { authPlugin } from "./plugins/auth.js";
 import { rateLimitPlugin } from "./plugins/rate-limit.js";
@@ -36,6 +37,17 @@ export async function buildApp(ctx: AppContext, opts: BuildOptions = {}): Promis
   app.setNotFoundHandler(notFoundHandler);
   // JSON only: text/plain bodies are refused with 415 like any other media type.
   app.removeContentTypeParser("text/plain");
+  // JSON is UTF-8 (RFC 8259): a body declared in another charset would be decoded wrongly.
+  const parseJson = app.getDefaultJsonParser("error", "error");
+  app.removeContentTypeParser("application/json");
+  app.addContentTypeParser("application/json", { parseAs: "string" }, (request, body, done) => {
+    const charset = /;\s*charset\s*=\s*"?([^";\s]*)/i.exec(request.headers["content-type"] ?? "")?.[1];
+    if (charset !== undefined && !/^utf-?8$/i.test(charset)) {
+      done(new DomainError("unsupported_media_type", "Content-Type: charset must be utf-8"), undefined);
+      return;
+    }
+    void parseJson(request, body as string, done);
+  });
   app.addHook("onSend", async (request, reply) => {
     void reply.header("x-request-id", request.id);
   });
