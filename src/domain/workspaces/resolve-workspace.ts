@@ -33,6 +33,8 @@ export async function resolveWorkspace(
   opts: ResolveOptions = {},
 ): Promise<WorkspaceRow> {
   const forUpdate = opts.forUpdate ?? false;
+  // No slug holds U+0000, and PostgreSQL refuses it in a text parameter: answer before asking.
+  if (ref.includes("\u0000")) throw notFound("Workspace");
   if (UUID_RE.test(ref)) {
     const byId = await lookup(db, organizationId, "id", ref.toLowerCase(), forUpdate);
     if (byId) return byId;
