@@ -22,8 +22,11 @@ export const ErrorResponse = Type.Object(
 
 export const DeletedResponse = Type.Object({ deleted: Type.Literal(true) });
 
-/** Offset pagination query: `offset` >= 0 (default 0), `limit` 1..100 (default 50). */
+/** The largest `offset`: a 32-bit integer, which every store binds without overflow. */
+export const MAX_OFFSET = 2_147_483_647;
+
+/** Offset pagination query: `offset` 0..MAX_OFFSET (default 0), `limit` 1..100 (default 50). */
 export const PageQuery = {
-  offset: Type.Optional(Type.Union([Type.Integer({ minimum: 0 }), Type.Null()])),
+  offset: Type.Optional(Type.Union([Type.Integer({ minimum: 0, maximum: MAX_OFFSET }), Type.Null()])),
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100 })),
 };
