@@ -1,5 +1,6 @@
 import type { FastifyInstance } from "fastify";
 import type { AppContext } from "../context.js";
+import { analyticsRoutes } from "./analytics.js";
 import { budgetsRoutes } from "./budgets.js";
 import { destinationsRoutes } from "./destinations.js";
 import { ingestRoutes } from "./ingest.js";
@@ -14,4 +15,5 @@ export async function apiRoutes(app: FastifyInstance, ctx: AppContext): Promise<
   await budgetsRoutes(app, ctx);
   await destinationsRoutes(app, ctx);
   await ingestRoutes(app, ctx);
+  await analyticsRoutes(app, ctx);
 }
