@@ -128,7 +128,10 @@ describe("server process", () => {
 
       const ready = await get(`${s.origin}/readyz`);
       expect(ready.status).toBe(200);
-      expect(await ready.json()).toEqual({ status: "ready", checks: { record_store: "ok" } });
+      expect(await ready.json()).toMatchObject({
+        status: "ready",
+        checks: { record_store: "ok", activity_store: "ok" },
+      });
 
       const ok = await get(`${s.base}/workspaces`, firstKey);
       expect(ok.status).toBe(200);
@@ -274,8 +277,13 @@ describe.skipIf(!PG_URL || !REDIS_URL)("two server processes on PostgreSQL and R
       try {
         for (const s of [a, b]) {
           expect(s.stdout().match(KEY_RE)).toBeNull();
-          const ready = await get(`${s.origin}/readyz`);
-          expect(await ready.json()).toEqual({
+          // The Redis client may still be connecting right after start: poll briefly.
+          let ready = await get(`${s.origin}/readyz`);
+          for (let i = 0; i < 20 && ready.status !== 200; i++) {
+            await new Promise((r) => setTimeout(r, 100));
+            ready = await get(`${s.origin}/readyz`);
+          }
+          expect(await ready.json()).toMatchObject({
             status: "ready",
             checks: { record_store: "ok", redis: "ok" },
           });
