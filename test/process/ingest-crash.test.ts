@@ -1,0 +1,218 @@
+import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { hashKey } from "../../src/lib/ids.js";
+import { nanoToUsd } from "../../src/lib/money.js";
+import { openDuckDbActivityStore } from "../../src/stores/duckdb/duckdb-store.js";
+
+/**
+ * Crash safety of ingest: the real server (`node --import tsx src/main.ts`) on a temporary data
+ * directory is killed with SIGKILL at random moments while batches are in flight, restarted on the
+ * same directory, and every batch that did not get a 200 is retried (plus some that did). In the
+ * end the ledger (GET /key usage) and the activity store (the DuckDB file, opened after a clean
+ * stop) each hold every record exactly once.
+ */
+const ROOT = resolve(import.meta.dirname, "../..");
+const children = new Set<ChildProcessWithoutNullStreams>();
+const dirs: string[] = [];
+
+afterAll(() => {
+  for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill("SIGKILL");
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+interface Server {
+  child: ChildProcessWithoutNullStreams;
+  base: string;
+  exited: Promise<unknown>;
+}
+
+async function start(dataDir: string, bootstrapKey: string): Promise<Server> {
+  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+    cwd: ROOT,
+    env: {
+      PATH: process.env.PATH ?? "",
+      HOME: process.env.HOME ?? "",
+      PORT: "0",
+      LOG_LEVEL: "info",
+      GATEHOUSE_DATA_DIR: dataDir,
+      GATEHOUSE_BOOTSTRAP_KEY: bootstrapKey,
+      RATE_LIMIT_MANAGEMENT_MAX: "1000000",
+    },
+  });
+  children.add(child);
+  let out = "";
+  let err = "";
+  child.stderr.on("data", (b: Buffer) => (err += b.toString("utf8")));
+  const exited = new Promise((done) => child.on("exit", done));
+  const base = await new Promise<string>((done, fail) => {
+    const timer = setTimeout(() => fail(new Error(`server did not start:\n${out}\n${err}`)), 30_000);
+    child.stdout.on("data", (b: Buffer) => {
+      out += b.toString("utf8");
+      for (const line of out.split("\n")) {
+        if (!line.includes("gatehouse listening")) continue;
+        clearTimeout(timer);
+        done((JSON.parse(line) as { base: string }).base);
+        return;
+      }
+    });
+    void exited.then(() => {
+      clearTimeout(timer);
+      fail(new Error(`server exited:\n${out}\n${err}`));
+    });
+  });
+  return { child, base, exited };
+}
+
+async function kill(s: Server): Promise<void> {
+  s.child.kill("SIGKILL");
+  await s.exited;
+}
+
+async function stop(s: Server): Promise<void> {
+  s.child.kill("SIGTERM");
+  await s.exited;
+}
+
+/** POST a batch; true on 200, false on a refused or cut connection. Any other status fails the test. */
+async function send(s: Server, key: string, batch: unknown[]): Promise<boolean> {
+  let res: Response;
+  try {
+    res = await fetch(`${s.base}/activity/generations`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: JSON.stringify({ generations: batch }),
+      signal: AbortSignal.timeout(20_000),
+    });
+  } catch {
+    return false; // the server died under this request
+  }
+  const text = await res.text().catch(() => null);
+  if (text === null) return false;
+  if (res.status !== 200) throw new Error(`unexpected ${res.status}: ${text}`);
+  return true;
+}
+
+describe("ingest survives SIGKILL at any moment: nothing lost, nothing counted twice", () => {
+  it("ledger and activity store hold every record exactly once after kills, restarts and retries", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "gh-ingest-crash-"));
+    dirs.push(dataDir);
+    const key = `sk-gh-v1-${randomBytes(32).toString("hex")}`;
+    const hash = hashKey(key);
+    const createdAt = new Date(Date.now() - 3_600_000).toISOString().replace(/\.\d+Z$/, "Z");
+
+    const BATCHES = 60;
+    const PER_BATCH = 400;
+    let nano = 0n;
+    const batches = Array.from({ length: BATCHES }, (_, b) =>
+      Array.from({ length: PER_BATCH }, (_, i) => {
+        const n = b * PER_BATCH + i + 1;
+        nano += BigInt(n);
+        return {
+          id: `crash-${n}`,
+          created_at: createdAt,
+          api_key_hash: hash,
+          model: "openai/gpt-4o",
+          provider: "OpenAI",
+          tokens_prompt: 10,
+          tokens_completion: 5,
+          usage: n / 1e9, // n nano-dollars: any double count or loss shows in the sum
+          latency_ms: 100,
+          classifications:
+            n % 7 === 0
+              ? [
+                  {
+                    classifier_id: "33333333-3333-4333-8333-333333333333",
+                    dimension_name: "topic",
+                    value: "x",
+                  },
+                ]
+              : undefined,
+        };
+      }),
+    );
+    const expectedNano = nano;
+    const done = new Set<number>();
+    let kills = 0;
+
+    for (let round = 0; round < 4; round++) {
+      const server = await start(dataDir, key);
+      const pending = [...Array(BATCHES).keys()].filter((b) => !done.has(b));
+      // Retry some that already succeeded too (a client that never saw the 200); once everything is
+      // acknowledged, rounds keep killing the server during such retries.
+      const resend = [...done].sort(() => Math.random() - 0.5).slice(0, pending.length > 0 ? 3 : 12);
+      let killed = false;
+      const killer = new Promise<void>((r) =>
+        setTimeout(
+          () => {
+            killed = true;
+            kills += 1;
+            void kill(server).then(r);
+          },
+          300 + Math.floor(Math.random() * 1_700),
+        ),
+      );
+      // Two clients in parallel, each working through its share.
+      const work = [...resend, ...pending];
+      const lanes = [0, 1].map(async (lane) => {
+        for (let i = lane; i < work.length && !killed; i += 2) {
+          const b = work[i] as number;
+          if (await send(server, key, batches[b] as unknown[])) done.add(b);
+        }
+      });
+      await Promise.all(lanes);
+      if (!killed) {
+        killed = true;
+        kills += 1;
+        await kill(server);
+      }
+      await killer;
+      if (process.env.INGEST_CRASH_DEBUG) console.log(`round ${round}: ${done.size}/${BATCHES} acknowledged`);
+    }
+
+    // Final run: retry everything not acknowledged, and a few that were, then read the ledger.
+    const server = await start(dataDir, key);
+    for (let b = 0; b < BATCHES; b++) {
+      if (!done.has(b) || b % 10 === 0) {
+        expect(await send(server, key, batches[b] as unknown[])).toBe(true);
+        done.add(b);
+      }
+    }
+    const me = (await (
+      await fetch(`${server.base}/key`, { headers: { authorization: `Bearer ${key}` } })
+    ).json()) as { data: { usage: number; usage_daily: number } };
+    expect(kills).toBeGreaterThanOrEqual(1);
+    expect(me.data.usage).toBe(nanoToUsd(expectedNano));
+    await stop(server);
+
+    const activity = await openDuckDbActivityStore({ path: join(dataDir, "activity.duckdb") });
+    try {
+      const [g] = await activity.query(
+        {
+          sql: "SELECT count(*) AS n, count(DISTINCT id) AS ids, sum(usage_nano) AS s FROM generations",
+          params: {},
+        },
+        { timeoutMs: 10_000 },
+      );
+      expect(g).toEqual({
+        n: BigInt(BATCHES * PER_BATCH),
+        ids: BigInt(BATCHES * PER_BATCH),
+        s: expectedNano,
+      });
+      const [tags] = await activity.query(
+        {
+          sql: "SELECT count(*) AS n, count(DISTINCT generation_id) AS ids FROM generation_tags",
+          params: {},
+        },
+        { timeoutMs: 10_000 },
+      );
+      const tagged = BigInt(Math.floor((BATCHES * PER_BATCH) / 7));
+      expect(tags).toEqual({ n: tagged, ids: tagged });
+    } finally {
+      await activity.close();
+    }
+  }, 90_000);
+});
