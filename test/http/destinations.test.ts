@@ -381,7 +381,7 @@ describe("observability destinations over HTTP", () => {
       const res = await create(createBody("ramp"));
       expect(res.statusCode).toBe(400);
       expect(res.json().error.message).toBe(
-        "workspace_id: is required (the organization has no default workspace)",
+        "workspace_id: required, the organization has no default workspace",
       );
       expect((await create({ ...createBody("ramp"), workspace_id: ws })).statusCode).toBe(201);
     });

@@ -15,7 +15,7 @@ import {
 import { sealConfig, toDestination, type Destination } from "./destination-record.js";
 import { normalizeFilterRules } from "./filter-rules.js";
 import { DEFAULT_REGIONS, normalizeRegions } from "./regions.js";
-import { resolveWorkspace } from "./resolve-workspace.js";
+import { requireWorkspaceForField } from "../workspaces/resolve-workspace.js";
 import { validateConfig } from "./validate-config.js";
 
 /**
@@ -41,7 +41,13 @@ export async function createDestination(
   const at = clock.now().toISOString();
 
   const row = await store.transaction(async (trx): Promise<DestinationRow> => {
-    const workspaceId = await resolveWorkspace(trx, store.caps, organizationId, input.workspace_id, true);
+    const workspaceId = await requireWorkspaceForField(
+      trx,
+      store.caps,
+      organizationId,
+      input.workspace_id,
+      "update",
+    );
     const live = await countDestinations(trx, workspaceId, type);
     if (live >= MAX_DESTINATIONS_PER_TYPE) {
       throw conflict(

@@ -2,8 +2,7 @@ import type { SecretBox } from "../../lib/secret-box.js";
 import type { RecordStore } from "../../stores/record-store.js";
 import { countDestinations, listDestinationRows } from "./destination-repo.js";
 import { toDestination, type Destination } from "./destination-record.js";
-import { findDefaultWorkspace } from "../workspaces/workspace-repo.js";
-import { resolveWorkspace } from "./resolve-workspace.js";
+import { workspaceForField } from "../workspaces/resolve-workspace.js";
 
 export interface DestinationPage {
   data: Destination[];
@@ -17,11 +16,9 @@ export async function listDestinations(
   organizationId: string,
   q: { workspace_id?: string; offset?: number | null; limit?: number },
 ): Promise<DestinationPage> {
+  const workspaceId = await workspaceForField(store.db, store.caps, organizationId, q.workspace_id);
   // Without workspace_id and with the default workspace deleted, there is nothing to list.
-  if (q.workspace_id === undefined && !(await findDefaultWorkspace(store.db, organizationId))) {
-    return { data: [], total_count: 0 };
-  }
-  const workspaceId = await resolveWorkspace(store.db, store.caps, organizationId, q.workspace_id);
+  if (workspaceId === null) return { data: [], total_count: 0 };
   const [rows, total] = await Promise.all([
     listDestinationRows(store.db, workspaceId, q.offset ?? 0, q.limit ?? 50),
     countDestinations(store.db, workspaceId),

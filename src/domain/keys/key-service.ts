@@ -6,6 +6,7 @@ import { parseTimestamp, UTC_SECONDS_RE } from "../../lib/time.js";
 import type { Db, RecordStore } from "../../stores/record-store.js";
 import { invalid, notFound } from "../errors.js";
 import type { ResetPeriod } from "../usage/windows.js";
+import { requireWorkspaceForField, workspaceForField } from "../workspaces/resolve-workspace.js";
 import {
   findOrdinaryKey,
   insertKey,
@@ -76,31 +77,6 @@ function normaliseHash(hash: string): string {
   return h;
 }
 
-/**
- * The live workspace a key goes to: the given one, or the organization's default. `lock` takes a
- * shared row lock (PostgreSQL) so that a concurrent workspace deletion, which counts the
- * workspace's keys, cannot miss a key being created; SQLite serialises transactions instead.
- */
-async function resolveWorkspace(
-  db: Db,
-  organizationId: string,
-  workspaceId: string | undefined,
-  lock = false,
-): Promise<string | null> {
-  let q = db
-    .selectFrom("workspaces")
-    .select("id")
-    .where("organization_id", "=", organizationId)
-    .where("deleted_at", "is", null);
-  q =
-    workspaceId === undefined ? q.where("is_default", "=", 1) : q.where("id", "=", workspaceId.toLowerCase());
-  const ws = await (lock ? q.forShare() : q).executeTakeFirst();
-  if (!ws && workspaceId !== undefined) {
-    throw invalid(`workspace_id: no workspace ${workspaceId} in this organization`);
-  }
-  return ws?.id ?? null;
-}
-
 /** Creates an ordinary key. The plain key string is returned once and never stored. */
 export async function createKey(
   store: RecordStore,
@@ -115,15 +91,15 @@ export async function createKey(
   const key = newKeyString();
   const hash = hashKey(key);
   await store.transaction(async (trx) => {
-    const workspaceId = await resolveWorkspace(
+    // A shared lock: a concurrent workspace deletion, which counts the workspace's keys, cannot
+    // miss a key being created.
+    const workspaceId = await requireWorkspaceForField(
       trx,
+      store.caps,
       organizationId,
       input.workspace_id,
-      store.caps.supportsForUpdate,
+      "share",
     );
-    if (workspaceId === null) {
-      throw invalid("workspace_id: required, the organization has no default workspace");
-    }
     await insertKey(trx, {
       hash,
       label: keyLabel(key),
@@ -146,12 +122,13 @@ export async function createKey(
 
 /** One page (100 keys, most recent first) of a workspace's keys. */
 export async function listKeys(
-  db: Db,
+  store: RecordStore,
   clock: Clock,
   organizationId: string,
   input: ListKeysInput,
 ): Promise<KeyRecord[]> {
-  const workspaceId = await resolveWorkspace(db, organizationId, input.workspace_id);
+  const db = store.db;
+  const workspaceId = await workspaceForField(db, store.caps, organizationId, input.workspace_id);
   if (workspaceId === null) return [];
   const rows = await listOrdinaryKeys(db, {
     organizationId,

@@ -1,5 +1,6 @@
 import { invalid, notFound } from "../errors.js";
 import { UUID_RE } from "../../lib/ids.js";
+import type { DialectCaps } from "../../stores/dialect.js";
 import type { Db } from "../../stores/record-store.js";
 import { findDefaultWorkspace, type WorkspaceRow } from "./workspace-repo.js";
 
@@ -57,4 +58,47 @@ export async function requireDefaultWorkspace(
   const ws = await findDefaultWorkspace(db, organizationId);
   if (!ws) throw invalid(`${field}: required, the organization has no default workspace`);
   return ws;
+}
+
+/** Row lock taken on the workspace named by a field: none, shared, or exclusive. */
+export type WorkspaceLock = "none" | "share" | "update";
+
+/**
+ * The workspace a body or query field (`workspace_id`) names, or the organization's default
+ * workspace when the field is omitted. Returns null when it is omitted and the organization has no
+ * default workspace (the caller decides: 400 on create, an empty page on list). A named workspace
+ * that is not a live workspace of the organization is 400: it is a parameter, not a path.
+ * Locks apply only where the engine has row locks (`supportsForUpdate`); SQLite serialises
+ * transactions instead.
+ */
+export async function workspaceForField(
+  db: Db,
+  caps: DialectCaps,
+  organizationId: string,
+  workspaceId: string | undefined,
+  lock: WorkspaceLock = "none",
+): Promise<string | null> {
+  let q = db
+    .selectFrom("workspaces")
+    .select("id")
+    .where("organization_id", "=", organizationId)
+    .where("deleted_at", "is", null);
+  q =
+    workspaceId === undefined ? q.where("is_default", "=", 1) : q.where("id", "=", workspaceId.toLowerCase());
+  if (caps.supportsForUpdate && lock === "update") q = q.forUpdate();
+  if (caps.supportsForUpdate && lock === "share") q = q.forShare();
+  const ws = await q.executeTakeFirst();
+  if (!ws && workspaceId !== undefined) {
+    throw invalid(`workspace_id: no workspace ${workspaceId} in this organization`);
+  }
+  return ws?.id ?? null;
+}
+
+/** workspaceForField for operations that create something: no workspace at all is 400. */
+export async function requireWorkspaceForField(
+  ...args: Parameters<typeof workspaceForField>
+): Promise<string> {
+  const id = await workspaceForField(...args);
+  if (id === null) throw invalid("workspace_id: required, the organization has no default workspace");
+  return id;
 }

@@ -37,7 +37,7 @@ export async function keysRoutes(root: FastifyInstance, ctx: AppContext): Promis
     "/keys",
     { config: management, schema: { tags, querystring: ListKeysQuery, response: { 200: KeyListResponse } } },
     async (request) => ({
-      data: await listKeys(store.db, clock, principal(request).organizationId, request.query),
+      data: await listKeys(store, clock, principal(request).organizationId, request.query),
     }),
   );
 
