@@ -1,6 +1,7 @@
 import { Command, CommanderError } from "commander";
 import { ConfigError } from "../config/config.js";
 import type { CliIo } from "./cli-io.js";
+import { registerImport } from "./commands/import.js";
 import { registerKeysCreateManagement } from "./commands/keys-create-management.js";
 import { registerOrgCreate } from "./commands/org-create.js";
 import { registerOrgList } from "./commands/org-list.js";
@@ -8,7 +9,7 @@ import { EXIT, UsageError } from "./usage-error.js";
 
 export function buildProgram(io: CliIo): Command {
   const program = new Command("gatehouse")
-    .description("Gatehouse administration: organizations and management keys")
+    .description("Gatehouse administration: organizations, management keys and activity")
     .showHelpAfterError("(run with --help for usage)")
     .configureOutput({ writeOut: io.out, writeErr: io.err })
     .exitOverride();
@@ -18,6 +19,7 @@ export function buildProgram(io: CliIo): Command {
   registerOrgList(org, io);
   const keys = program.command("keys").description("manage API keys");
   registerKeysCreateManagement(keys, io);
+  registerImport(program, io);
   return program;
 }
 

@@ -1,0 +1,100 @@
+import { join } from "node:path";
+import { loadConfig, type Config } from "../config/config.js";
+import type { ActivityStore } from "../stores/activity-store.js";
+import { openActivityStore } from "../stores/open-activity-store.js";
+import { openRecordStore } from "../stores/open-record-store.js";
+import type { RecordStore } from "../stores/record-store.js";
+import type { CliIo } from "./cli-io.js";
+import { UsageError } from "./usage-error.js";
+import { parseUuid } from "./validate-args.js";
+
+export interface Stores {
+  config: Readonly<Config>;
+  store: RecordStore;
+  activity: ActivityStore;
+}
+
+/** Raised when --org names no organization, or there is none yet: the call was well formed, exit 1. */
+export class OrganizationNotFound extends Error {
+  override readonly name = "OrganizationNotFound";
+}
+
+/** The DuckDB file is held by another process (a running server): DuckDB allows one writer process. */
+export class ActivityStoreLocked extends Error {
+  override readonly name = "ActivityStoreLocked";
+}
+
+const isLockError = (err: unknown): boolean =>
+  err instanceof Error && /could not set lock on file|conflicting lock/i.test(err.message);
+
+/**
+ * Opens the stores the server uses (record store: DATABASE_URL or the SQLite file; activity store:
+ * CLICKHOUSE_URL or the DuckDB file, both in GATEHOUSE_DATA_DIR), runs fn and closes both.
+ * `locked` is the advice printed when the DuckDB file is in use by another process.
+ */
+export async function withStores<T>(
+  io: CliIo,
+  locked: string,
+  fn: (stores: Stores) => Promise<T>,
+): Promise<T> {
+  const config = loadConfig(io.env);
+  const store = await openRecordStore(config);
+  let activity: ActivityStore;
+  try {
+    activity = await openActivityStore(config);
+  } catch (err) {
+    await store.close();
+    if (isLockError(err)) {
+      const file = join(config.dataDir, "activity.duckdb");
+      throw new ActivityStoreLocked(
+        `the activity store ${file} is in use by another process (a running server?): a DuckDB file ` +
+          `can be opened by one process only. ${locked}`,
+        { cause: err },
+      );
+    }
+    throw err;
+  }
+  try {
+    return await fn({ config, store, activity });
+  } finally {
+    await activity.close();
+    await store.close();
+  }
+}
+
+/** --org when given (it must exist), else the first organization (the one the server bootstrapped). */
+export async function resolveOrganization(
+  store: RecordStore,
+  rawOrg: string | undefined,
+): Promise<{ id: string; name: string }> {
+  if (rawOrg !== undefined) {
+    const id = parseUuid("--org", rawOrg);
+    const row = await store.db
+      .selectFrom("organizations")
+      .select(["id", "name"])
+      .where("id", "=", id)
+      .executeTakeFirst();
+    if (!row) throw new OrganizationNotFound(`organization ${id} not found (see \`gatehouse org list\`)`);
+    return row;
+  }
+  const first = await store.db
+    .selectFrom("organizations")
+    .select(["id", "name"])
+    .orderBy("created_at")
+    .orderBy("id")
+    .executeTakeFirst();
+  if (!first) {
+    throw new OrganizationNotFound(
+      "no organization yet: start the server once, or create one with `gatehouse org create NAME`",
+    );
+  }
+  return first;
+}
+
+/** Parses a positive integer option within bounds (commander hands over strings). */
+export function parseIntOption(what: string, raw: string, min: number, max: number): number {
+  if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
+    throw new UsageError(`${what}: must be an integer from ${min} to ${max.toLocaleString("en-US")}`);
+  }
+  return Number(raw);
+}
