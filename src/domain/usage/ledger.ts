@@ -90,6 +90,18 @@ export async function addUsage(db: Db, e: UsageEntry): Promise<void> {
  * thousands of generations costs a handful of statements. Call inside a transaction.
  */
 export async function addUsageBatch(db: Db, entries: readonly UsageEntry[]): Promise<void> {
+  // First per (key, workspace, UTC day): every window kind is a function of the day.
+  const DAY_MS = 86_400_000;
+  const perDay = new Map<string, UsageEntry>();
+  for (const e of entries) {
+    const day = Math.floor(e.at.getTime() / DAY_MS);
+    const id = `${e.keyHash}\u0000${e.workspaceId}\u0000${day}`;
+    const prev = perDay.get(id);
+    if (prev) {
+      prev.usageNano += e.usageNano;
+      prev.byokNano += e.byokNano;
+    } else perDay.set(id, { ...e, at: new Date(day * DAY_MS) });
+  }
   const sums = new Map<
     string,
     {
@@ -102,7 +114,7 @@ export async function addUsageBatch(db: Db, entries: readonly UsageEntry[]): Pro
       byok_nano: bigint;
     }
   >();
-  for (const e of entries) {
+  for (const e of perDay.values()) {
     for (const scope of ["key", "workspace"] as const) {
       const scopeId = scope === "key" ? e.keyHash : e.workspaceId;
       for (const k of KINDS) {
