@@ -1,7 +1,9 @@
 import { Command, CommanderError } from "commander";
 import { ConfigError } from "../config/config.js";
 import type { CliIo } from "./cli-io.js";
+import { registerDemo } from "./commands/demo.js";
 import { registerImport } from "./commands/import.js";
+import { registerReconcile } from "./commands/reconcile.js";
 import { registerKeysCreateManagement } from "./commands/keys-create-management.js";
 import { registerOrgCreate } from "./commands/org-create.js";
 import { registerOrgList } from "./commands/org-list.js";
@@ -20,6 +22,8 @@ export function buildProgram(io: CliIo): Command {
   const keys = program.command("keys").description("manage API keys");
   registerKeysCreateManagement(keys, io);
   registerImport(program, io);
+  registerDemo(program, io);
+  registerReconcile(program, io);
   return program;
 }
 
