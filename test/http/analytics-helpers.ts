@@ -25,5 +25,5 @@ export async function createKey(
 export async function createWorkspace(t: TestApp, name: string, slug: string): Promise<string> {
   const res = await t.call({ method: "POST", url: "/api/v1/workspaces", payload: { name, slug } });
   if (res.statusCode !== 201) throw new Error(`workspace create failed: ${res.body}`);
-  return (res.json() as { data: { id: string } }).data.id;
+  return res.json<{ data: { id: string } }>().data.id;
 }
