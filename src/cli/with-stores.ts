@@ -24,6 +24,9 @@ export class ActivityStoreLocked extends Error {
   override readonly name = "ActivityStoreLocked";
 }
 
+/** Memory limit of the embedded DuckDB engine in CLI processes. */
+const DUCKDB_CLI_MEMORY = "512MB";
+
 const isLockError = (err: unknown): boolean =>
   err instanceof Error && /could not set lock on file|conflicting lock/i.test(err.message);
 
@@ -55,6 +58,15 @@ export async function withStores<T>(
     throw err;
   }
   try {
+    if (activity.dialect === "duckdb") {
+      // DuckDB's buffer pool may otherwise grow to 80% of RAM while a long import reads back the
+      // id column for its existence checks; the CLI keeps the whole process well under 1 GiB
+      // (DuckDB spills to disk past the limit instead of failing).
+      await activity.query(
+        { sql: `SET memory_limit = '${DUCKDB_CLI_MEMORY}'`, params: {} },
+        { timeoutMs: 10_000 },
+      );
+    }
     return await fn({ config, store, activity });
   } finally {
     await activity.close();
