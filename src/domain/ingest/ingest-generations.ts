@@ -19,7 +19,7 @@ export interface IngestResult {
   duplicates: number;
 }
 
-interface KeyRef {
+export interface KeyRef {
   id: number;
   workspaceId: string;
   creatorUserId: string | null;
@@ -87,7 +87,7 @@ export function recordsOf(body: unknown): unknown[] {
   return g;
 }
 
-function toRow(r: ParsedRecord, organizationId: string, key: KeyRef): ActivityRow {
+export function toRow(r: ParsedRecord, organizationId: string, key: KeyRef): ActivityRow {
   return {
     organization_id: organizationId,
     id: r.id,

@@ -1,0 +1,320 @@
+/**
+ * Ingest throughput through the real HTTP endpoint (POST /api/v1/activity/generations).
+ *
+ * Starts the app as main.ts composes it (buildApp + listen on 127.0.0.1:0, SQLite record store and
+ * DuckDB activity file in a temporary data directory), creates a few keys through the API, then
+ * drives batches of realistic records from concurrent clients (a worker thread, fetch over
+ * loopback) after a warm-up. Because the machine is shared and noisy, it also measures in the same
+ * run a yardstick that this project's code cannot change (JSON.parse of the same bodies) and
+ * prints the ratio HTTP ÷ yardstick, plus stage baselines and a per-stage breakdown.
+ *
+ *   npx tsx bench/ingest.ts [--batches 150] [--size 1000] [--clients 2] [--warmup 10] [--keep]
+ *   npm run bench:ingest
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { performance } from "node:perf_hooks";
+import { loadConfig } from "../src/config/config.js";
+import { ingestGenerations, recordsOf, toRow, type KeyRef } from "../src/domain/ingest/ingest-generations.js";
+import { parseRecords, Problems } from "../src/domain/ingest/validate-generations.js";
+import { createOrganization } from "../src/domain/organizations/create-organization.js";
+import { buildApp } from "../src/http/app.js";
+import type { AppContext } from "../src/http/context.js";
+import { systemClock } from "../src/lib/clock.js";
+import { hashKey } from "../src/lib/ids.js";
+import { SecretBox } from "../src/lib/secret-box.js";
+import type { ActivityStore } from "../src/stores/activity-store.js";
+import { openDuckDbActivityStore } from "../src/stores/duckdb/duckdb-store.js";
+import { openActivityStore } from "../src/stores/open-activity-store.js";
+import { openRecordStore } from "../src/stores/open-record-store.js";
+import type { RecordStore } from "../src/stores/record-store.js";
+import { openSqliteStore } from "../src/stores/sqlite/open-sqlite.js";
+import { runLoad } from "./lib/http-clients.js";
+import { makeBodies, type RecordSpace } from "./lib/ingest-records.js";
+
+const args = process.argv.slice(2);
+const opt = (name: string, def: number): number => {
+  const at = args.indexOf(`--${name}`);
+  return at >= 0 ? Number(args[at + 1]) : def;
+};
+const BATCHES = opt("batches", 150);
+const SIZE = opt("size", 1000);
+const CLIENTS = opt("clients", 2);
+const WARMUP = opt("warmup", 10);
+const keep = args.includes("--keep");
+
+const fmt = (n: number): string => Math.round(n).toLocaleString("en-US");
+const median = (xs: readonly number[]): number => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length === 0 ? 0 : ((s[(s.length - 1) >> 1] as number) + (s[s.length >> 1] as number)) / 2;
+};
+const pct = (xs: readonly number[], p: number): number => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? 0;
+};
+
+/** Stage timers: sums (ms) and counts, reset between phases. */
+class Stages {
+  private readonly sums = new Map<string, { ms: number; n: number }>();
+  add(name: string, ms: number): void {
+    const s = this.sums.get(name);
+    if (s) {
+      s.ms += ms;
+      s.n += 1;
+    } else this.sums.set(name, { ms, n: 1 });
+  }
+  reset(): void {
+    this.sums.clear();
+  }
+  lines(): string[] {
+    return [...this.sums].map(
+      ([name, s]) => `  ${name.padEnd(44)} ${(s.ms / s.n).toFixed(2).padStart(8)} ms/batch (n=${s.n})`,
+    );
+  }
+}
+const stages = new Stages();
+
+/** The record store with its transactions timed: queue wait, body, commit. */
+function timedStore(store: RecordStore): RecordStore {
+  return {
+    ...store,
+    db: store.db,
+    caps: store.caps,
+    transaction: async (fn) => {
+      const called = performance.now();
+      let entered = 0;
+      let left = 0;
+      const out = await store.transaction(async (trx) => {
+        entered = performance.now();
+        stages.add("record store: wait for the transaction", entered - called);
+        try {
+          return await fn(trx);
+        } finally {
+          left = performance.now();
+          stages.add("record store: transaction body (incl. activity)", left - entered);
+        }
+      });
+      stages.add("record store: commit", performance.now() - left);
+      return out;
+    },
+  };
+}
+
+function timedActivity(activity: ActivityStore): ActivityStore {
+  return {
+    dialect: activity.dialect,
+    query: (q, o) => activity.query(q, o),
+    ping: () => activity.ping(),
+    close: () => activity.close(),
+    insert: async (rows, tags) => {
+      const t = performance.now();
+      try {
+        await activity.insert(rows, tags);
+      } finally {
+        stages.add("activity store: insert (check + append + commit)", performance.now() - t);
+      }
+    },
+  };
+}
+
+/** The yardstick: JSON.parse of the bodies (V8 only; no project code). Records/s, best of 3. */
+function yardstick(bodies: readonly string[]): number {
+  let best = 0;
+  for (let round = 0; round < 3; round++) {
+    const t = performance.now();
+    let n = 0;
+    for (const b of bodies) n += (JSON.parse(b) as { generations: unknown[] }).generations.length;
+    best = Math.max(best, n / ((performance.now() - t) / 1000));
+  }
+  return best;
+}
+
+/** JSON.parse + the ingest validator (no stores). Records/s. */
+function parseAndValidate(bodies: readonly string[]): number {
+  const t = performance.now();
+  let n = 0;
+  for (const b of bodies) {
+    const problems = new Problems();
+    n += parseRecords(recordsOf(JSON.parse(b)), Date.now(), problems).length;
+    if (problems.total > 0) throw new Error(problems.sorted()[0]);
+  }
+  return n / ((performance.now() - t) / 1000);
+}
+
+const dir = mkdtempSync(join(tmpdir(), "gh-bench-ingest-"));
+const config = loadConfig({
+  GATEHOUSE_DATA_DIR: dir,
+  RATE_LIMIT_MANAGEMENT_MAX: "1000000",
+  LOG_LEVEL: "warn",
+});
+const rawStore = await openRecordStore(config);
+const rawActivity = await openActivityStore(config);
+const org = await createOrganization(rawStore, systemClock, "Bench");
+const ctx: AppContext = {
+  config,
+  store: timedStore(rawStore),
+  activity: timedActivity(rawActivity),
+  clock: systemClock,
+  secretBox: new SecretBox(Buffer.alloc(32, 3)),
+  redis: null,
+};
+const app = await buildApp(ctx, { logger: false });
+app.addHook("onRequest", async (req) => {
+  (req as unknown as { t0: number }).t0 = performance.now();
+});
+app.addHook("preHandler", async (req) => {
+  const r = req as unknown as { t0: number; t1: number };
+  r.t1 = performance.now();
+  if (req.url.endsWith("/activity/generations")) stages.add("http: receive + JSON.parse body", r.t1 - r.t0);
+});
+app.addHook("onSend", async (req) => {
+  const r = req as unknown as { t1: number; t2: number };
+  r.t2 = performance.now();
+  if (req.url.endsWith("/activity/generations"))
+    stages.add("handler: ingestGenerations (all of it)", r.t2 - r.t1);
+});
+await app.listen({ host: "127.0.0.1", port: 0 });
+const base = `http://127.0.0.1:${(app.server.address() as { port: number }).port}/api/v1`;
+
+// Keys with different workspaces' defaults and creators, like a real organization's.
+const keyHashes = [hashKey(org.managementKey)];
+for (let k = 0; k < 4; k++) {
+  const res = await fetch(`${base}/keys`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${org.managementKey}`, "content-type": "application/json" },
+    body: JSON.stringify({ name: `bench key ${k}`, creator_user_id: `user_${k}` }),
+  });
+  if (res.status !== 201) throw new Error(`key: ${res.status} ${await res.text()}`);
+  keyHashes.push(((await res.json()) as { data: { hash: string } }).data.hash);
+}
+
+const space: RecordSpace = {
+  keyHashes,
+  idPrefix: `b${Date.now().toString(36)}`,
+  startMs: Date.now() - 3_600_000,
+};
+const warmBodies = makeBodies(space, WARMUP, SIZE, 0);
+const bodies = makeBodies(space, BATCHES, SIZE, WARMUP);
+const records = BATCHES * SIZE;
+const bodyBytes = bodies.reduce((s, b) => s + b.length, 0) / bodies.length;
+
+// Baselines before.
+yardstick(warmBodies);
+const yard1 = yardstick(bodies);
+parseAndValidate(warmBodies);
+const pv = parseAndValidate(bodies);
+
+// Warm-up, then the measured run.
+const url = `${base}/activity/generations`;
+await runLoad({ url, key: org.managementKey, bodies: warmBodies, clients: CLIENTS });
+stages.reset();
+const cpu0 = process.cpuUsage();
+const elu0 = performance.eventLoopUtilization();
+const load = await runLoad({ url, key: org.managementKey, bodies, clients: CLIENTS });
+const elu = performance.eventLoopUtilization(elu0);
+const cpu = process.cpuUsage(cpu0);
+const cpuMsPerBatch = (cpu.user + cpu.system) / 1000 / BATCHES;
+const mainMsPerBatch = elu.active / BATCHES;
+const httpRate = records / (load.ms / 1000);
+const stageLines = stages.lines();
+
+// Baseline: the same records straight into a fresh DuckDB file through ActivityStore.insert.
+const direct = await openDuckDbActivityStore({ path: join(dir, "direct.duckdb") });
+const keyRows = await rawStore.db
+  .selectFrom("api_keys")
+  .select(["id", "hash", "workspace_id", "creator_user_id"])
+  .execute();
+const keyRefs = new Map<string, KeyRef>(
+  keyRows.map((k) => [
+    k.hash,
+    { id: Number(k.id), workspaceId: k.workspace_id, creatorUserId: k.creator_user_id },
+  ]),
+);
+const batchesOfRows = bodies.map((b) => {
+  const parsed = parseRecords(recordsOf(JSON.parse(b)), Date.now(), new Problems());
+  const rows = parsed.map((r) => toRow(r, org.organizationId, keyRefs.get(r.apiKeyHash) as KeyRef));
+  const tags = parsed.flatMap((r, i) =>
+    r.classifications.map((c) => ({
+      organization_id: org.organizationId,
+      generation_id: r.id,
+      workspace_id: rows[i]?.workspace_id ?? null,
+      created_at_ms: r.createdAtMs,
+      ...c,
+    })),
+  );
+  return { rows, tags };
+});
+let t = performance.now();
+for (const b of batchesOfRows) await direct.insert(b.rows, b.tags);
+const directRate = records / ((performance.now() - t) / 1000);
+await direct.close();
+
+// Baseline: ingestGenerations in-process (no HTTP), one batch at a time, on its own stores.
+const soloStore = await openSqliteStore(join(dir, "solo.sqlite"));
+const soloActivity = await openDuckDbActivityStore({ path: join(dir, "solo.duckdb") });
+const soloOrg = await createOrganization(soloStore, systemClock, "Solo");
+// Only the management key exists in the solo organization: point every record at it.
+const soloHash = hashKey(soloOrg.managementKey);
+const soloItems = bodies.slice(0, Math.min(50, bodies.length)).map((b) => {
+  let s = b;
+  for (const h of keyHashes) s = s.replaceAll(h, soloHash);
+  return s;
+});
+t = performance.now();
+for (const b of soloItems) {
+  await ingestGenerations(
+    { store: soloStore, activity: soloActivity, clock: systemClock },
+    soloOrg.organizationId,
+    recordsOf(JSON.parse(b)),
+  );
+}
+const soloRate = (soloItems.length * SIZE) / ((performance.now() - t) / 1000);
+await soloStore.close();
+await soloActivity.close();
+
+const yard2 = yardstick(bodies);
+const yard = (yard1 + yard2) / 2;
+
+// Sanity: every record landed exactly once.
+const [check] = await rawActivity.query(
+  { sql: "SELECT count(*) AS n, count(DISTINCT id) AS ids FROM generations", params: {} },
+  { timeoutMs: 30_000 },
+);
+const expected = BigInt((WARMUP + BATCHES) * SIZE);
+if (check?.n !== expected || check?.ids !== expected) {
+  throw new Error(
+    `activity store holds ${String(check?.n)} rows / ${String(check?.ids)} ids, expected ${expected}`,
+  );
+}
+
+await app.close();
+await rawStore.close();
+await rawActivity.close();
+
+const lat = load.latencies;
+process.stdout.write(
+  [
+    "",
+    `ingest bench: ${BATCHES} batches x ${SIZE} records (${fmt(bodyBytes / 1024)} KiB each), ${CLIENTS} clients, ${WARMUP} warm-up batches`,
+    "",
+    `HTTP POST /activity/generations   ${fmt(httpRate).padStart(10)} records/s   (${(load.ms / 1000).toFixed(2)} s)`,
+    `  latency per batch               p50 ${median(lat).toFixed(1)} ms, p90 ${pct(lat, 90).toFixed(1)} ms, max ${Math.max(...lat).toFixed(1)} ms`,
+    `yardstick JSON.parse only         ${fmt(yard).padStart(10)} records/s   (before ${fmt(yard1)}, after ${fmt(yard2)})`,
+    `RATIO HTTP / yardstick            ${(httpRate / yard).toFixed(4)}`,
+    `server CPU (all threads)          ${cpuMsPerBatch.toFixed(1)} ms per batch; main thread busy ${mainMsPerBatch.toFixed(1)} ms per batch (${(elu.utilization * 100).toFixed(0)}%)`,
+    "",
+    "stage baselines (same records, same run):",
+    `  JSON.parse + validate           ${fmt(pv).padStart(10)} records/s`,
+    `  ActivityStore.insert (DuckDB)   ${fmt(directRate).padStart(10)} records/s   (HTTP / this = ${(httpRate / directRate).toFixed(3)})`,
+    `  ingestGenerations, no HTTP, 1 client ${fmt(soloRate).padStart(10)} records/s`,
+    "",
+    "per-stage breakdown during the HTTP run (mean per batch; stages of concurrent batches overlap):",
+    ...stageLines,
+    `  wall time per batch (total / batches)                 ${(load.ms / BATCHES).toFixed(2).padStart(8)} ms`,
+    "",
+    `data dir: ${dir}${keep ? "" : " (removed)"}`,
+    "",
+  ].join("\n"),
+);
+if (!keep) rmSync(dir, { recursive: true, force: true });
