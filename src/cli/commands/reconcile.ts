@@ -76,7 +76,7 @@ export function registerReconcile(program: Command, io: CliIo): void {
             const n = report.drifts.length;
             throw new DriftFound(
               n > 0
-                ? `${n} ledger counter${n === 1 ? "" : "s"} differ from the activity store`
+                ? `${n === 1 ? "1 ledger counter differs" : `${n} ledger counters differ`} from the activity store`
                 : `the record store accepted ${report.records.ledger} generations, the activity store holds ${report.records.activity}`,
             );
           }
