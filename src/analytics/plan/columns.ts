@@ -47,8 +47,22 @@ export function wireKeyOf(
   }
 }
 
-/** Group-by columns (dimensions, time bucket, classifier columns), then metrics. */
-export function planColumns(plan: Plan): PlanColumn[] {
+const COLUMNS = new WeakMap<Plan, readonly PlanColumn[]>();
+
+/**
+ * Group-by columns (dimensions, time bucket, classifier columns), then metrics. Computed once per
+ * plan (plans are immutable): result decoding asks for them once per row.
+ */
+export function planColumns(plan: Plan): readonly PlanColumn[] {
+  let columns = COLUMNS.get(plan);
+  if (!columns) {
+    columns = Object.freeze(computeColumns(plan));
+    COLUMNS.set(plan, columns);
+  }
+  return columns;
+}
+
+function computeColumns(plan: Plan): PlanColumn[] {
   const refs: ColumnRef[] = [
     ...plan.dimensions.map((_, index): ColumnRef => ({ kind: "dimension", index })),
     ...(plan.granularity ? [{ kind: "time" } as const] : []),
