@@ -9,9 +9,11 @@
  * prints the ratio HTTP ÷ yardstick, plus stage baselines and a per-stage breakdown.
  *
  *   npx tsx bench/ingest.ts [--batches 150] [--size 1000] [--clients 2] [--warmup 10] [--keep]
+ *                           [--cpu-prof FILE]   (main-thread profile of the measured run)
  *   npm run bench:ingest
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { Session } from "node:inspector";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
@@ -30,7 +32,7 @@ import { openActivityStore } from "../src/stores/open-activity-store.js";
 import { openRecordStore } from "../src/stores/open-record-store.js";
 import type { RecordStore } from "../src/stores/record-store.js";
 import { openSqliteStore } from "../src/stores/sqlite/open-sqlite.js";
-import { runLoad } from "./lib/http-clients.js";
+import { prepareLoad, runLoad } from "./lib/http-clients.js";
 import { makeBodies, type RecordSpace } from "./lib/ingest-records.js";
 
 const args = process.argv.slice(2);
@@ -43,6 +45,8 @@ const SIZE = opt("size", 1000);
 const CLIENTS = opt("clients", 2);
 const WARMUP = opt("warmup", 10);
 const keep = args.includes("--keep");
+const profileAt = args.indexOf("--cpu-prof");
+const profileFile = profileAt >= 0 ? (args[profileAt + 1] ?? "ingest.cpuprofile") : null;
 
 const fmt = (n: number): string => Math.round(n).toLocaleString("en-US");
 const median = (xs: readonly number[]): number => {
@@ -130,6 +134,26 @@ function yardstick(bodies: readonly string[]): number {
   return best;
 }
 
+/** A CPU profile of this process's main thread (the server) around the measured run only. */
+async function startProfile(): Promise<{ stop(file: string): Promise<void> }> {
+  const session = new Session();
+  session.connect();
+  const post = (method: string, params?: object) =>
+    new Promise<unknown>((done, fail) =>
+      session.post(method, params ?? {}, (err, res) => (err ? fail(err) : done(res))),
+    );
+  await post("Profiler.enable");
+  await post("Profiler.setSamplingInterval", { interval: 200 });
+  await post("Profiler.start");
+  return {
+    stop: async (file) => {
+      const { profile } = (await post("Profiler.stop")) as { profile: unknown };
+      writeFileSync(file, JSON.stringify(profile));
+      session.disconnect();
+    },
+  };
+}
+
 /** JSON.parse + the ingest validator (no stores). Records/s. */
 function parseAndValidate(bodies: readonly string[]): number {
   const t = performance.now();
@@ -208,12 +232,15 @@ const pv = parseAndValidate(bodies);
 // Warm-up, then the measured run.
 const url = `${base}/activity/generations`;
 await runLoad({ url, key: org.managementKey, bodies: warmBodies, clients: CLIENTS });
+const prepared = await prepareLoad({ url, key: org.managementKey, bodies, clients: CLIENTS });
 stages.reset();
+const profiler = profileFile ? await startProfile() : null;
 const cpu0 = process.cpuUsage();
 const elu0 = performance.eventLoopUtilization();
-const load = await runLoad({ url, key: org.managementKey, bodies, clients: CLIENTS });
+const load = await prepared.go();
 const elu = performance.eventLoopUtilization(elu0);
 const cpu = process.cpuUsage(cpu0);
+if (profiler && profileFile) await profiler.stop(profileFile);
 const cpuMsPerBatch = (cpu.user + cpu.system) / 1000 / BATCHES;
 const mainMsPerBatch = elu.active / BATCHES;
 const httpRate = records / (load.ms / 1000);

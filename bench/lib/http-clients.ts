@@ -2,70 +2,116 @@ import { spawn } from "node:child_process";
 
 /**
  * HTTP load from a child process (so that the clients neither share the server's event loop nor
- * count in its CPU time):
- * `clients` lanes, each POSTing its share of the bodies one after the other over keep-alive
- * connections (fetch). Resolves with the wall time and per-request latencies; any non-200 fails.
+ * count in its CPU time): `clients` lanes, each POSTing the next body as soon as its previous
+ * request is answered, over keep-alive connections (fetch). Any non-200 fails.
  */
 export interface LoadResult {
   ms: number;
   latencies: number[];
 }
 
+export interface PreparedLoad {
+  /** Starts the requests; resolves when every body has been answered. */
+  go(): Promise<LoadResult>;
+}
+
+/**
+ * The child reads one line of JSON (its work) from stdin, answers "ready", and starts on the next
+ * line ("go"), so that handing it hundreds of megabytes of bodies is not part of the measurement.
+ */
 const CLIENT_JS = `
 let input = "";
+let work = null;
 process.stdin.setEncoding("utf8");
-process.stdin.on("data", (d) => (input += d));
-process.stdin.on("end", () => run(JSON.parse(input)));
+process.stdin.on("data", (d) => {
+  input += d;
+  let nl;
+  while ((nl = input.indexOf("\\n")) >= 0) {
+    const line = input.slice(0, nl);
+    input = input.slice(nl + 1);
+    if (work === null) {
+      work = JSON.parse(line);
+      process.stdout.write("ready\\n");
+    } else void run(work);
+  }
+});
 const run = async ({ url, key, bodies, clients, contentType }) => {
-try {
-  const latencies = [];
-  const started = performance.now();
-  let next = 0;
-  const lane = async () => {
-    for (;;) {
-      const i = next++;
-      if (i >= bodies.length) return;
-      const t = performance.now();
-      const res = await fetch(url, {
-        method: "POST",
-        headers: { authorization: "Bearer " + key, "content-type": contentType },
-        body: bodies[i],
-      });
-      const text = await res.text();
-      if (res.status !== 200) throw new Error("status " + res.status + ": " + text.slice(0, 500));
-      latencies.push(performance.now() - t);
-    }
-  };
-  await Promise.all(Array.from({ length: clients }, lane));
-  process.stdout.write(JSON.stringify({ ms: performance.now() - started, latencies }));
-} catch (err) {
-  process.stdout.write(JSON.stringify({ error: String((err && err.stack) || err) }));
-}
+  try {
+    const latencies = [];
+    const started = performance.now();
+    let next = 0;
+    const lane = async () => {
+      for (;;) {
+        const i = next++;
+        if (i >= bodies.length) return;
+        const t = performance.now();
+        const res = await fetch(url, {
+          method: "POST",
+          headers: { authorization: "Bearer " + key, "content-type": contentType },
+          body: bodies[i],
+        });
+        const text = await res.text();
+        if (res.status !== 200) throw new Error("status " + res.status + ": " + text.slice(0, 500));
+        latencies.push(performance.now() - t);
+      }
+    };
+    await Promise.all(Array.from({ length: clients }, lane));
+    process.stdout.write(JSON.stringify({ ms: performance.now() - started, latencies }) + "\\n");
+  } catch (err) {
+    process.stdout.write(JSON.stringify({ error: String((err && err.stack) || err) }) + "\\n");
+  }
+  process.exit(0);
 };
 `;
 
-export function runLoad(opts: {
+export async function prepareLoad(opts: {
   url: string;
   key: string;
   bodies: readonly string[];
   clients: number;
   contentType?: string;
-}): Promise<LoadResult> {
+}): Promise<PreparedLoad> {
   const child = spawn(process.execPath, ["-e", CLIENT_JS], { stdio: ["pipe", "pipe", "inherit"] });
   let out = "";
+  const lines: string[] = [];
+  let waiting: ((line: string) => void) | null = null;
   child.stdout.setEncoding("utf8");
-  child.stdout.on("data", (d: string) => (out += d));
-  child.stdin.end(JSON.stringify({ contentType: "application/json", ...opts }));
-  return new Promise((resolve, reject) => {
-    child.once("error", reject);
-    child.once("exit", (code) => {
-      try {
-        const m = JSON.parse(out) as LoadResult | { error: string };
-        if ("error" in m) reject(new Error(m.error));
-        else resolve(m);
-      } catch {
-        reject(new Error(`load client exited with ${String(code)}: ${out.slice(0, 500)}`));
-      }
-    });
+  child.stdout.on("data", (d: string) => {
+    out += d;
+    let nl;
+    while ((nl = out.indexOf("\n")) >= 0) {
+      lines.push(out.slice(0, nl));
+      out = out.slice(nl + 1);
+    }
+    if (waiting && lines.length > 0) {
+      const w = waiting;
+      waiting = null;
+      w(lines.shift() as string);
+    }
   });
+  const exited = new Promise<never>((_, fail) =>
+    child.once("exit", (code) => fail(new Error(`load client exited with ${String(code)}`))),
+  );
+  const nextLine = (): Promise<string> =>
+    Promise.race([
+      lines.length > 0
+        ? Promise.resolve(lines.shift() as string)
+        : new Promise<string>((done) => (waiting = done)),
+      exited,
+    ]);
+  child.stdin.write(JSON.stringify({ contentType: "application/json", ...opts }) + "\n");
+  if ((await nextLine()) !== "ready") throw new Error("load client did not get ready");
+  return {
+    go: async () => {
+      child.stdin.end("go\n");
+      const m = JSON.parse(await nextLine()) as LoadResult | { error: string };
+      if ("error" in m) throw new Error(m.error);
+      return m;
+    },
+  };
+}
+
+/** prepareLoad + go. */
+export async function runLoad(opts: Parameters<typeof prepareLoad>[0]): Promise<LoadResult> {
+  return (await prepareLoad(opts)).go();
 }
