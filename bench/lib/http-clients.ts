@@ -20,15 +20,21 @@ export interface PreparedLoad {
  * line ("go"), so that handing it hundreds of megabytes of bodies is not part of the measurement.
  */
 const CLIENT_JS = `
-let input = "";
+const chunks = [];
 let work = null;
 process.stdin.setEncoding("utf8");
 process.stdin.on("data", (d) => {
-  input += d;
-  let nl;
-  while ((nl = input.indexOf("\\n")) >= 0) {
-    const line = input.slice(0, nl);
-    input = input.slice(nl + 1);
+  // Only the new chunk is searched for the end of the line (the work line is hundreds of MB).
+  for (;;) {
+    const nl = d.indexOf("\\n");
+    if (nl < 0) {
+      chunks.push(d);
+      return;
+    }
+    chunks.push(d.slice(0, nl));
+    d = d.slice(nl + 1);
+    const line = chunks.join("");
+    chunks.length = 0;
     if (work === null) {
       work = JSON.parse(line);
       process.stdout.write("ready\\n");
