@@ -5,12 +5,16 @@ import {
   type ClassificationRow,
 } from "../../activity/activity-row.js";
 import type { Clock } from "../../lib/clock.js";
-import type { ActivityStore } from "../../stores/activity-store.js";
+import type { ActivityStore, ExclusiveActivityWriter, StagedActivity } from "../../stores/activity-store.js";
 import type { Db, RecordStore } from "../../stores/record-store.js";
 import { DomainError, invalid } from "../errors.js";
 import { addUsageBatch, type UsageEntry } from "../usage/ledger.js";
 import { bumpActivityVersion } from "./activity-version.js";
 import { upsertAppLabels, upsertUserLabels, type UserLabel } from "./labels-repo.js";
+import { newId } from "../../lib/ids.js";
+import { addInflight, removeInflight } from "./inflight-repo.js";
+import { IngestGate } from "./ingest-gate.js";
+import { recoverInflight } from "./recover-inflight.js";
 import { claimGenerationIds } from "./seen-repo.js";
 import { MAX_RECORDS, parseRecords, Problems, type ParsedRecord } from "./validate-generations.js";
 
@@ -131,33 +135,150 @@ export function toRow(r: ParsedRecord, organizationId: string, key: KeyRef): Act
   };
 }
 
+/** A validated batch, normalised: one row per distinct id (the first record wins). */
+interface Batch {
+  organizationId: string;
+  rows: ActivityRow[];
+  tagsById: Map<string, ClassificationRow[]>;
+  labelSource: Map<string, ParsedRecord>;
+  keys: Map<string, KeyRef>;
+  legacyWorkspace: string | null;
+  /** created_at range of the rows. */
+  minMs: number;
+  maxMs: number;
+}
+
+/** What the record store must learn about a set of accepted rows. */
+interface Acceptance {
+  usage: UsageEntry[];
+  apps: Map<number, string>;
+  users: Map<string, UserLabel>;
+}
+
+function tagsOf(batch: Batch, rows: readonly ActivityRow[]): ClassificationRow[] {
+  if (batch.tagsById.size === 0) return [];
+  const out: ClassificationRow[] = [];
+  for (const r of rows) {
+    const tags = batch.tagsById.get(r.id);
+    if (tags) for (const t of tags) out.push(t);
+  }
+  return out;
+}
+
+function acceptanceOf(batch: Batch, rows: readonly ActivityRow[]): Acceptance {
+  const usage: UsageEntry[] = new Array<UsageEntry>(rows.length);
+  const apps = new Map<number, string>();
+  const users = new Map<string, UserLabel>();
+  for (let i = 0; i < rows.length; i++) {
+    const r = rows[i] as ActivityRow;
+    usage[i] = {
+      organizationId: batch.organizationId,
+      keyHash: r.api_key_hash,
+      // Legacy activity (no workspace) counts toward the default workspace, as analytics shows it.
+      workspaceId:
+        r.workspace_id ?? batch.legacyWorkspace ?? (batch.keys.get(r.api_key_hash) as KeyRef).workspaceId,
+      at: new Date(r.created_at_ms),
+      usageNano: r.usage_nano,
+      byokNano: r.byok_usage_inference_nano,
+    };
+    const src = batch.labelSource.get(r.id) as ParsedRecord;
+    if (r.app_id !== null && src.appTitle !== null) apps.set(r.app_id, src.appTitle);
+    if (r.user_id !== null && (src.userName !== null || src.userEmail !== null)) {
+      const prev = users.get(r.user_id);
+      users.set(r.user_id, {
+        name: src.userName ?? prev?.name ?? null,
+        email: src.userEmail ?? prev?.email ?? null,
+      });
+    }
+  }
+  return { usage, apps, users };
+}
+
+/** Ledger, labels and activity version for accepted rows. Call inside the batch's transaction. */
+async function recordAcceptance(trx: Db, organizationId: string, a: Acceptance): Promise<void> {
+  await addUsageBatch(trx, a.usage);
+  if (a.apps.size > 0) await upsertAppLabels(trx, organizationId, a.apps);
+  if (a.users.size > 0) await upsertUserLabels(trx, organizationId, a.users);
+  await bumpActivityVersion(trx, organizationId);
+}
+
 /**
- * Ingests a batch of generation records for one organization (spec/activity.md), all or nothing.
- *
- * Crash safety without a distributed transaction: the record store decides which ids are new.
- * In ONE record-store transaction: claim the ids (generations_seen), add the new records to the
- * usage ledger, upsert labels, bump the activity version, and write the new records to the
- * activity store (which skips ids it already holds); then commit. A crash before the commit
- * leaves the ledger untouched and maybe rows in the activity store, which the retry skips; a
- * crash after it loses nothing. A repeated id inside the batch keeps its first record; the
- * others count as duplicates.
+ * Keys by hash, remembered per record store: a key's id, workspace and creator never change, and
+ * a deleted key's row stays. Only keys found are remembered (a key created later is looked up).
  */
-export async function ingestGenerations(
-  deps: { store: RecordStore; activity: ActivityStore; clock: Clock },
+const keyCache = new WeakMap<RecordStore, Map<string, KeyRef>>();
+const KEY_CACHE_MAX = 50_000;
+
+async function cachedKeys(
+  store: RecordStore,
+  organizationId: string,
+  hashes: readonly string[],
+): Promise<Map<string, KeyRef>> {
+  let cache = keyCache.get(store);
+  if (!cache) keyCache.set(store, (cache = new Map<string, KeyRef>()));
+  const out = new Map<string, KeyRef>();
+  const missing: string[] = [];
+  for (const h of hashes) {
+    const k = cache.get(`${organizationId}:${h}`);
+    if (k) out.set(h, k);
+    else missing.push(h);
+  }
+  if (missing.length > 0) {
+    const found = await keysByHash(store.db, organizationId, missing);
+    if (cache.size + found.size > KEY_CACHE_MAX) cache.clear();
+    for (const [h, k] of found) {
+      out.set(h, k);
+      cache.set(`${organizationId}:${h}`, k);
+    }
+  }
+  return out;
+}
+
+/** Workspace ids known to exist in an organization (ids are never reused or removed). */
+const workspaceCache = new WeakMap<RecordStore, Set<string>>();
+
+async function cachedWorkspaces(
+  store: RecordStore,
+  organizationId: string,
+  ids: readonly string[],
+): Promise<Set<string>> {
+  let cache = workspaceCache.get(store);
+  if (!cache) workspaceCache.set(store, (cache = new Set<string>()));
+  const out = new Set<string>();
+  const missing: string[] = [];
+  for (const id of ids) {
+    if (cache.has(`${organizationId}:${id}`)) out.add(id);
+    else missing.push(id);
+  }
+  if (missing.length > 0) {
+    const found = await workspacesOf(store.db, organizationId, missing);
+    if (cache.size + found.size > KEY_CACHE_MAX) cache.clear();
+    for (const id of found) {
+      out.add(id);
+      cache.add(`${organizationId}:${id}`);
+    }
+  }
+  return out;
+}
+
+/** Validates, resolves references and normalises; throws the 400 listing every problem. */
+async function prepareBatch(
+  store: RecordStore,
+  clock: Clock,
   organizationId: string,
   items: readonly unknown[],
-): Promise<IngestResult> {
-  const { store, activity, clock } = deps;
+): Promise<Batch> {
   const problems = new Problems();
   const parsed = parseRecords(items, clock.now().getTime(), problems);
 
   // References: keys and explicit workspaces must belong to the caller's organization.
   const hashes = [...new Set(parsed.map((r) => r.apiKeyHash))];
-  const keys = await keysByHash(store.db, organizationId, hashes);
+  const keys = await cachedKeys(store, organizationId, hashes);
   const explicit = [
     ...new Set(parsed.flatMap((r) => (typeof r.workspaceId === "string" ? [r.workspaceId] : []))),
   ];
-  const workspaces = explicit.length > 0 ? await workspacesOf(store.db, organizationId, explicit) : new Set();
+  const workspaces =
+    explicit.length > 0 ? await cachedWorkspaces(store, organizationId, explicit) : new Set<string>();
   for (const r of parsed) {
     if (!keys.has(r.apiKeyHash)) {
       problems.add(
@@ -181,11 +302,15 @@ export async function ingestGenerations(
   const rows: ActivityRow[] = [];
   const tagsById = new Map<string, ClassificationRow[]>();
   const labelSource = new Map<string, ParsedRecord>();
+  let minMs = Infinity;
+  let maxMs = -Infinity;
   for (const r of parsed) {
     if (labelSource.has(r.id)) continue;
     labelSource.set(r.id, r);
     const row = toRow(r, organizationId, keys.get(r.apiKeyHash) as KeyRef);
     rows.push(row);
+    if (row.created_at_ms < minMs) minMs = row.created_at_ms;
+    if (row.created_at_ms > maxMs) maxMs = row.created_at_ms;
     if (r.classifications.length > 0) {
       tagsById.set(
         r.id,
@@ -199,46 +324,126 @@ export async function ingestGenerations(
       );
     }
   }
+  return { organizationId, rows, tagsById, labelSource, keys, legacyWorkspace, minMs, maxMs };
+}
 
-  const accepted = await store.transaction(async (trx) => {
+/** One gate per single-writer activity store (see IngestGate). */
+const gates = new WeakMap<ExclusiveActivityWriter, IngestGate>();
+
+/**
+ * The fast path on a single-writer activity store (embedded DuckDB). The batch's rows are staged
+ * in an activity transaction of their own before the record-store transaction (so building and
+ * appending them is not serialised with other batches), and an in-flight marker naming the
+ * batch's ids is committed. In ONE record-store transaction: claim the ids; if some were already
+ * accepted, restage only the new ones; add them to the ledger, labels and activity version;
+ * delete the marker; commit the staged activity rows; then the record store commits. No
+ * existence check in the activity store is needed: a row can be there without its id accepted
+ * only after a batch failed between the two commits, and such a batch's marker is recovered
+ * (its unaccepted rows deleted) before any other batch is written (IngestGate).
+ */
+async function ingestExclusive(
+  store: RecordStore,
+  writer: ExclusiveActivityWriter,
+  batch: Batch,
+): Promise<number> {
+  let gate = gates.get(writer);
+  if (!gate) gates.set(writer, (gate = new IngestGate()));
+  const g = gate;
+  await g.enter(() => recoverInflight(store.db, writer));
+  try {
+    const { organizationId, rows } = batch;
+    // Staging runs on the engine's threads while the marker is written (which waits for the record
+    // store whenever another batch's transaction holds it).
+    const staging = writer.stage(rows, tagsOf(batch, rows));
+    staging.catch(() => undefined); // awaited below; a failure must not go unhandled meanwhile
+    let staged: StagedActivity | null = null;
+    try {
+      const acceptance = acceptanceOf(batch, rows);
+      const token = newId();
+      await addInflight(store.db, {
+        token,
+        owner: writer.owner,
+        organizationId,
+        minMs: batch.minMs,
+        maxMs: batch.maxMs,
+        ids: rows.map((r) => r.id),
+      });
+      staged = await staging;
+      return await g.commit((beforeActivityCommit) =>
+        store.transaction(async (trx) => {
+          // Sorted, so that concurrent batches sharing ids lock them in the same order (no deadlock).
+          const claimed = await claimGenerationIds(trx, organizationId, rows.map((r) => r.id).sort());
+          await removeInflight(trx, token);
+          let current = staged as StagedActivity;
+          if (claimed.size === 0) {
+            await current.abort();
+            return 0;
+          }
+          let fresh = rows;
+          let accept = acceptance;
+          if (claimed.size < rows.length) {
+            await current.abort();
+            fresh = rows.filter((r) => claimed.has(r.id));
+            staged = current = await writer.stage(fresh, tagsOf(batch, fresh));
+            accept = acceptanceOf(batch, fresh);
+          }
+          await recordAcceptance(trx, organizationId, accept);
+          await beforeActivityCommit();
+          await current.commit();
+          return fresh.length;
+        }),
+      );
+    } finally {
+      // No-op once committed; a batch that failed before its staging finished drops it too.
+      if (staged) await staged.abort();
+      else
+        await staging.then(
+          (s) => s.abort(),
+          () => undefined,
+        );
+    }
+  } finally {
+    g.leave();
+  }
+}
+
+/**
+ * The general path (ClickHouse, or any store another process may write too): in ONE record-store
+ * transaction claim the ids, add the new records to the ledger, labels and activity version, and
+ * write them to the activity store, which skips ids it already holds (only possible after a crash
+ * between its write and the record-store commit); then commit.
+ */
+async function ingestChecked(store: RecordStore, activity: ActivityStore, batch: Batch): Promise<number> {
+  const { organizationId, rows } = batch;
+  return store.transaction(async (trx) => {
     // Sorted, so that concurrent batches sharing ids lock them in the same order (no deadlock).
     const claimed = await claimGenerationIds(trx, organizationId, rows.map((r) => r.id).sort());
     if (claimed.size === 0) return 0;
-    const fresh = rows.filter((r) => claimed.has(r.id));
-
-    const usage: UsageEntry[] = fresh.map((r) => ({
-      organizationId,
-      keyHash: r.api_key_hash,
-      // Legacy activity (no workspace) counts toward the default workspace, as analytics shows it.
-      workspaceId: r.workspace_id ?? legacyWorkspace ?? (keys.get(r.api_key_hash) as KeyRef).workspaceId,
-      at: new Date(r.created_at_ms),
-      usageNano: r.usage_nano,
-      byokNano: r.byok_usage_inference_nano,
-    }));
-    await addUsageBatch(trx, usage);
-
-    const apps = new Map<number, string>();
-    const users = new Map<string, UserLabel>();
-    for (const r of fresh) {
-      const src = labelSource.get(r.id) as ParsedRecord;
-      if (r.app_id !== null && src.appTitle !== null) apps.set(r.app_id, src.appTitle);
-      if (r.user_id !== null && (src.userName !== null || src.userEmail !== null)) {
-        const prev = users.get(r.user_id);
-        users.set(r.user_id, {
-          name: src.userName ?? prev?.name ?? null,
-          email: src.userEmail ?? prev?.email ?? null,
-        });
-      }
-    }
-    if (apps.size > 0) await upsertAppLabels(trx, organizationId, apps);
-    if (users.size > 0) await upsertUserLabels(trx, organizationId, users);
-    await bumpActivityVersion(trx, organizationId);
-
-    await activity.insert(
-      fresh,
-      fresh.flatMap((r) => tagsById.get(r.id) ?? []),
-    );
+    const fresh = claimed.size === rows.length ? rows : rows.filter((r) => claimed.has(r.id));
+    await recordAcceptance(trx, organizationId, acceptanceOf(batch, fresh));
+    await activity.insert(fresh, tagsOf(batch, fresh));
     return fresh.length;
   });
+}
+
+/**
+ * Ingests a batch of generation records for one organization (spec/activity.md), all or nothing.
+ *
+ * Crash safety without a distributed transaction: the record store decides which ids are new
+ * (generations_seen), and the activity rows are committed before the record-store transaction
+ * that accepts them, so a crash loses nothing acknowledged and a retry never counts a record
+ * twice. A repeated id inside the batch keeps its first record; the others count as duplicates.
+ * See ingestExclusive (embedded DuckDB) and ingestChecked (ClickHouse) for the two protocols.
+ */
+export async function ingestGenerations(
+  deps: { store: RecordStore; activity: ActivityStore; clock: Clock },
+  organizationId: string,
+  items: readonly unknown[],
+): Promise<IngestResult> {
+  const { store, activity, clock } = deps;
+  const batch = await prepareBatch(store, clock, organizationId, items);
+  const accepted = activity.exclusive
+    ? await ingestExclusive(store, activity.exclusive, batch)
+    : await ingestChecked(store, activity, batch);
   return { accepted, duplicates: items.length - accepted };
 }
