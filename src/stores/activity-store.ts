@@ -54,4 +54,41 @@ export interface ActivityStore {
   query(q: BoundQuery, opts: QueryOptions): Promise<Record<string, unknown>[]>;
   ping(): Promise<void>;
   close(): Promise<void>;
+  /**
+   * Present when one process alone writes this store (embedded DuckDB: the file is locked): the
+   * ingest fast path, which replaces insert's existence check by in-flight markers in the record
+   * store (src/domain/ingest/ingest-generations.ts). Absent on ClickHouse.
+   */
+  readonly exclusive?: ExclusiveActivityWriter;
+}
+
+/** Staged writes of a single-writer activity store; see ActivityStore.exclusive. */
+export interface ExclusiveActivityWriter {
+  /** Identifies this store in the record store's in-flight markers (host and file). */
+  readonly owner: string;
+  /**
+   * Identifies this open handle of the store (new at every open): batches written through one
+   * handle share one ordering with recovery, and a new handle recovers before its first batch.
+   * Wrappers must pass it through.
+   */
+  readonly session: string;
+  /**
+   * Writes rows and tags in a transaction of their own, not yet committed (invisible to queries),
+   * with no existence check: the caller commits it only for ids it has just claimed in the record
+   * store, with no unrecovered in-flight marker left, so none of them can be present.
+   */
+  stage(rows: readonly ActivityRow[], tags: readonly ClassificationRow[]): Promise<StagedActivity>;
+  /**
+   * Deletes the organization's generations with these ids (and their tags) created in
+   * [minMs, maxMs]: recovery of a batch whose rows were committed here but whose record-store
+   * transaction was not.
+   */
+  discard(organizationId: string, ids: readonly string[], minMs: number, maxMs: number): Promise<void>;
+}
+
+export interface StagedActivity {
+  /** Makes the staged rows durable and visible. */
+  commit(): Promise<void>;
+  /** Drops them (never throws). */
+  abort(): Promise<void>;
 }

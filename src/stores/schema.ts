@@ -139,6 +139,18 @@ export interface ActivityVersionsTable {
   version: Int64;
 }
 
+/** An ingest batch between its activity-store write and its record-store commit (migration 003). */
+export interface IngestInflightTable {
+  token: string;
+  /** The activity store written (host and file of an embedded DuckDB). */
+  owner: string;
+  organization_id: string;
+  min_ms: Int64;
+  max_ms: Int64;
+  /** JSON array of the batch's generation ids. */
+  ids: string;
+}
+
 export interface Database {
   organizations: OrganizationsTable;
   workspaces: WorkspacesTable;
@@ -150,4 +162,5 @@ export interface Database {
   app_labels: AppLabelsTable;
   user_labels: UserLabelsTable;
   activity_versions: ActivityVersionsTable;
+  ingest_inflight: IngestInflightTable;
 }

@@ -37,8 +37,12 @@ const PAIRS = [
 const NOW = new Date("2026-11-18T12:00:00.000Z");
 const DAY = 86_400_000;
 
-/** An activity store whose inserts can drop chosen ids (an activity row lost after the ledger counted it). */
+/**
+ * An activity store whose writes can drop chosen ids (an activity row lost after the ledger
+ * counted it): inserts, and the staged writes of the embedded store's ingest fast path.
+ */
 function lossy(inner: ActivityStore, drop: Set<string>): ActivityStore {
+  const ex = inner.exclusive;
   return {
     ...inner,
     dialect: inner.dialect,
@@ -47,6 +51,16 @@ function lossy(inner: ActivityStore, drop: Set<string>): ActivityStore {
         rows.filter((r: ActivityRow) => !drop.has(r.id)),
         tags.filter((t) => !drop.has(t.generation_id)),
       ),
+    exclusive: ex && {
+      owner: ex.owner,
+      session: ex.session,
+      discard: (org, ids, minMs, maxMs) => ex.discard(org, ids, minMs, maxMs),
+      stage: (rows, tags) =>
+        ex.stage(
+          rows.filter((r) => !drop.has(r.id)),
+          tags.filter((t) => !drop.has(t.generation_id)),
+        ),
+    },
   };
 }
 

@@ -48,12 +48,23 @@ for (const f of STORE_FACTORIES) {
     });
 
     it("an activity-store row left by a crash before commit is not doubled by the retry", async () => {
-      // Simulate the crash window: the row reached the activity store, the record store never committed.
+      // The crash window: the activity rows committed, the record-store transaction did not. A record
+      // store whose commit fails once, after the batch's work, leaves exactly that state behind
+      // (with the batch's in-flight marker, as a crash would).
       const rec = wireRecord(t, { api_key_hash: hash, id: "orphan-1", usage: 2 });
-      const probe = await ingest(t, [rec]);
-      expect(probe.statusCode).toBe(200);
-      await t.ctx.store.db.deleteFrom("generations_seen").where("id", "=", "orphan-1").execute();
       const before = (await t.call({ method: "GET", url: `/api/v1/keys/${hash}` })).json().data.usage;
+      const transaction = store.transaction;
+      store.transaction = ((fn) =>
+        transaction.call(store, async (trx) => {
+          await fn(trx);
+          throw new Error("simulated crash before the record-store commit");
+        })) as typeof store.transaction;
+      try {
+        expect((await ingest(t, [rec])).statusCode).toBe(500);
+      } finally {
+        store.transaction = transaction;
+      }
+      expect(await activityRows(t, "id = 'orphan-1'")).toHaveLength(1);
       const retry = await ingest(t, [rec]);
       expect(retry.json()).toEqual({ data: { accepted: 1, duplicates: 0 } });
       expect(await activityRows(t, "id = 'orphan-1'")).toHaveLength(1);

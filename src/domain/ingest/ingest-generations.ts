@@ -327,8 +327,20 @@ async function prepareBatch(
   return { organizationId, rows, tagsById, labelSource, keys, legacyWorkspace, minMs, maxMs };
 }
 
-/** One gate per single-writer activity store (see IngestGate). */
-const gates = new WeakMap<ExclusiveActivityWriter, IngestGate>();
+/**
+ * One gate per single-writer activity store (see IngestGate), keyed by the store's owner so that
+ * wrappers of one store share it; a new session (the store opened again) gets a new gate, which
+ * recovers first.
+ */
+const gates = new Map<string, { session: string; gate: IngestGate }>();
+
+function gateOf(writer: ExclusiveActivityWriter): IngestGate {
+  const known = gates.get(writer.owner);
+  if (known?.session === writer.session) return known.gate;
+  const gate = new IngestGate();
+  gates.set(writer.owner, { session: writer.session, gate });
+  return gate;
+}
 
 /**
  * The fast path on a single-writer activity store (embedded DuckDB). The batch's rows are staged
@@ -346,9 +358,7 @@ async function ingestExclusive(
   writer: ExclusiveActivityWriter,
   batch: Batch,
 ): Promise<number> {
-  let gate = gates.get(writer);
-  if (!gate) gates.set(writer, (gate = new IngestGate()));
-  const g = gate;
+  const g = gateOf(writer);
   await g.enter(() => recoverInflight(store.db, writer));
   try {
     const { organizationId, rows } = batch;

@@ -423,6 +423,7 @@ export async function openDuckDbActivityStore(opts: DuckDbStoreOptions): Promise
       opts.path === ":memory:"
         ? `duckdb:memory:${randomUUID()}`
         : `duckdb:${hostname()}:${resolve(opts.path)}`,
+    session: randomUUID(),
     stage,
     discard,
   };

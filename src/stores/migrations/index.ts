@@ -2,10 +2,15 @@ import { Migrator, type Kysely, type Migration } from "kysely";
 import type { DialectCaps } from "../dialect.js";
 import { initial } from "./001-initial.js";
 import { activityIngest } from "./002-activity-ingest.js";
+import { ingestInflight } from "./003-ingest-inflight.js";
 
 /** Versioned migrations, applied in name order at start. Append; never edit a released one. */
 export function migrations(caps: DialectCaps): Record<string, Migration> {
-  return { "001-initial": initial(caps), "002-activity-ingest": activityIngest(caps) };
+  return {
+    "001-initial": initial(caps),
+    "002-activity-ingest": activityIngest(caps),
+    "003-ingest-inflight": ingestInflight(caps),
+  };
 }
 
 export async function migrateToLatest(db: Kysely<unknown>, caps: DialectCaps): Promise<void> {
