@@ -92,8 +92,10 @@ export const CH_TIMEOUT_CODE = 159;
  * Parses a JSON-format result. chDB (3.4) has a quirk: after a query fails mid-output (a timeout),
  * the failed query's partial document is prepended to the next result on the same session. The
  * answer is then the last document of the text, each document starting with `{` on its own line.
+ * A statement without a result set (a DELETE, an ALTER) answers with an empty body: no rows.
  */
 export function parseJsonResult(text: string): { meta: ColumnMeta[]; data: Record<string, unknown>[] } {
+  if (text.trim() === "") return { meta: [], data: [] };
   try {
     return JSON.parse(text) as { meta: ColumnMeta[]; data: Record<string, unknown>[] };
   } catch (err) {
