@@ -24,7 +24,12 @@ export class ActivityStoreLocked extends Error {
   override readonly name = "ActivityStoreLocked";
 }
 
-/** Memory limit of the embedded DuckDB engine in CLI processes. */
+/**
+ * Memory limit of the embedded DuckDB engine in CLI processes unless DUCKDB_MEMORY_LIMIT says
+ * otherwise: DuckDB's buffer pool may otherwise grow to 80% of RAM while a long import reads back
+ * the id column for its existence checks; this keeps the whole process well under 1 GiB (DuckDB
+ * spills to disk past the limit instead of failing).
+ */
 const DUCKDB_CLI_MEMORY = "512MB";
 
 const isLockError = (err: unknown): boolean =>
@@ -44,7 +49,10 @@ export async function withStores<T>(
   const store = await openRecordStore(config);
   let activity: ActivityStore;
   try {
-    activity = await openActivityStore(config);
+    activity = await openActivityStore({
+      ...config,
+      duckdb: { ...config.duckdb, memoryLimit: config.duckdb.memoryLimit ?? DUCKDB_CLI_MEMORY },
+    });
   } catch (err) {
     await store.close();
     if (isLockError(err)) {
@@ -58,15 +66,6 @@ export async function withStores<T>(
     throw err;
   }
   try {
-    if (activity.dialect === "duckdb") {
-      // DuckDB's buffer pool may otherwise grow to 80% of RAM while a long import reads back the
-      // id column for its existence checks; the CLI keeps the whole process well under 1 GiB
-      // (DuckDB spills to disk past the limit instead of failing).
-      await activity.query(
-        { sql: `SET memory_limit = '${DUCKDB_CLI_MEMORY}'`, params: {} },
-        { timeoutMs: 10_000 },
-      );
-    }
     return await fn({ config, store, activity });
   } finally {
     await activity.close();

@@ -20,6 +20,8 @@ export interface Config {
   clickhouseUrl: string | null;
   /** Database of the activity tables on ClickHouse; null = the server's default. */
   clickhouseDatabase: string | null;
+  /** Embedded DuckDB activity store: buffer-pool limit (DuckDB syntax, `2GB`) and worker threads; null = DuckDB's defaults (80% of RAM, one per core). */
+  duckdb: { memoryLimit: string | null; threads: number | null };
   analytics: {
     /** An analytics query past this is cancelled and answered 408. */
     queryTimeoutMs: number;
@@ -41,6 +43,9 @@ export class ConfigError extends Error {
 }
 
 type Env = Record<string, string | undefined>;
+
+/** A DuckDB memory size: a number and a unit (DuckDB reads KB/MB/GB/TB as powers of 1000, KiB… as 1024). */
+const DUCKDB_MEMORY = /^\d+(\.\d+)?\s?(KB|MB|GB|TB|KiB|MiB|GiB|TiB)$/i;
 
 const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
 
@@ -95,6 +100,13 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
   if (clickhouseDatabase !== null && !/^[A-Za-z_][A-Za-z0-9_]{0,63}$/.test(clickhouseDatabase)) {
     problems.push("CLICKHOUSE_DATABASE: must be a database name (letters, digits, underscore)");
   }
+  const duckdbMemoryLimit = str("DUCKDB_MEMORY_LIMIT");
+  if (duckdbMemoryLimit !== null && !DUCKDB_MEMORY.test(duckdbMemoryLimit)) {
+    problems.push(
+      `DUCKDB_MEMORY_LIMIT: must be a size such as 512MB, 2GB or 1.5GiB (got "${duckdbMemoryLimit}")`,
+    );
+  }
+  const duckdbThreads = str("DUCKDB_THREADS") === null ? null : int("DUCKDB_THREADS", 1, 1, 1024);
   const bootstrapKey = str("GATEHOUSE_BOOTSTRAP_KEY");
   if (bootstrapKey !== null && bootstrapKey.length < 32) {
     problems.push("GATEHOUSE_BOOTSTRAP_KEY: must be at least 32 characters");
@@ -117,6 +129,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     redisUrl,
     clickhouseUrl,
     clickhouseDatabase,
+    duckdb: { memoryLimit: duckdbMemoryLimit, threads: duckdbThreads },
     analytics: {
       queryTimeoutMs: int("ANALYTICS_QUERY_TIMEOUT_MS", 10_000, 100, 600_000),
       cacheTtlMs: int("ANALYTICS_CACHE_TTL_MS", 30_000, 0, 86_400_000),

@@ -8,8 +8,9 @@ export function openActivityStore(opts: {
   clickhouseUrl: string | null;
   clickhouseDatabase?: string | null;
   dataDir: string;
+  duckdb?: { memoryLimit: string | null; threads: number | null };
 }): Promise<ActivityStore> {
   return opts.clickhouseUrl
     ? openClickHouseServerStore({ url: opts.clickhouseUrl, database: opts.clickhouseDatabase ?? null })
-    : openDuckDbActivityStore({ path: join(opts.dataDir, "activity.duckdb") });
+    : openDuckDbActivityStore({ path: join(opts.dataDir, "activity.duckdb"), ...opts.duckdb });
 }

@@ -25,6 +25,7 @@ describe("loadConfig", () => {
       redisUrl: null,
       clickhouseUrl: null,
       clickhouseDatabase: null,
+      duckdb: { memoryLimit: null, threads: null },
       analytics: { queryTimeoutMs: 10_000, cacheTtlMs: 30_000 },
       encryptionKey: null,
       bootstrapKey: null,
@@ -78,7 +79,10 @@ describe("loadConfig", () => {
       CLICKHOUSE_DATABASE: "gatehouse_activity",
       ANALYTICS_QUERY_TIMEOUT_MS: "2500",
       ANALYTICS_CACHE_TTL_MS: "0",
+      DUCKDB_MEMORY_LIMIT: "1.5GiB",
+      DUCKDB_THREADS: "2",
     });
+    expect(c.duckdb).toEqual({ memoryLimit: "1.5GiB", threads: 2 });
     expect(c.clickhouseUrl).toBe("https://u:p@ch:8443");
     expect(c.clickhouseDatabase).toBe("gatehouse_activity");
     expect(c.analytics).toEqual({ queryTimeoutMs: 2500, cacheTtlMs: 0 });
@@ -125,6 +129,11 @@ describe("loadConfig", () => {
     ["RATE_LIMIT_KEY_UPDATE_WINDOW_MS", "86400001"],
     ["RATE_LIMIT_ANALYTICS_MAX", "1e3"],
     ["RATE_LIMIT_ANALYTICS_WINDOW_MS", "-5"],
+    ["DUCKDB_MEMORY_LIMIT", "2"],
+    ["DUCKDB_MEMORY_LIMIT", "80%"],
+    ["DUCKDB_MEMORY_LIMIT", "1GB'; SET x = '1"],
+    ["DUCKDB_THREADS", "0"],
+    ["DUCKDB_THREADS", "two"],
   ])("names %s when its value is bad (%j)", (name, value) => {
     const problems = problemsOf({ [name]: value });
     expect(problems).toHaveLength(1);

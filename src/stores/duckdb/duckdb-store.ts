@@ -227,6 +227,10 @@ function plain(v: unknown): unknown {
 export interface DuckDbStoreOptions {
   /** A file path, or ":memory:". */
   path: string;
+  /** DuckDB's memory_limit (`2GB`); past it DuckDB spills to disk. Default: DuckDB's (80% of RAM). */
+  memoryLimit?: string | null;
+  /** DuckDB's worker threads. Default: DuckDB's (one per core). */
+  threads?: number | null;
 }
 
 /**
@@ -238,7 +242,11 @@ export interface DuckDbStoreOptions {
  */
 export async function openDuckDbActivityStore(opts: DuckDbStoreOptions): Promise<ActivityStore> {
   if (opts.path !== ":memory:") mkdirSync(dirname(opts.path), { recursive: true });
-  const instance = await DuckDBInstance.create(opts.path, { checkpoint_threshold: CHECKPOINT_THRESHOLD });
+  const instance = await DuckDBInstance.create(opts.path, {
+    checkpoint_threshold: CHECKPOINT_THRESHOLD,
+    ...(opts.memoryLimit ? { memory_limit: opts.memoryLimit } : {}),
+    ...(opts.threads ? { threads: String(opts.threads) } : {}),
+  });
   const writer = await instance.connect();
   for (const ddl of DUCKDB_DDL) await writer.run(ddl);
 
