@@ -15,6 +15,7 @@ import {
   listValue,
   type DuckDBConnection,
   type DuckDBPreparedStatement,
+  type DuckDBResultReader,
   type DuckDBType,
   type DuckDBValue,
 } from "@duckdb/node-api";
@@ -49,6 +50,12 @@ const CHECKPOINT_THRESHOLD = "128MB";
 const CHUNK_ROWS = 2048;
 /** Idle read connections kept for reuse; more are opened while queries run concurrently. */
 const MAX_IDLE_READERS = 4;
+/**
+ * Prepared analytics statements kept per read connection (least recently used dropped first).
+ * Parsing, binding and planning a compiled query costs ~2 ms of an answer; the compiler emits the
+ * same SQL text for the same question shape (values are parameters), so repeats reuse the plan.
+ */
+const MAX_PREPARED_PER_READER = 32;
 /** Idle staging connections kept for reuse (one per batch in flight). */
 const MAX_IDLE_STAGERS = 4;
 /**
@@ -222,6 +229,25 @@ function plain(v: unknown): unknown {
   if (v instanceof Date) return v.toISOString();
   if (Array.isArray(v)) return v.map(plain);
   return v;
+}
+
+/**
+ * A result as row objects in the port's representation, converted column by column (the
+ * engine's per-row object conversion costs ~0.7 ms for 600 rows; by column ~0.1 ms). Columns with
+ * the same name: the last one wins, as in row objects.
+ */
+function rowsOf(reader: DuckDBResultReader): Record<string, unknown>[] {
+  const names = reader.columnNames();
+  const columns = reader
+    .getColumnsJS()
+    .map((col) => (col.some((v) => v instanceof Date || Array.isArray(v)) ? col.map(plain) : col));
+  const rows = new Array<Record<string, unknown>>(reader.currentRowCount);
+  for (let i = 0; i < rows.length; i++) {
+    const out: Record<string, unknown> = {};
+    for (let j = 0; j < names.length; j++) out[names[j] as string] = (columns[j] as unknown[])[i];
+    rows[i] = out;
+  }
+  return rows;
 }
 
 export interface DuckDbStoreOptions {
@@ -441,6 +467,25 @@ export async function openDuckDbActivityStore(opts: DuckDbStoreOptions): Promise
     else conn.closeSync();
   }
 
+  /** The connection's prepared statement for this SQL (prepared on first use, kept LRU). */
+  async function preparedFor(conn: DuckDBConnection, sql: string): Promise<DuckDBPreparedStatement> {
+    let cached = statements.get(conn);
+    if (!cached) statements.set(conn, (cached = new Map<string, DuckDBPreparedStatement>()));
+    let st = cached.get(sql);
+    if (st)
+      cached.delete(sql); // re-inserted below: most recently used last
+    else {
+      st = await conn.prepare(sql);
+      if (cached.size >= MAX_PREPARED_PER_READER) {
+        const [oldest, old] = cached.entries().next().value as [string, DuckDBPreparedStatement];
+        cached.delete(oldest);
+        old.destroySync();
+      }
+    }
+    cached.set(sql, st);
+    return st;
+  }
+
   async function query(q: BoundQuery, opts: QueryOptions): Promise<Record<string, unknown>[]> {
     const conn = await acquire();
     let timedOut = false;
@@ -450,13 +495,12 @@ export async function openDuckDbActivityStore(opts: DuckDbStoreOptions): Promise
     }, opts.timeoutMs);
     try {
       const { values, types } = bindParams(q);
-      const reader = await conn.runAndReadAll(q.sql, values, types);
+      const st = await preparedFor(conn, q.sql);
+      st.clearBindings();
+      st.bind(values, types);
+      const reader = await st.runAndReadAll();
       if (timedOut) throw new ActivityTimeoutError();
-      return reader.getRowObjectsJS().map((row) => {
-        const out: Record<string, unknown> = {};
-        for (const [k, v] of Object.entries(row)) out[k] = plain(v);
-        return out;
-      });
+      return rowsOf(reader);
     } catch (err) {
       if (timedOut) throw new ActivityTimeoutError();
       throw err;
