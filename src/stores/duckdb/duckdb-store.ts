@@ -50,12 +50,6 @@ const CHECKPOINT_THRESHOLD = "128MB";
 const CHUNK_ROWS = 2048;
 /** Idle read connections kept for reuse; more are opened while queries run concurrently. */
 const MAX_IDLE_READERS = 4;
-/**
- * Prepared analytics statements kept per read connection (least recently used dropped first).
- * Parsing, binding and planning a compiled query costs ~2 ms of an answer; the compiler emits the
- * same SQL text for the same question shape (values are parameters), so repeats reuse the plan.
- */
-const MAX_PREPARED_PER_READER = 32;
 /** Idle staging connections kept for reuse (one per batch in flight). */
 const MAX_IDLE_STAGERS = 4;
 /**
@@ -467,25 +461,6 @@ export async function openDuckDbActivityStore(opts: DuckDbStoreOptions): Promise
     else conn.closeSync();
   }
 
-  /** The connection's prepared statement for this SQL (prepared on first use, kept LRU). */
-  async function preparedFor(conn: DuckDBConnection, sql: string): Promise<DuckDBPreparedStatement> {
-    let cached = statements.get(conn);
-    if (!cached) statements.set(conn, (cached = new Map<string, DuckDBPreparedStatement>()));
-    let st = cached.get(sql);
-    if (st)
-      cached.delete(sql); // re-inserted below: most recently used last
-    else {
-      st = await conn.prepare(sql);
-      if (cached.size >= MAX_PREPARED_PER_READER) {
-        const [oldest, old] = cached.entries().next().value as [string, DuckDBPreparedStatement];
-        cached.delete(oldest);
-        old.destroySync();
-      }
-    }
-    cached.set(sql, st);
-    return st;
-  }
-
   async function query(q: BoundQuery, opts: QueryOptions): Promise<Record<string, unknown>[]> {
     const conn = await acquire();
     let timedOut = false;
@@ -495,10 +470,10 @@ export async function openDuckDbActivityStore(opts: DuckDbStoreOptions): Promise
     }, opts.timeoutMs);
     try {
       const { values, types } = bindParams(q);
-      const st = await preparedFor(conn, q.sql);
-      st.clearBindings();
-      st.bind(values, types);
-      const reader = await st.runAndReadAll();
+      // Prepared afresh each time, on purpose: DuckDB plans with the column statistics of the
+      // moment (a sort sizes its string keys by the longest value seen), and a statement kept
+      // across appends returned longer new strings cut short (seen with DuckDB 1.5.6).
+      const reader = await conn.runAndReadAll(q.sql, values, types);
       if (timedOut) throw new ActivityTimeoutError();
       return rowsOf(reader);
     } catch (err) {
