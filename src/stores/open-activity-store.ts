@@ -1,6 +1,7 @@
 import { join } from "node:path";
 import type { ActivityStore } from "./activity-store.js";
 import { openClickHouseServerStore } from "./clickhouse/server-store.js";
+import type { CompactionSettings } from "./duckdb/duckdb-compaction.js";
 import { openDuckDbActivityStore } from "./duckdb/duckdb-store.js";
 
 /** CLICKHOUSE_URL selects a ClickHouse server; otherwise an embedded DuckDB file in the data directory. */
@@ -8,8 +9,12 @@ export function openActivityStore(opts: {
   clickhouseUrl: string | null;
   clickhouseDatabase?: string | null;
   dataDir: string;
+  activityCompaction?: CompactionSettings;
 }): Promise<ActivityStore> {
   return opts.clickhouseUrl
     ? openClickHouseServerStore({ url: opts.clickhouseUrl, database: opts.clickhouseDatabase ?? null })
-    : openDuckDbActivityStore({ path: join(opts.dataDir, "activity.duckdb") });
+    : openDuckDbActivityStore({
+        path: join(opts.dataDir, "activity.duckdb"),
+        ...(opts.activityCompaction ? { compaction: opts.activityCompaction } : {}),
+      });
 }

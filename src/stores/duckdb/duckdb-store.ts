@@ -36,6 +36,12 @@ import {
   type QueryOptions,
   type StagedActivity,
 } from "../activity-store.js";
+import {
+  COMPACTION_OFF,
+  startCompactor,
+  type CompactedChunk,
+  type CompactionSettings,
+} from "./duckdb-compaction.js";
 import { DUCKDB_DDL } from "./duckdb-ddl.js";
 
 /**
@@ -247,6 +253,14 @@ function rowsOf(reader: DuckDBResultReader): Record<string, unknown>[] {
 export interface DuckDbStoreOptions {
   /** A file path, or ":memory:". */
   path: string;
+  /** Background compaction (duckdb-compaction.ts); default: only when compact() is called. */
+  compaction?: CompactionSettings;
+}
+
+/** The embedded store, with its layout maintenance exposed for tools, benchmarks and tests. */
+export interface DuckDbActivityStore extends ActivityStore {
+  /** Compacts the chunks ready now (see duckdb-compaction.ts); chunkRows overrides the setting. */
+  compact(opts?: { nowMs?: number; chunkRows?: number }): Promise<CompactedChunk[]>;
 }
 
 /**
@@ -256,7 +270,7 @@ export interface DuckDbStoreOptions {
  * analytics query never blocks ingest, and a timed-out query is interrupted and its connection
  * discarded.
  */
-export async function openDuckDbActivityStore(opts: DuckDbStoreOptions): Promise<ActivityStore> {
+export async function openDuckDbActivityStore(opts: DuckDbStoreOptions): Promise<DuckDbActivityStore> {
   if (opts.path !== ":memory:") mkdirSync(dirname(opts.path), { recursive: true });
   const instance = await DuckDBInstance.create(opts.path, { checkpoint_threshold: CHECKPOINT_THRESHOLD });
   const writer = await instance.connect();
@@ -272,6 +286,15 @@ export async function openDuckDbActivityStore(opts: DuckDbStoreOptions): Promise
     writeQueue = run.catch(() => undefined);
     return run;
   };
+
+  const compactor = await startCompactor(instance, {
+    ...(opts.compaction ?? COMPACTION_OFF),
+    serialised,
+    onError: (err) =>
+      process.stderr.write(
+        `gatehouse: activity compaction failed (retried later): ${(err as Error).message}\n`,
+      ),
+  });
 
   const assertOpen = () => {
     if (closed) throw new Error("activity store is closed");
@@ -499,8 +522,13 @@ export async function openDuckDbActivityStore(opts: DuckDbStoreOptions): Promise
         release(conn, true);
       }
     },
+    compact: (o = {}) => {
+      assertOpen();
+      return compactor.runNow(o.nowMs, o.chunkRows);
+    },
     close: async () => {
       if (closed) return;
+      await compactor.stop();
       await serialised(async () => undefined);
       closed = true;
       for (const c of busy) c.interrupt();
