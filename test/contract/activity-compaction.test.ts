@@ -142,13 +142,16 @@ describe("DuckDB activity compaction", () => {
       const answersBefore = await answers(store);
 
       // Nothing is sealed yet (sealMs is an hour past the last row): nothing moves.
-      expect(await store.compact({ nowMs: T0, chunkRows: 5_000 })).toEqual([]);
+      expect(await store.compact({ nowMs: T0, chunkRows: 8_000 })).toEqual([]);
 
-      const chunks = await store.compact({ nowMs: T0 + 30 * DAY, chunkRows: 5_000 });
-      expect(chunks.length).toBeGreaterThanOrEqual(5);
+      const chunks = await store.compact({ nowMs: T0 + 30 * DAY, chunkRows: 8_000 });
+      expect(chunks.length).toBeGreaterThanOrEqual(4);
       expect(chunks[0]!.fromMs).toBeNull();
       for (let i = 1; i < chunks.length; i++) expect(chunks[i]!.fromMs).toBe(chunks[i - 1]!.toMs);
-      for (const c of chunks) expect(c.rows).toBeGreaterThanOrEqual(5_000);
+      // Full chunks first, then quarter chunks (level 0) of the tail.
+      for (const c of chunks) expect(c.rows).toBeGreaterThanOrEqual(c.level === 1 ? 8_000 : 2_000);
+      expect(chunks.map((c) => c.level)).toEqual([...chunks.map((c) => c.level)].sort().reverse());
+      expect(chunks.some((c) => c.level === 0)).toBe(true);
 
       expect(await count(store)).toEqual({ n: 30_000, distinct: 30_000 });
       expect(await all(store)).toEqual(before);
@@ -172,7 +175,7 @@ describe("DuckDB activity compaction", () => {
       }
 
       // A second run finds nothing more to do; the tail below chunkRows stays in arrival order.
-      expect(await store.compact({ nowMs: T0 + 30 * DAY, chunkRows: 5_000 })).toEqual([]);
+      expect(await store.compact({ nowMs: T0 + 30 * DAY, chunkRows: 8_000 })).toEqual([]);
     } finally {
       await store.close();
     }
@@ -286,7 +289,9 @@ describe("DuckDB activity compaction", () => {
     store = await openDuckDbActivityStore({ path });
     try {
       const rest = await store.compact({ nowMs: T0 + 20 * DAY, chunkRows: 5_000 });
-      expect(rest[0]!.fromMs).toBe(first[first.length - 1]!.toMs);
+      // Full chunks resume at the last full chunk's end (they merge the quarter chunks after it).
+      expect(rest[0]!.level).toBe(1);
+      expect(rest[0]!.fromMs).toBe(first.filter((c) => c.level === 1).at(-1)!.toMs);
       expect(await count(store)).toEqual({ n: 20_000, distinct: 20_000 });
     } finally {
       await store.close();

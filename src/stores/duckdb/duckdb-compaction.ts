@@ -18,7 +18,12 @@ import {
  * the new ones, never both, never neither). Every reader and writer of the table (analytics,
  * existence checks, reconcile, discard) is unaffected: the table holds the same rows, once.
  *
- * A watermark (`activity_compaction.sealed_before`, written in the same transaction) marks how far
+ * Two levels, so that the unsorted tail stays small without making chunks small: level 1 writes
+ * chunks of `chunkRows`; below that, level 0 sorts the tail in chunks of a quarter of it (which
+ * level 1 later merges into a full chunk: recent rows are sorted twice). On the 10M-row bench the
+ * level-0 chunks took the key query from 12.6 to 9.9 ms.
+ *
+ * A watermark per level (`activity_compaction`, written in the same transaction) marks how far
  * rows were compacted; the next chunk starts there. Rows that arrive after their time range was
  * compacted (late records, an import of old history) stay in arrival order: correct, only not
  * clustered. Deleted originals are reclaimed at the next checkpoint (their row groups are dropped,
@@ -42,6 +47,8 @@ export interface CompactionSettings extends CompactionOptions {
 export const COMPACTION_OFF: CompactionSettings = { chunkRows: 1_000_000, sealMs: 3_600_000, intervalMs: 0 };
 
 export interface CompactedChunk {
+  /** 1: a full chunk; 0: a quarter chunk of the tail (merged into a full one later). */
+  level: 0 | 1;
   rows: number;
   /** The chunk's created_at range [fromMs, toMs); fromMs null = from the beginning. */
   fromMs: number | null;
@@ -54,16 +61,22 @@ const HOUR_MS = 3_600_000;
 const BEGINNING_MS = -62_135_596_800_000;
 
 export const COMPACTION_DDL: readonly string[] = [
-  "CREATE TABLE IF NOT EXISTS activity_compaction (sealed_before TIMESTAMP NOT NULL)",
+  "CREATE TABLE IF NOT EXISTS activity_compaction (level INTEGER NOT NULL, sealed_before TIMESTAMP NOT NULL)",
 ];
 
 const ts = (ms: number) => new DuckDBTimestampValue(BigInt(ms) * 1000n);
 const msOf = (v: unknown): number => (v instanceof Date ? v.getTime() : Number(v));
 
-async function watermark(conn: DuckDBConnection): Promise<number | null> {
-  const r = await conn.runAndReadAll("SELECT max(sealed_before) AS s FROM activity_compaction");
-  const v = r.getRowObjectsJS()[0]?.s;
-  return v === null || v === undefined ? null : msOf(v);
+/** Where each level's next chunk starts (BEGINNING_MS before its first chunk). */
+async function watermarks(conn: DuckDBConnection): Promise<[level0: number, level1: number]> {
+  const r = await conn.runAndReadAll(
+    `SELECT max(sealed_before) FILTER (WHERE level = 0) AS l0, max(sealed_before) FILTER (WHERE level = 1) AS l1
+     FROM activity_compaction`,
+  );
+  const row = r.getRowObjectsJS()[0] ?? {};
+  const at = (v: unknown) => (v === null || v === undefined ? BEGINNING_MS : msOf(v));
+  const l1 = at(row.l1);
+  return [Math.max(at(row.l0), l1), l1];
 }
 
 /**
@@ -108,11 +121,14 @@ export async function compactChunk(
   conn: DuckDBConnection,
   opts: CompactionOptions,
   nowMs: number,
+  level: 0 | 1 = 1,
 ): Promise<CompactedChunk | null> {
-  if (opts.chunkRows <= 0) return null;
+  const chunkRows = level === 1 ? opts.chunkRows : Math.ceil(opts.chunkRows / 4);
+  if (chunkRows <= 0) return null;
   const started = performance.now();
-  const fromMs = (await watermark(conn)) ?? BEGINNING_MS;
-  const toMs = await chunkEnd(conn, fromMs, nowMs - opts.sealMs, opts.chunkRows);
+  const [level0, level1] = await watermarks(conn);
+  const fromMs = level === 1 ? level1 : level0;
+  const toMs = await chunkEnd(conn, fromMs, nowMs - opts.sealMs, chunkRows);
   if (toMs === null) return null;
   const range = "created_at >= $lo AND created_at < $hi";
   const values = { lo: ts(fromMs), hi: ts(toMs) };
@@ -139,9 +155,14 @@ export async function compactChunk(
       throw new Error(`compaction: inserted ${rows} rows but deleted ${deleted.rowsChanged}`);
     }
     await conn.run("DELETE FROM activity_compaction");
-    await conn.run("INSERT INTO activity_compaction VALUES ($s)", { s: ts(toMs) }, { s: TIMESTAMP });
+    await conn.run(
+      "INSERT INTO activity_compaction VALUES (0, $l0), (1, $l1)",
+      { l0: ts(Math.max(level0, toMs)), l1: ts(level === 1 ? toMs : level1) },
+      { l0: TIMESTAMP, l1: TIMESTAMP },
+    );
     await conn.run("COMMIT");
     return {
+      level,
       rows,
       fromMs: fromMs === BEGINNING_MS ? null : fromMs,
       toMs,
@@ -181,12 +202,14 @@ export async function startCompactor(
   const runOnce = (nowMs: number, chunkRows: number) =>
     opts.serialised(async () => {
       const done: CompactedChunk[] = [];
-      while (!stopped) {
-        if (!reclaimed && !(reclaimed = await tryCheckpoint(conn))) break;
-        const chunk = await compactChunk(conn, { chunkRows, sealMs: opts.sealMs }, nowMs);
-        if (!chunk) break;
-        done.push(chunk);
-        reclaimed = await tryCheckpoint(conn);
+      for (const level of [1, 0] as const) {
+        while (!stopped) {
+          if (!reclaimed && !(reclaimed = await tryCheckpoint(conn))) return done;
+          const chunk = await compactChunk(conn, { chunkRows, sealMs: opts.sealMs }, nowMs, level);
+          if (!chunk) break;
+          done.push(chunk);
+          reclaimed = await tryCheckpoint(conn);
+        }
       }
       return done;
     });
