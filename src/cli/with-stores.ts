@@ -44,7 +44,12 @@ export async function withStores<T>(
   const store = await openRecordStore(config);
   let activity: ActivityStore;
   try {
-    activity = await openActivityStore(config);
+    // No background compaction in a CLI process: an import stays within its memory bound, and the
+    // server compacts what the command wrote once it runs (a DuckDB file has one process at a time).
+    activity = await openActivityStore({
+      ...config,
+      activityCompaction: { ...config.activityCompaction, intervalMs: 0 },
+    });
   } catch (err) {
     await store.close();
     if (isLockError(err)) {
