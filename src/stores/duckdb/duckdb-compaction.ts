@@ -199,20 +199,30 @@ export async function startCompactor(
   let reclaimed = true; // the previous chunk's deleted rows were checkpointed away
   let running: Promise<CompactedChunk[]> | null = null;
 
-  const runOnce = (nowMs: number, chunkRows: number) =>
-    opts.serialised(async () => {
-      const done: CompactedChunk[] = [];
-      for (const level of [1, 0] as const) {
-        while (!stopped) {
-          if (!reclaimed && !(reclaimed = await tryCheckpoint(conn))) return done;
-          const chunk = await compactChunk(conn, { chunkRows, sealMs: opts.sealMs }, nowMs, level);
-          if (!chunk) break;
-          done.push(chunk);
-          reclaimed = await tryCheckpoint(conn);
-        }
-      }
-      return done;
+  // One chunk per turn of the writer queue, so that a backlog (the first start after an import)
+  // never holds discard for more than a chunk. Resolves undefined when no checkpoint could reclaim
+  // the previous chunk's rows yet (then the next chunk waits for a later run), or when stopped.
+  const step = (nowMs: number, chunkRows: number, level: 0 | 1) =>
+    opts.serialised(async (): Promise<CompactedChunk | null | undefined> => {
+      if (stopped) return undefined;
+      if (!reclaimed && !(reclaimed = await tryCheckpoint(conn))) return undefined;
+      const chunk = await compactChunk(conn, { chunkRows, sealMs: opts.sealMs }, nowMs, level);
+      if (chunk) reclaimed = await tryCheckpoint(conn);
+      return chunk;
     });
+
+  const runOnce = async (nowMs: number, chunkRows: number): Promise<CompactedChunk[]> => {
+    const done: CompactedChunk[] = [];
+    for (const level of [1, 0] as const) {
+      while (!stopped) {
+        const chunk = await step(nowMs, chunkRows, level);
+        if (chunk === undefined) return done;
+        if (chunk === null) break;
+        done.push(chunk);
+      }
+    }
+    return done;
+  };
 
   const runNow = (nowMs = Date.now(), chunkRows = opts.chunkRows): Promise<CompactedChunk[]> => {
     if (stopped) return Promise.resolve([]);
