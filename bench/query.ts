@@ -9,6 +9,10 @@
  * same rows COPYed into PostgreSQL (GATEHOUSE_TEST_POSTGRES_URL, default
  * postgres://postgres@127.0.0.1:5432/test; a schema of its own, dropped at the end).
  *
+ * Layout: after generating, the store's own compaction (src/stores/duckdb/duckdb-compaction.ts) runs
+ * with the configured chunk size, as the server's background compactor would once the rows are
+ * sealed: the file holds what a running installation holds (--no-compact: arrival order only).
+ *
  * Query: 30 days, granularity day, dimensions [model], metrics request_count, total_usage,
  * avg_latency, filter api_key_id eq <hash> (the key of rank --key-rank by traffic, 0 = busiest).
  *   (a) POST /api/v1/analytics/query to src/main.ts in a child process, result cache disabled;
@@ -19,7 +23,7 @@
  * restarts with the cache enabled and the cached answer is timed.
  *
  *   npx tsx bench/query.ts [--rows 10000000] [--runs 20] [--warmup 3] [--orgs 3] [--key-rank 4]
- *                          [--no-pg] [--keep]
+ *                          [--no-pg] [--no-compact] [--keep]
  *   npm run bench:query -- --rows 1000000
  */
 import { copyFileSync, mkdtempSync, rmSync, statSync } from "node:fs";
@@ -34,6 +38,7 @@ import { resolveFilters } from "../src/analytics/service/resolve-filters.js";
 import { loadConfig } from "../src/config/config.js";
 import { systemClock } from "../src/lib/clock.js";
 import type { BoundQuery } from "../src/stores/activity-store.js";
+import { openDuckDbActivityStore } from "../src/stores/duckdb/duckdb-store.js";
 import { openRecordStore } from "../src/stores/open-record-store.js";
 import { DAY_MS, generateActivity, seedRecordStore, SPAN_DAYS } from "./lib/query-data.js";
 import {
@@ -59,6 +64,7 @@ const ORGS = opt("orgs", 3);
 const KEY_RANK = opt("key-rank", 4);
 const withPg = !args.includes("--no-pg");
 const keep = args.includes("--keep");
+const COMPACT = !args.includes("--no-compact");
 const PG_URL = process.env.GATEHOUSE_TEST_POSTGRES_URL ?? "postgres://postgres@127.0.0.1:5432/test";
 
 const fmt = (n: number): string => Math.round(n).toLocaleString("en-US");
@@ -99,6 +105,20 @@ try {
   const dbPath = join(dir, "activity.duckdb");
   log(`generating ${fmt(ROWS)} generations into ${dbPath} ...`);
   const genMs = await generateActivity(dbPath, orgs, ROWS, endMs);
+  // The layout the product would hold: the store's own compaction with the configured chunk size
+  // (ACTIVITY_COMPACTION_CHUNK_ROWS), as the server's background compactor does once rows are sealed.
+  log(`compacting (chunks of ${fmt(config.activityCompaction.chunkRows)} rows) ...`);
+  const compactStart = performance.now();
+  const activity = await openDuckDbActivityStore({ path: dbPath });
+  const chunks = COMPACT
+    ? await activity.compact({
+        nowMs: Math.max(Date.now(), endMs + config.activityCompaction.sealMs),
+        chunkRows: config.activityCompaction.chunkRows,
+      })
+    : [];
+  await activity.close();
+  const compactMs = performance.now() - compactStart;
+  const compactedRows = chunks.reduce((s, c) => s + c.rows, 0);
   const dbBytes = statSync(dbPath).size;
 
   // 3. The request and the SQL the compiler makes of it (same plan, same resolution as the service).
@@ -277,6 +297,7 @@ try {
       `  queried organization: ${fmt(Number(shape.org_rows))} rows (${fmt(Number(shape.org_30d))} in the 30-day window), ` +
         `${shape.keys} keys in all, ${shape.models} models`,
       `  key filter: rank ${KEY_RANK} by traffic, ${fmt(Number(shape.key_30d))} generations in the window, ${b0.length} result rows`,
+      `  layout: ${COMPACT ? `${chunks.length} compacted chunks (${fmt(compactedRows)} rows sorted by organization, key, time; ${fmt(ROWS - compactedRows)} in arrival order), compaction ${(compactMs / 1000).toFixed(1)} s` : "arrival order (--no-compact)"}`,
       `  DuckDB file ${fmt(dbBytes / 2 ** 20)} MiB, generated in ${(genMs / 1000).toFixed(1)} s` +
         (pgLoad
           ? `; PostgreSQL table + indexes ${fmt(pgLoad.tableBytes / 2 ** 20)} MiB, COPY ${(pgLoad.copyMs / 1000).toFixed(1)} s, ` +

@@ -49,9 +49,12 @@ export async function withStores<T>(
   const store = await openRecordStore(config);
   let activity: ActivityStore;
   try {
+    // No background compaction in a CLI process: an import stays within its memory bound, and the
+    // server compacts what the command wrote once it runs (a DuckDB file has one process at a time).
     activity = await openActivityStore({
       ...config,
       duckdb: { ...config.duckdb, memoryLimit: config.duckdb.memoryLimit ?? DUCKDB_CLI_MEMORY },
+      activityCompaction: { ...config.activityCompaction, intervalMs: 0 },
     });
   } catch (err) {
     await store.close();

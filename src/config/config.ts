@@ -28,6 +28,15 @@ export interface Config {
     /** How long an analytics result is served from cache (new activity invalidates it sooner). */
     cacheTtlMs: number;
   };
+  /** Embedded DuckDB activity store: background re-sorting of sealed rows (duckdb-compaction.ts). */
+  activityCompaction: {
+    /** Rows per compacted chunk, sorted by (organization, key, time); 0 = never compact. */
+    chunkRows: number;
+    /** Rows older than this are sealed (eligible). */
+    sealMs: number;
+    /** How often to look for a ready chunk. */
+    intervalMs: number;
+  };
   encryptionKey: Buffer | null;
   bootstrapKey: string | null;
   logLevel: "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
@@ -133,6 +142,11 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     analytics: {
       queryTimeoutMs: int("ANALYTICS_QUERY_TIMEOUT_MS", 10_000, 100, 600_000),
       cacheTtlMs: int("ANALYTICS_CACHE_TTL_MS", 30_000, 0, 86_400_000),
+    },
+    activityCompaction: {
+      chunkRows: int("ACTIVITY_COMPACTION_CHUNK_ROWS", 1_000_000, 0, 100_000_000),
+      sealMs: int("ACTIVITY_COMPACTION_SEAL_MS", 3_600_000, 0, 30 * 86_400_000),
+      intervalMs: int("ACTIVITY_COMPACTION_INTERVAL_MS", 60_000, 1_000, 86_400_000),
     },
     encryptionKey,
     bootstrapKey,

@@ -3,6 +3,8 @@
  * edge. Conversions go through decimal strings, never through float multiplication.
  */
 export const NANOS_PER_USD = 1_000_000_000n;
+/** 2^53: integers up to this magnitude are exact doubles. */
+const MAX_EXACT = 2n ** 53n;
 
 /** Largest amount accepted in a request: 1e9 USD. */
 export const MAX_USD = 1_000_000_000;
@@ -34,6 +36,11 @@ export function usdToNano(usd: number): bigint {
  * exact decimal, so 2_067_943_898 nano is 2.067943898 (adding whole and fraction as floats is not).
  */
 export function nanoToUsd(nano: bigint | number | string): number {
+  // Fast path, same result: an integer within ±2^53 is an exact double, and IEEE division is
+  // correctly rounded, so n / 1e9 is the double nearest the exact decimal as well.
+  if (typeof nano === "bigint" ? nano >= -MAX_EXACT && nano <= MAX_EXACT : Number.isSafeInteger(nano)) {
+    return Number(nano) / 1e9 + 0; // + 0: -0 → 0, as the decimal path gives
+  }
   const n = BigInt(nano);
   const abs = n < 0n ? -n : n;
   const text = `${abs / NANOS_PER_USD}.${(abs % NANOS_PER_USD).toString().padStart(9, "0")}`;

@@ -1,6 +1,7 @@
 import { join } from "node:path";
 import type { ActivityStore } from "./activity-store.js";
 import { openClickHouseServerStore } from "./clickhouse/server-store.js";
+import type { CompactionSettings } from "./duckdb/duckdb-compaction.js";
 import { openDuckDbActivityStore } from "./duckdb/duckdb-store.js";
 
 /** CLICKHOUSE_URL selects a ClickHouse server; otherwise an embedded DuckDB file in the data directory. */
@@ -9,8 +10,13 @@ export function openActivityStore(opts: {
   clickhouseDatabase?: string | null;
   dataDir: string;
   duckdb?: { memoryLimit: string | null; threads: number | null };
+  activityCompaction?: CompactionSettings;
 }): Promise<ActivityStore> {
   return opts.clickhouseUrl
     ? openClickHouseServerStore({ url: opts.clickhouseUrl, database: opts.clickhouseDatabase ?? null })
-    : openDuckDbActivityStore({ path: join(opts.dataDir, "activity.duckdb"), ...opts.duckdb });
+    : openDuckDbActivityStore({
+        path: join(opts.dataDir, "activity.duckdb"),
+        ...opts.duckdb,
+        ...(opts.activityCompaction ? { compaction: opts.activityCompaction } : {}),
+      });
 }

@@ -27,6 +27,7 @@ describe("loadConfig", () => {
       clickhouseDatabase: null,
       duckdb: { memoryLimit: null, threads: null },
       analytics: { queryTimeoutMs: 10_000, cacheTtlMs: 30_000 },
+      activityCompaction: { chunkRows: 1_000_000, sealMs: 3_600_000, intervalMs: 60_000 },
       encryptionKey: null,
       bootstrapKey: null,
       logLevel: "info",
@@ -89,6 +90,21 @@ describe("loadConfig", () => {
     expect(problemsOf({ CLICKHOUSE_URL: "tcp://ch:9000" }).join()).toContain("CLICKHOUSE_URL");
     expect(problemsOf({ CLICKHOUSE_DATABASE: "a-b; drop" }).join()).toContain("CLICKHOUSE_DATABASE");
     expect(problemsOf({ ANALYTICS_QUERY_TIMEOUT_MS: "10" }).join()).toContain("ANALYTICS_QUERY_TIMEOUT_MS");
+  });
+
+  it("reads the activity compaction variables (0 chunk rows turns compaction off), and names bad ones", () => {
+    const c = loadConfig({
+      ACTIVITY_COMPACTION_CHUNK_ROWS: "0",
+      ACTIVITY_COMPACTION_SEAL_MS: "600000",
+      ACTIVITY_COMPACTION_INTERVAL_MS: "5000",
+    });
+    expect(c.activityCompaction).toEqual({ chunkRows: 0, sealMs: 600_000, intervalMs: 5_000 });
+    expect(problemsOf({ ACTIVITY_COMPACTION_CHUNK_ROWS: "-1" }).join()).toContain(
+      "ACTIVITY_COMPACTION_CHUNK_ROWS",
+    );
+    expect(problemsOf({ ACTIVITY_COMPACTION_INTERVAL_MS: "10" }).join()).toContain(
+      "ACTIVITY_COMPACTION_INTERVAL_MS",
+    );
   });
 
   it("accepts postgres:// and redis:// schemes and port 0 (any free port)", () => {

@@ -137,3 +137,28 @@ describe("toBigInt", () => {
     expect(toBigInt(undefined)).toBe(0n);
   });
 });
+
+describe("nanoToUsd fast path", () => {
+  /** The decimal route the fast path replaces within ±2^53 (exact decimal text → nearest double). */
+  const viaDecimal = (n: bigint): number => {
+    const abs = n < 0n ? -n : n;
+    const text = `${abs / NANOS_PER_USD}.${(abs % NANOS_PER_USD).toString().padStart(9, "0")}`;
+    return n < 0n ? -Number(text) : Number(text);
+  };
+
+  it("gives the double nearest the exact decimal, as the decimal route does", () => {
+    const edge = [0n, 1n, -1n, 999_999_999n, 2_067_943_898n, 2n ** 53n, -(2n ** 53n), 2n ** 53n - 1n];
+    for (const n of edge) {
+      expect(nanoToUsd(n)).toBe(viaDecimal(n));
+      if (n >= -(2n ** 53n) && n <= 2n ** 53n) expect(nanoToUsd(Number(n))).toBe(viaDecimal(n));
+    }
+    fc.assert(
+      fc.property(fc.bigInt({ min: -(2n ** 54n), max: 2n ** 54n }), (n) => {
+        expect(nanoToUsd(n)).toBe(viaDecimal(n));
+        expect(nanoToUsd(n.toString())).toBe(viaDecimal(n));
+      }),
+      { numRuns: 20_000 },
+    );
+    expect(Object.is(nanoToUsd(-0), 0)).toBe(true);
+  });
+});

@@ -1,7 +1,7 @@
 import { nanoToUsd } from "../../lib/money.js";
 import { planColumns } from "../plan/columns.js";
 import type { Plan } from "../plan/plan.js";
-import type { CanonicalRow } from "../result/canonical.js";
+import type { CanonicalRow, CanonicalValue } from "../result/canonical.js";
 import type { LabelMaps } from "./labels.js";
 
 export type WireValue = string | number | null;
@@ -16,35 +16,58 @@ export function presentRows(
   rows: readonly CanonicalRow[],
   labels: LabelMaps,
 ): Record<string, WireValue>[] {
-  const columns = planColumns(plan).filter(
-    (c) => c.ref.kind !== "metric" || !plan.metrics[c.ref.index]!.hidden,
-  );
+  // One writer per shown column, decided once per answer rather than once per cell.
+  type Write = (out: Record<string, WireValue>, v: CanonicalValue) => void;
+  const writers: [alias: string, write: Write][] = [];
+  for (const c of planColumns(plan)) {
+    const key = c.wireKey;
+    switch (c.ref.kind) {
+      case "metric": {
+        const metric = plan.metrics[c.ref.index]!;
+        if (metric.hidden) continue;
+        writers.push([
+          c.alias,
+          metric.def.kind === "money"
+            ? (out, v) => (out[key] = v === null ? null : nanoToUsd(v))
+            : (out, v) => (out[key] = v === null ? null : Number(v)),
+        ]);
+        break;
+      }
+      case "time": {
+        const iso = new Map<CanonicalValue, string>(); // a few buckets repeat over many rows
+        writers.push([
+          c.alias,
+          (out, v) => {
+            let s = iso.get(v);
+            if (s === undefined) iso.set(v, (s = new Date(v as number).toISOString()));
+            out[key] = s;
+          },
+        ]);
+        break;
+      }
+      case "dimension": {
+        const dim = plan.dimensions[c.ref.index]!;
+        const map = dim.label === "none" ? undefined : labels[dim.label];
+        writers.push([
+          c.alias,
+          dim.label === "none"
+            ? (out, v) => (out[key] = v as string | number | null)
+            : (out, v) => {
+                const label = v === null ? undefined : map?.get(String(v));
+                out[key] = v === null ? null : (label?.label ?? String(v));
+                if (dim.label === "user") out.user_email = label?.email ?? null;
+              },
+        ]);
+        break;
+      }
+      case "classifier":
+        writers.push([c.alias, (out, v) => (out[key] = v as string | null)]);
+        break;
+    }
+  }
   return rows.map((row) => {
     const out: Record<string, WireValue> = {};
-    for (const c of columns) {
-      const v = row[c.alias] ?? null;
-      switch (c.ref.kind) {
-        case "metric": {
-          const kind = plan.metrics[c.ref.index]!.def.kind;
-          out[c.wireKey] = v === null ? null : kind === "money" ? nanoToUsd(v) : Number(v);
-          break;
-        }
-        case "time":
-          out[c.wireKey] = new Date(v as number).toISOString();
-          break;
-        case "dimension": {
-          const dim = plan.dimensions[c.ref.index]!;
-          const label = dim.label === "none" || v === null ? undefined : labels[dim.label]?.get(String(v));
-          out[c.wireKey] =
-            v === null ? null : dim.label === "none" ? (v as string | number) : (label?.label ?? String(v));
-          if (dim.label === "user") out.user_email = label?.email ?? null;
-          break;
-        }
-        case "classifier":
-          out[c.wireKey] = v as string | null;
-          break;
-      }
-    }
+    for (const [alias, write] of writers) write(out, row[alias] ?? null);
     return out;
   });
 }
