@@ -99,23 +99,33 @@ interface CounterRow {
 
 const DAY_MS = 86_400_000;
 
+interface DaySums {
+  org: string;
+  usage: bigint;
+  byok: bigint;
+}
+
 /**
  * Usage of many generations summed before it is written: first per (key, workspace, UTC day),
  * since every window kind is a function of the day; then per counter. No per-generation objects.
  */
 export class UsageTally {
   /** keyHash → workspaceId → day → sums (and the organization of the first entry). */
-  private readonly perDay = new Map<
-    string,
-    Map<string, Map<number, { org: string; usage: bigint; byok: bigint }>>
-  >();
+  private readonly perDay = new Map<string, Map<string, Map<number, DaySums>>>();
 
-  add(organizationId: string, keyHash: string, workspaceId: string, atMs: number, usage: bigint, byok: bigint): void {
+  add(
+    organizationId: string,
+    keyHash: string,
+    workspaceId: string,
+    atMs: number,
+    usage: bigint,
+    byok: bigint,
+  ): void {
     const day = Math.floor(atMs / DAY_MS);
     let byWorkspace = this.perDay.get(keyHash);
-    if (!byWorkspace) this.perDay.set(keyHash, (byWorkspace = new Map()));
+    if (!byWorkspace) this.perDay.set(keyHash, (byWorkspace = new Map<string, Map<number, DaySums>>()));
     let byDay = byWorkspace.get(workspaceId);
-    if (!byDay) byWorkspace.set(workspaceId, (byDay = new Map()));
+    if (!byDay) byWorkspace.set(workspaceId, (byDay = new Map<number, DaySums>()));
     const sums = byDay.get(day);
     if (sums) {
       sums.usage += usage;
@@ -205,7 +215,11 @@ export async function addUsageTally(db: Db, tally: UsageTally, caps?: DialectCap
 }
 
 /** addUsage for many generations at once, with the same result (see UsageTally, addUsageTally). */
-export async function addUsageBatch(db: Db, entries: readonly UsageEntry[], caps?: DialectCaps): Promise<void> {
+export async function addUsageBatch(
+  db: Db,
+  entries: readonly UsageEntry[],
+  caps?: DialectCaps,
+): Promise<void> {
   const tally = new UsageTally();
   for (const e of entries) {
     tally.add(e.organizationId, e.keyHash, e.workspaceId, e.at.getTime(), e.usageNano, e.byokNano);

@@ -23,8 +23,7 @@ export function jsonRows(rows: readonly (readonly (string | number | bigint | nu
       else if (typeof v === "bigint") {
         if (v < INT64_MIN || v > INT64_MAX) return null; // the driver refuses it: let it say so
         cells[j] = v.toString();
-      }
-      else if (Number.isSafeInteger(v)) cells[j] = String(v);
+      } else if (Number.isSafeInteger(v)) cells[j] = String(v);
       else return null; // only integers are exact in both directions
     }
     parts[i] = `[${cells.join(",")}]`;
