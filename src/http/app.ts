@@ -14,15 +14,6 @@ export const API_PREFIX = "/api/v1";
 /** Management request bodies are small; larger ones are refused with 413. */
 export const BODY_LIMIT = 1024 * 1024;
 
-/**
- * Whether the default JSON parser's prototype-poisoning checks (secure-json-parse: a key
- * "__proto__" or "constructor", each letter literal or a \u00XX escape) could match. When not,
- * JSON.parse alone gives the same result without two regular-expression scans of the body
- * (about 1.5 ms for a 650 KB ingest batch). Substring searches are far cheaper than those scans.
- */
-const mayBePoisoned = (text: string): boolean =>
-  text.includes("__proto__") || text.includes("constructor") || text.includes("\\u00");
-
 export interface BuildOptions {
   logger?: FastifyServerOptions["logger"];
 }
@@ -55,19 +46,7 @@ export async function buildApp(ctx: AppContext, opts: BuildOptions = {}): Promis
       done(new DomainError("unsupported_media_type", "Content-Type: charset must be utf-8"), undefined);
       return;
     }
-    const text = body as string;
-    if (!mayBePoisoned(text)) {
-      let parsed: unknown;
-      try {
-        parsed = JSON.parse(text);
-      } catch {
-        void parseJson(request, text, done); // the default parser's own error
-        return;
-      }
-      done(null, parsed);
-      return;
-    }
-    void parseJson(request, text, done);
+    void parseJson(request, body as string, done);
   });
   app.addHook("onSend", async (request, reply) => {
     void reply.header("x-request-id", request.id);
