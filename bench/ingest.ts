@@ -358,6 +358,7 @@ process.stdout.write(
     `RATIO HTTP / yardstick            ${(httpRate / yard).toFixed(4)}`,
     `  with a checkpoint of the run     ${fmt(records / ((load.ms + checkpointMs) / 1000)).padStart(10)} records/s   (CHECKPOINT after the run: ${checkpointMs.toFixed(0)} ms)`,
     `server CPU (all threads)          ${cpuMsPerBatch.toFixed(1)} ms per batch; main thread busy ${mainMsPerBatch.toFixed(1)} ms per batch (${(elu.utilization * 100).toFixed(0)}%)`,
+    `load client CPU (its process)     ${(load.cpuMs / BATCHES).toFixed(1)} ms per batch (server + client: ${(cpuMsPerBatch + load.cpuMs / BATCHES).toFixed(1)} ms of the 2 cores' ${((2 * load.ms) / BATCHES).toFixed(1)} ms per batch)`,
     "",
     "stage baselines (same records, same run):",
     `  JSON.parse + validate           ${fmt(pv).padStart(10)} records/s`,

@@ -8,6 +8,8 @@ import { spawn } from "node:child_process";
 export interface LoadResult {
   ms: number;
   latencies: number[];
+  /** CPU time of the client process (all threads) during the run, ms. */
+  cpuMs: number;
 }
 
 export interface PreparedLoad {
@@ -44,6 +46,7 @@ process.stdin.on("data", (d) => {
 const run = async ({ url, key, bodies, clients, contentType }) => {
   try {
     const latencies = [];
+    const cpu0 = process.cpuUsage();
     const started = performance.now();
     let next = 0;
     const lane = async () => {
@@ -62,7 +65,9 @@ const run = async ({ url, key, bodies, clients, contentType }) => {
       }
     };
     await Promise.all(Array.from({ length: clients }, lane));
-    process.stdout.write(JSON.stringify({ ms: performance.now() - started, latencies }) + "\\n");
+    const ms = performance.now() - started;
+    const cpu = process.cpuUsage(cpu0);
+    process.stdout.write(JSON.stringify({ ms, latencies, cpuMs: (cpu.user + cpu.system) / 1000 }) + "\\n");
   } catch (err) {
     process.stdout.write(JSON.stringify({ error: String((err && err.stack) || err) }) + "\\n");
   }

@@ -59,9 +59,13 @@ for (const f of STORE_FACTORIES) {
               for (const e of entries(one)) await addUsage(trx, e);
             });
             await store.transaction((trx) => addUsageBatch(trx, entries(batch)));
+            // With the store's caps: SQLite's one-parameter (JSON) statement; the same elsewhere.
+            const withCaps = `caps-${run}`;
+            await store.transaction((trx) => addUsageBatch(trx, entries(withCaps), store.caps));
             const strip = (rows: Awaited<ReturnType<typeof counters>>, org: string) =>
               rows.map((r) => ({ ...r, organization_id: "", scope_id: r.scope_id.slice(org.length) }));
             expect(strip(await counters(batch), batch)).toEqual(strip(await counters(one), one));
+            expect(strip(await counters(withCaps), withCaps)).toEqual(strip(await counters(one), one));
           },
         ),
         { numRuns: 25 },

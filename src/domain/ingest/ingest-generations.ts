@@ -8,7 +8,8 @@ import type { Clock } from "../../lib/clock.js";
 import type { ActivityStore, ExclusiveActivityWriter, StagedActivity } from "../../stores/activity-store.js";
 import type { Db, RecordStore } from "../../stores/record-store.js";
 import { DomainError, invalid } from "../errors.js";
-import { addUsageBatch, type UsageEntry } from "../usage/ledger.js";
+import type { DialectCaps } from "../../stores/dialect.js";
+import { addUsageTally, UsageTally } from "../usage/ledger.js";
 import { bumpActivityVersion } from "./activity-version.js";
 import { upsertAppLabels, upsertUserLabels, type UserLabel } from "./labels-repo.js";
 import { newId } from "../../lib/ids.js";
@@ -150,7 +151,7 @@ interface Batch {
 
 /** What the record store must learn about a set of accepted rows. */
 interface Acceptance {
-  usage: UsageEntry[];
+  usage: UsageTally;
   apps: Map<number, string>;
   users: Map<string, UserLabel>;
 }
@@ -166,21 +167,20 @@ function tagsOf(batch: Batch, rows: readonly ActivityRow[]): ClassificationRow[]
 }
 
 function acceptanceOf(batch: Batch, rows: readonly ActivityRow[]): Acceptance {
-  const usage: UsageEntry[] = new Array<UsageEntry>(rows.length);
+  const usage = new UsageTally();
   const apps = new Map<number, string>();
   const users = new Map<string, UserLabel>();
   for (let i = 0; i < rows.length; i++) {
     const r = rows[i] as ActivityRow;
-    usage[i] = {
-      organizationId: batch.organizationId,
-      keyHash: r.api_key_hash,
+    usage.add(
+      batch.organizationId,
+      r.api_key_hash,
       // Legacy activity (no workspace) counts toward the default workspace, as analytics shows it.
-      workspaceId:
-        r.workspace_id ?? batch.legacyWorkspace ?? (batch.keys.get(r.api_key_hash) as KeyRef).workspaceId,
-      at: new Date(r.created_at_ms),
-      usageNano: r.usage_nano,
-      byokNano: r.byok_usage_inference_nano,
-    };
+      r.workspace_id ?? batch.legacyWorkspace ?? (batch.keys.get(r.api_key_hash) as KeyRef).workspaceId,
+      r.created_at_ms,
+      r.usage_nano,
+      r.byok_usage_inference_nano,
+    );
     const src = batch.labelSource.get(r.id) as ParsedRecord;
     if (r.app_id !== null && src.appTitle !== null) apps.set(r.app_id, src.appTitle);
     if (r.user_id !== null && (src.userName !== null || src.userEmail !== null)) {
@@ -195,10 +195,15 @@ function acceptanceOf(batch: Batch, rows: readonly ActivityRow[]): Acceptance {
 }
 
 /** Ledger, labels and activity version for accepted rows. Call inside the batch's transaction. */
-async function recordAcceptance(trx: Db, organizationId: string, a: Acceptance): Promise<void> {
-  await addUsageBatch(trx, a.usage);
-  if (a.apps.size > 0) await upsertAppLabels(trx, organizationId, a.apps);
-  if (a.users.size > 0) await upsertUserLabels(trx, organizationId, a.users);
+async function recordAcceptance(
+  trx: Db,
+  caps: DialectCaps,
+  organizationId: string,
+  a: Acceptance,
+): Promise<void> {
+  await addUsageTally(trx, a.usage, caps);
+  if (a.apps.size > 0) await upsertAppLabels(trx, organizationId, a.apps, caps);
+  if (a.users.size > 0) await upsertUserLabels(trx, organizationId, a.users, caps);
   await bumpActivityVersion(trx, organizationId);
 }
 
@@ -382,7 +387,7 @@ async function ingestExclusive(
       return await g.commit((beforeActivityCommit) =>
         store.transaction(async (trx) => {
           // Sorted, so that concurrent batches sharing ids lock them in the same order (no deadlock).
-          const claimed = await claimGenerationIds(trx, organizationId, rows.map((r) => r.id).sort());
+          const claimed = await claimGenerationIds(trx, organizationId, rows.map((r) => r.id).sort(), store.caps);
           await removeInflight(trx, token);
           let current = staged as StagedActivity;
           if (claimed.size === 0) {
@@ -397,7 +402,7 @@ async function ingestExclusive(
             staged = current = await writer.stage(fresh, tagsOf(batch, fresh));
             accept = acceptanceOf(batch, fresh);
           }
-          await recordAcceptance(trx, organizationId, accept);
+          await recordAcceptance(trx, store.caps, organizationId, accept);
           await beforeActivityCommit();
           await current.commit();
           return fresh.length;
@@ -427,10 +432,10 @@ async function ingestChecked(store: RecordStore, activity: ActivityStore, batch:
   const { organizationId, rows } = batch;
   return store.transaction(async (trx) => {
     // Sorted, so that concurrent batches sharing ids lock them in the same order (no deadlock).
-    const claimed = await claimGenerationIds(trx, organizationId, rows.map((r) => r.id).sort());
+    const claimed = await claimGenerationIds(trx, organizationId, rows.map((r) => r.id).sort(), store.caps);
     if (claimed.size === 0) return 0;
     const fresh = claimed.size === rows.length ? rows : rows.filter((r) => claimed.has(r.id));
-    await recordAcceptance(trx, organizationId, acceptanceOf(batch, fresh));
+    await recordAcceptance(trx, store.caps, organizationId, acceptanceOf(batch, fresh));
     await activity.insert(fresh, tagsOf(batch, fresh));
     return fresh.length;
   });

@@ -1,4 +1,7 @@
+import { sql } from "kysely";
+import type { DialectCaps } from "../../stores/dialect.js";
 import type { Db } from "../../stores/record-store.js";
+import { jsonRows } from "../../stores/sqlite/json-rows.js";
 
 /**
  * Labels of analytics dimensions whose values are ids: app titles and user names/emails. Ingest
@@ -12,12 +15,24 @@ export interface UserLabel {
 
 const CHUNK = 500;
 
-/** Sets the title of each app (latest wins). Call inside the ingest transaction. */
+/**
+ * Sets the title of each app (latest wins). Call inside the ingest transaction. On SQLite (with
+ * caps) the rows go in as one JSON parameter.
+ */
 export async function upsertAppLabels(
   db: Db,
   organizationId: string,
   titles: ReadonlyMap<number, string>,
+  caps?: DialectCaps,
 ): Promise<void> {
+  const json = caps?.name === "sqlite" ? jsonRows([...titles]) : null;
+  if (json !== null) {
+    await sql`
+      INSERT INTO app_labels (organization_id, app_id, title)
+      SELECT ${organizationId}, value ->> 0, value ->> 1 FROM json_each(${json}) WHERE true
+      ON CONFLICT (organization_id, app_id) DO UPDATE SET title = excluded.title`.execute(db);
+    return;
+  }
   const rows = [...titles].map(([appId, title]) => ({
     organization_id: organizationId,
     app_id: appId,
@@ -39,7 +54,18 @@ export async function upsertUserLabels(
   db: Db,
   organizationId: string,
   labels: ReadonlyMap<string, UserLabel>,
+  caps?: DialectCaps,
 ): Promise<void> {
+  const json = caps?.name === "sqlite" ? jsonRows([...labels].map(([id, l]) => [id, l.name, l.email])) : null;
+  if (json !== null) {
+    await sql`
+      INSERT INTO user_labels (organization_id, user_id, name, email)
+      SELECT ${organizationId}, value ->> 0, value ->> 1, value ->> 2 FROM json_each(${json}) WHERE true
+      ON CONFLICT (organization_id, user_id) DO UPDATE SET
+        name = coalesce(excluded.name, user_labels.name),
+        email = coalesce(excluded.email, user_labels.email)`.execute(db);
+    return;
+  }
   const rows = [...labels].map(([userId, l]) => ({
     organization_id: organizationId,
     user_id: userId,

@@ -1,5 +1,8 @@
 import type { Db } from "../../stores/record-store.js";
+import { sql } from "kysely";
 import { toBigInt } from "../../lib/money.js";
+import type { DialectCaps } from "../../stores/dialect.js";
+import { jsonRows } from "../../stores/sqlite/json-rows.js";
 import { windowIndex, type WindowKind } from "./windows.js";
 
 /**
@@ -84,61 +87,119 @@ export async function addUsage(db: Db, e: UsageEntry): Promise<void> {
     .execute();
 }
 
+interface CounterRow {
+  scope: LedgerScope;
+  scope_id: string;
+  window: WindowKind;
+  window_index: number;
+  organization_id: string;
+  usage_nano: bigint;
+  byok_nano: bigint;
+}
+
+const DAY_MS = 86_400_000;
+
+interface DaySums {
+  org: string;
+  usage: bigint;
+  byok: bigint;
+}
+
 /**
- * addUsage for many generations at once, with the same result: entries are summed per (scope, id,
- * window, window index) first, then written as one multi-row upsert per chunk, so a batch of
- * thousands of generations costs a handful of statements. Call inside a transaction.
+ * Usage of many generations summed before it is written: first per (key, workspace, UTC day),
+ * since every window kind is a function of the day; then per counter. No per-generation objects.
  */
-export async function addUsageBatch(db: Db, entries: readonly UsageEntry[]): Promise<void> {
-  // First per (key, workspace, UTC day): every window kind is a function of the day.
-  const DAY_MS = 86_400_000;
-  const perDay = new Map<string, UsageEntry>();
-  for (const e of entries) {
-    const day = Math.floor(e.at.getTime() / DAY_MS);
-    const id = `${e.keyHash}\u0000${e.workspaceId}\u0000${day}`;
-    const prev = perDay.get(id);
-    if (prev) {
-      prev.usageNano += e.usageNano;
-      prev.byokNano += e.byokNano;
-    } else perDay.set(id, { ...e, at: new Date(day * DAY_MS) });
+export class UsageTally {
+  /** keyHash → workspaceId → day → sums (and the organization of the first entry). */
+  private readonly perDay = new Map<string, Map<string, Map<number, DaySums>>>();
+
+  add(
+    organizationId: string,
+    keyHash: string,
+    workspaceId: string,
+    atMs: number,
+    usage: bigint,
+    byok: bigint,
+  ): void {
+    const day = Math.floor(atMs / DAY_MS);
+    let byWorkspace = this.perDay.get(keyHash);
+    if (!byWorkspace) this.perDay.set(keyHash, (byWorkspace = new Map<string, Map<number, DaySums>>()));
+    let byDay = byWorkspace.get(workspaceId);
+    if (!byDay) byWorkspace.set(workspaceId, (byDay = new Map<number, DaySums>()));
+    const sums = byDay.get(day);
+    if (sums) {
+      sums.usage += usage;
+      sums.byok += byok;
+    } else byDay.set(day, { org: organizationId, usage, byok });
   }
-  const sums = new Map<
-    string,
-    {
-      scope: LedgerScope;
-      scope_id: string;
-      window: WindowKind;
-      window_index: number;
-      organization_id: string;
-      usage_nano: bigint;
-      byok_nano: bigint;
-    }
-  >();
-  for (const e of perDay.values()) {
-    for (const scope of ["key", "workspace"] as const) {
-      const scopeId = scope === "key" ? e.keyHash : e.workspaceId;
-      for (const k of KINDS) {
-        const index = windowIndex(k, e.at);
-        const id = `${scope}\u0000${scopeId}\u0000${k}\u0000${index}`;
-        const row = sums.get(id);
-        if (row) {
-          row.usage_nano += e.usageNano;
-          row.byok_nano += e.byokNano;
-        } else {
-          sums.set(id, {
-            scope,
-            scope_id: scopeId,
-            window: k,
-            window_index: index,
-            organization_id: e.organizationId,
-            usage_nano: e.usageNano,
-            byok_nano: e.byokNano,
-          });
+
+  /** The counter rows to add, one per (scope, id, window, window index). */
+  rows(): CounterRow[] {
+    const sums = new Map<string, CounterRow>();
+    for (const [keyHash, byWorkspace] of this.perDay) {
+      for (const [workspaceId, byDay] of byWorkspace) {
+        for (const [day, d] of byDay) {
+          const at = new Date(day * DAY_MS);
+          for (const scope of ["key", "workspace"] as const) {
+            const scopeId = scope === "key" ? keyHash : workspaceId;
+            for (const k of KINDS) {
+              const index = windowIndex(k, at);
+              const id = `${scope}\u0000${scopeId}\u0000${k}\u0000${index}`;
+              const row = sums.get(id);
+              if (row) {
+                row.usage_nano += d.usage;
+                row.byok_nano += d.byok;
+              } else {
+                sums.set(id, {
+                  scope,
+                  scope_id: scopeId,
+                  window: k,
+                  window_index: index,
+                  organization_id: d.org,
+                  usage_nano: d.usage,
+                  byok_nano: d.byok,
+                });
+              }
+            }
+          }
         }
       }
     }
+    return [...sums.values()];
   }
-  const rows = [...sums.values()];
+}
+
+/**
+ * Writes a tally: one multi-row upsert per chunk (on SQLite, the rows as one JSON parameter), so a
+ * batch of thousands of generations costs a handful of statements. Call inside a transaction.
+ */
+export async function addUsageTally(db: Db, tally: UsageTally, caps?: DialectCaps): Promise<void> {
+  const rows = tally.rows();
+  if (rows.length === 0) return;
+  const json =
+    caps?.name === "sqlite"
+      ? jsonRows(
+          rows.map((r) => [
+            r.scope,
+            r.scope_id,
+            r.window,
+            r.window_index,
+            r.organization_id,
+            r.usage_nano,
+            r.byok_nano,
+          ]),
+        )
+      : null;
+  if (json !== null) {
+    await sql`
+      INSERT INTO usage_counters (scope, scope_id, "window", window_index, organization_id, usage_nano, byok_nano)
+      SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5, value ->> 6
+      FROM json_each(${json}) WHERE true
+      ON CONFLICT (scope, scope_id, "window", window_index) DO UPDATE SET
+        usage_nano = usage_counters.usage_nano + excluded.usage_nano,
+        byok_nano = usage_counters.byok_nano + excluded.byok_nano`.execute(db);
+    return;
+  }
   for (let i = 0; i < rows.length; i += 500) {
     await db
       .insertInto("usage_counters")
@@ -151,4 +212,17 @@ export async function addUsageBatch(db: Db, entries: readonly UsageEntry[]): Pro
       )
       .execute();
   }
+}
+
+/** addUsage for many generations at once, with the same result (see UsageTally, addUsageTally). */
+export async function addUsageBatch(
+  db: Db,
+  entries: readonly UsageEntry[],
+  caps?: DialectCaps,
+): Promise<void> {
+  const tally = new UsageTally();
+  for (const e of entries) {
+    tally.add(e.organizationId, e.keyHash, e.workspaceId, e.at.getTime(), e.usageNano, e.byokNano);
+  }
+  await addUsageTally(db, tally, caps);
 }
