@@ -33,7 +33,10 @@ export async function startListening(opts: TestAppOptions = {}): Promise<Listeni
     sdkWithRaw: (key = t.key) => {
       const httpClient = new HTTPClient();
       httpClient.addHook("response", async (res) => {
-        raw = await res.clone().json().catch(() => undefined);
+        raw = await res
+          .clone()
+          .json()
+          .catch(() => undefined);
       });
       return make(key, httpClient);
     },

@@ -387,7 +387,12 @@ async function ingestExclusive(
       return await g.commit((beforeActivityCommit) =>
         store.transaction(async (trx) => {
           // Sorted, so that concurrent batches sharing ids lock them in the same order (no deadlock).
-          const claimed = await claimGenerationIds(trx, organizationId, rows.map((r) => r.id).sort(), store.caps);
+          const claimed = await claimGenerationIds(
+            trx,
+            organizationId,
+            rows.map((r) => r.id).sort(),
+            store.caps,
+          );
           await removeInflight(trx, token);
           let current = staged as StagedActivity;
           if (claimed.size === 0) {
