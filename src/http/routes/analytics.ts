@@ -32,6 +32,10 @@ export async function analyticsRoutes(root: FastifyInstance, ctx: AppContext): P
     {
       config,
       schema: { tags, operationId: "queryAnalytics", body: QueryBody, response: { 200: QueryResponse } },
+      // The rows are built by runAnalyticsQuery from the model's columns only (strings, numbers,
+      // null). fast-json-stringify checks every cell against the row schema's union, which costs
+      // 2.4x JSON.stringify (0.6 vs 0.25 ms for 600 rows); the schema still documents the answer.
+      serializerCompiler: () => (data) => JSON.stringify(data),
     },
     async (request) => ({
       data: await runAnalyticsQuery(deps, principal(request).organizationId, request.body),
