@@ -108,3 +108,40 @@ export function byOrganization<T extends { organization_id: string; created_at_m
   }
   return out;
 }
+
+/** Which of `ids` an organization's rows in `table` already hold, created in [minMs, maxMs]. */
+export type ExistingIds = (
+  table: "generations" | "generation_tags",
+  idColumn: "id" | "generation_id",
+  organizationId: string,
+  minMs: number,
+  maxMs: number,
+  ids: readonly string[],
+) => Promise<Set<string>>;
+
+/**
+ * The part of a batch a store does not hold yet (ActivityStore.insert's idempotency): the first
+ * row per (organization, id), minus ids the store already has; tags of generations that have none
+ * yet. The lookups are per organization and restricted to the batch's created_at range, so they
+ * prune by zone maps (DuckDB) or the primary key (ClickHouse).
+ */
+export async function unseenOf(
+  rows: readonly ActivityRow[],
+  tags: readonly ClassificationRow[],
+  existing: ExistingIds,
+): Promise<{ rows: ActivityRow[]; tags: ClassificationRow[] }> {
+  const newRows: ActivityRow[] = [];
+  const unique = firstPerKey(rows, (r) => `${r.organization_id}\u0000${r.id}`);
+  for (const [org, g] of byOrganization(unique)) {
+    const ids = g.rows.map((r) => r.id);
+    const have = await existing("generations", "id", org, g.minMs, g.maxMs, ids);
+    for (const r of g.rows) if (!have.has(r.id)) newRows.push(r);
+  }
+  const newTags: ClassificationRow[] = [];
+  for (const [org, g] of byOrganization(tags)) {
+    const ids = [...new Set(g.rows.map((t) => t.generation_id))];
+    const have = await existing("generation_tags", "generation_id", org, g.minMs, g.maxMs, ids);
+    for (const t of g.rows) if (!have.has(t.generation_id)) newTags.push(t);
+  }
+  return { rows: newRows, tags: newTags };
+}

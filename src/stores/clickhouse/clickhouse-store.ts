@@ -1,5 +1,5 @@
 import type { ActivityRow, ClassificationRow } from "../../activity/activity-row.js";
-import { byOrganization, firstPerKey, GENERATION_COLUMNS, TAG_COLUMNS } from "../activity-columns.js";
+import { GENERATION_COLUMNS, TAG_COLUMNS, unseenOf } from "../activity-columns.js";
 import type { ActivityStore, BoundQuery, QueryOptions } from "../activity-store.js";
 import { CLICKHOUSE_DDL } from "./clickhouse-ddl.js";
 import { chTimestamp, decodeRows, toJsonEachRow, type ColumnMeta } from "./clickhouse-values.js";
@@ -63,25 +63,7 @@ export async function openClickHouseStore(engine: ClickHouseEngine): Promise<Act
 
   async function insert(rows: readonly ActivityRow[], tags: readonly ClassificationRow[]): Promise<void> {
     if (closed) throw new Error("activity store is closed");
-    const uniqueRows = firstPerKey(rows, (r) => `${r.organization_id}\u0000${r.id}`);
-    const newRows: ActivityRow[] = [];
-    for (const [org, g] of byOrganization(uniqueRows)) {
-      const have = await existing(
-        "generations",
-        "id",
-        org,
-        g.minMs,
-        g.maxMs,
-        g.rows.map((r) => r.id),
-      );
-      for (const r of g.rows) if (!have.has(r.id)) newRows.push(r);
-    }
-    const newTags: ClassificationRow[] = [];
-    for (const [org, g] of byOrganization(tags)) {
-      const ids = [...new Set(g.rows.map((t) => t.generation_id))];
-      const have = await existing("generation_tags", "generation_id", org, g.minMs, g.maxMs, ids);
-      for (const t of g.rows) if (!have.has(t.generation_id)) newTags.push(t);
-    }
+    const { rows: newRows, tags: newTags } = await unseenOf(rows, tags, existing);
     if (newRows.length > 0)
       await engine.insertJsonEachRow("generations", toJsonEachRow(GENERATION_COLUMNS, newRows));
     if (newTags.length > 0)

@@ -21,10 +21,10 @@ import {
 } from "@duckdb/node-api";
 import type { ActivityRow, ClassificationRow } from "../../activity/activity-row.js";
 import {
-  byOrganization,
   firstPerKey,
   GENERATION_COLUMNS,
   TAG_COLUMNS,
+  unseenOf,
   type ColumnKind,
   type StorageColumn,
 } from "../activity-columns.js";
@@ -328,26 +328,7 @@ export async function openDuckDbActivityStore(opts: DuckDbStoreOptions): Promise
 
   async function insert(rows: readonly ActivityRow[], tags: readonly ClassificationRow[]): Promise<void> {
     assertOpen();
-    const uniqueRows = firstPerKey(rows, (r) => `${r.organization_id}\u0000${r.id}`);
-    const newRows: ActivityRow[] = [];
-    for (const [org, g] of byOrganization(uniqueRows)) {
-      const have = await existing(
-        "generations",
-        "id",
-        org,
-        g.minMs,
-        g.maxMs,
-        g.rows.map((r) => r.id),
-      );
-      for (const r of g.rows) if (!have.has(r.id)) newRows.push(r);
-    }
-    const newTags: ClassificationRow[] = [];
-    for (const [org, g] of byOrganization(tags)) {
-      const have = await existing("generation_tags", "generation_id", org, g.minMs, g.maxMs, [
-        ...new Set(g.rows.map((t) => t.generation_id)),
-      ]);
-      for (const t of g.rows) if (!have.has(t.generation_id)) newTags.push(t);
-    }
+    const { rows: newRows, tags: newTags } = await unseenOf(rows, tags, existing);
     if (newRows.length === 0 && newTags.length === 0) return;
     await writer.run("BEGIN TRANSACTION");
     try {
