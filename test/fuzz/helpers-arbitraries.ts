@@ -84,11 +84,17 @@ export const nastyValue: fc.Arbitrary<unknown> = fc.oneof(
 
 const wrongArbs = new WeakMap<JsonSchema, fc.Arbitrary<unknown>>();
 
-/** A value the field's schema refuses. */
+/** The value as the server receives it: bodies travel as JSON (Infinity and NaN arrive as null). */
+const asSent = (v: unknown): unknown => {
+  const text = JSON.stringify(v);
+  return text === undefined ? undefined : JSON.parse(text);
+};
+
+/** A value the field's schema refuses, once sent as JSON. */
 export function wrongFor(schema: JsonSchema): fc.Arbitrary<unknown> {
   let arb = wrongArbs.get(schema);
   if (!arb) {
-    arb = nastyValue.filter((v) => !accepts(schema, v));
+    arb = nastyValue.filter((v) => !accepts(schema, asSent(v)));
     wrongArbs.set(schema, arb);
   }
   return arb;
