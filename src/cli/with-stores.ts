@@ -26,9 +26,9 @@ export class ActivityStoreLocked extends Error {
 
 /**
  * Memory limit of the embedded DuckDB engine in CLI processes unless DUCKDB_MEMORY_LIMIT says
- * otherwise: DuckDB's buffer pool may otherwise grow to 80% of RAM while a long import reads back
- * the id column for its existence checks; this keeps the whole process well under 1 GiB (DuckDB
- * spills to disk past the limit instead of failing).
+ * otherwise: DuckDB's buffer pool may otherwise grow to 80% of RAM during a long import (its
+ * buffer cache grows with the file); this keeps the whole process well under 1 GiB (DuckDB spills
+ * to disk past the limit instead of failing).
  */
 const DUCKDB_CLI_MEMORY = "512MB";
 

@@ -208,63 +208,50 @@ async function recordAcceptance(
 }
 
 /**
- * Keys by hash, remembered per record store: a key's id, workspace and creator never change, and
- * a deleted key's row stays. Only keys found are remembered (a key created later is looked up).
+ * Lookups remembered per record store, keyed by organization and id, for facts that never change:
+ * a key's id, workspace and creator (a deleted key's row stays), and that a workspace id exists
+ * in an organization (ids are never reused or removed). Only hits are remembered: a key or
+ * workspace created later is looked up. Past MAX_REMEMBERED entries the memory starts over.
  */
+const MAX_REMEMBERED = 50_000;
 const keyCache = new WeakMap<RecordStore, Map<string, KeyRef>>();
-const KEY_CACHE_MAX = 50_000;
+const workspaceCache = new WeakMap<RecordStore, Map<string, true>>();
 
-async function cachedKeys(
-  store: RecordStore,
-  organizationId: string,
-  hashes: readonly string[],
-): Promise<Map<string, KeyRef>> {
-  let cache = keyCache.get(store);
-  if (!cache) keyCache.set(store, (cache = new Map<string, KeyRef>()));
-  const out = new Map<string, KeyRef>();
-  const missing: string[] = [];
-  for (const h of hashes) {
-    const k = cache.get(`${organizationId}:${h}`);
-    if (k) out.set(h, k);
-    else missing.push(h);
-  }
-  if (missing.length > 0) {
-    const found = await keysByHash(store.db, organizationId, missing);
-    if (cache.size + found.size > KEY_CACHE_MAX) cache.clear();
-    for (const [h, k] of found) {
-      out.set(h, k);
-      cache.set(`${organizationId}:${h}`, k);
-    }
-  }
-  return out;
-}
-
-/** Workspace ids known to exist in an organization (ids are never reused or removed). */
-const workspaceCache = new WeakMap<RecordStore, Set<string>>();
-
-async function cachedWorkspaces(
+async function remembered<V>(
+  caches: WeakMap<RecordStore, Map<string, V>>,
   store: RecordStore,
   organizationId: string,
   ids: readonly string[],
-): Promise<Set<string>> {
-  let cache = workspaceCache.get(store);
-  if (!cache) workspaceCache.set(store, (cache = new Set<string>()));
-  const out = new Set<string>();
+  lookup: (db: Db, organizationId: string, missing: readonly string[]) => Promise<Map<string, V>>,
+): Promise<Map<string, V>> {
+  let cache = caches.get(store);
+  if (!cache) caches.set(store, (cache = new Map<string, V>()));
+  const out = new Map<string, V>();
   const missing: string[] = [];
   for (const id of ids) {
-    if (cache.has(`${organizationId}:${id}`)) out.add(id);
+    const v = cache.get(`${organizationId}:${id}`);
+    if (v !== undefined) out.set(id, v);
     else missing.push(id);
   }
   if (missing.length > 0) {
-    const found = await workspacesOf(store.db, organizationId, missing);
-    if (cache.size + found.size > KEY_CACHE_MAX) cache.clear();
-    for (const id of found) {
-      out.add(id);
-      cache.add(`${organizationId}:${id}`);
+    const found = await lookup(store.db, organizationId, missing);
+    if (cache.size + found.size > MAX_REMEMBERED) cache.clear();
+    for (const [id, v] of found) {
+      out.set(id, v);
+      cache.set(`${organizationId}:${id}`, v);
     }
   }
   return out;
 }
+
+const cachedKeys = (store: RecordStore, organizationId: string, hashes: readonly string[]) =>
+  remembered(keyCache, store, organizationId, hashes, keysByHash);
+
+const cachedWorkspaces = (store: RecordStore, organizationId: string, ids: readonly string[]) =>
+  remembered(workspaceCache, store, organizationId, ids, async (db, org, missing) => {
+    const found = await workspacesOf(db, org, missing);
+    return new Map([...found].map((id) => [id, true as const]));
+  });
 
 /** Validates, resolves references and normalises; throws the 400 listing every problem. */
 async function prepareBatch(
@@ -283,7 +270,7 @@ async function prepareBatch(
     ...new Set(parsed.flatMap((r) => (typeof r.workspaceId === "string" ? [r.workspaceId] : []))),
   ];
   const workspaces =
-    explicit.length > 0 ? await cachedWorkspaces(store, organizationId, explicit) : new Set<string>();
+    explicit.length > 0 ? await cachedWorkspaces(store, organizationId, explicit) : new Map<string, true>();
   for (const r of parsed) {
     if (!keys.has(r.apiKeyHash)) {
       problems.add(

@@ -92,24 +92,6 @@ function cell(kind: ColumnKind, v: unknown): DuckDBValue {
   }
 }
 
-/** Rows as data chunks (columnar, one native call per column and chunk; strings one per value). */
-function chunksOf<Row>(cols: readonly StorageColumn<Row>[], rows: readonly Row[]): DuckDBDataChunk[] {
-  const types = cols.map((c) => TYPE_OF[c.kind]);
-  const chunks: DuckDBDataChunk[] = [];
-  for (let start = 0; start < rows.length; start += CHUNK_ROWS) {
-    const n = Math.min(CHUNK_ROWS, rows.length - start);
-    const chunk = DuckDBDataChunk.create(types, n);
-    const values = new Array<DuckDBValue>(n);
-    for (let j = 0; j < cols.length; j++) {
-      const { kind, field } = cols[j] as StorageColumn<Row>;
-      for (let i = 0; i < n; i++) values[i] = cell(kind, (rows[start + i] as Row)[field]);
-      chunk.setColumnValues(j, values);
-    }
-    chunks.push(chunk);
-  }
-  return chunks;
-}
-
 /** A null in the column-text encoding (a control character ingest never accepts in a value). */
 const NULL_MARK = "\u0002";
 // eslint-disable-next-line no-control-regex
@@ -171,30 +153,36 @@ function columnTexts<Row>(cols: readonly StorageColumn<Row>[], rows: readonly Ro
   return out;
 }
 
-/** Appends data chunks to a table (inside the connection's open transaction). */
-async function appendChunks(
-  conn: DuckDBConnection,
-  table: string,
-  chunks: readonly DuckDBDataChunk[],
-): Promise<void> {
-  if (chunks.length === 0) return;
-  const appender = await conn.createAppender(table);
-  try {
-    for (const chunk of chunks) appender.appendDataChunk(chunk);
-    appender.flushSync();
-  } finally {
-    appender.closeSync();
-  }
-}
-
-/** Appends rows through data chunks. */
+/**
+ * Appends rows through data chunks (columnar, one native call per column and chunk; strings one
+ * per value), inside the connection's open transaction.
+ */
 async function appendRows<Row>(
   conn: DuckDBConnection,
   table: string,
   cols: readonly StorageColumn<Row>[],
   rows: readonly Row[],
 ): Promise<void> {
-  await appendChunks(conn, table, chunksOf(cols, rows));
+  if (rows.length === 0) return;
+  const types = cols.map((c) => TYPE_OF[c.kind]);
+  const appender = await conn.createAppender(table);
+  try {
+    const values = new Array<DuckDBValue>(Math.min(CHUNK_ROWS, rows.length));
+    for (let start = 0; start < rows.length; start += CHUNK_ROWS) {
+      const n = Math.min(CHUNK_ROWS, rows.length - start);
+      const chunk = DuckDBDataChunk.create(types, n);
+      values.length = n;
+      for (let j = 0; j < cols.length; j++) {
+        const { kind, field } = cols[j] as StorageColumn<Row>;
+        for (let i = 0; i < n; i++) values[i] = cell(kind, (rows[start + i] as Row)[field]);
+        chunk.setColumnValues(j, values);
+      }
+      appender.appendDataChunk(chunk);
+    }
+    appender.flushSync();
+  } finally {
+    appender.closeSync();
+  }
 }
 
 /** Binds a parameter with an explicit type where inference would be wrong (bigint, lists). */
