@@ -24,4 +24,29 @@ describe("DuckDB activity store: repeated queries", () => {
       await store.close();
     }
   });
+
+  it("writes longer strings intact through the staging INSERT it keeps prepared per connection", async () => {
+    // The staging statement is prepared once per connection and reused across batches: each batch
+    // must keep its strings whole however much longer they are than the previous batch's.
+    const store = await openDuckDbActivityStore({ path: ":memory:" });
+    try {
+      const writer = store.exclusive as ExclusiveActivityWriter;
+      const written: { id: string; model: string }[] = [];
+      for (const [round, width] of [1, 40, 3_000].entries()) {
+        const rows = Array.from({ length: 500 }, (_, i) =>
+          activityRow({ id: `r${round}-${i}`, model: `m/${"x".repeat(width)}${i}` }),
+        );
+        // Sequential, so that each round reuses the previous round's connection and statement.
+        await (await writer.stage(rows, [])).commit();
+        written.push(...rows.map((r) => ({ id: r.id, model: r.model })));
+      }
+      const got = await store.query(
+        { sql: "SELECT id, model FROM generations ORDER BY id", params: {} },
+        { timeoutMs: 60_000 },
+      );
+      expect(got).toEqual([...written].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)));
+    } finally {
+      await store.close();
+    }
+  });
 });
