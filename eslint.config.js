@@ -3,7 +3,7 @@ import js from "@eslint/js";
 import tseslint from "typescript-eslint";
 
 export default tseslint.config(
-  { ignores: ["node_modules", "data", "dist", "coverage", "bin"] },
+  { ignores: ["node_modules", "data", "dist", "coverage", "bin", ".scratch", ".qscratch", ".tmp-*"] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
@@ -28,5 +28,5 @@ export default tseslint.config(
       "@typescript-eslint/unbound-method": "off",
     },
   },
-  { files: ["**/*.js"], ...tseslint.configs.disableTypeChecked },
+  { files: ["**/*.js", "**/*.mjs"], ...tseslint.configs.disableTypeChecked },
 );

@@ -12,13 +12,15 @@
  *                           [--cpu-prof FILE]   (main-thread profile of the measured run)
  *   npm run bench:ingest
  */
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { Session } from "node:inspector";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { loadConfig } from "../src/config/config.js";
-import { ingestGenerations, recordsOf, toRow, type KeyRef } from "../src/domain/ingest/ingest-generations.js";
+import { ingestGenerations } from "../src/domain/ingest/ingest-generations.js";
+import { recordsOf, toRow, type KeyRef } from "../src/domain/ingest/prepare-batch.js";
+import { ingestPreparerFor } from "../src/domain/ingest/prepare-pool.js";
 import { parseRecords, Problems } from "../src/domain/ingest/validate-generations.js";
 import { createOrganization } from "../src/domain/organizations/create-organization.js";
 import { buildApp } from "../src/http/app.js";
@@ -47,6 +49,46 @@ const WARMUP = opt("warmup", 10);
 const keep = args.includes("--keep");
 const profileAt = args.indexOf("--cpu-prof");
 const profileFile = profileAt >= 0 ? (args[profileAt + 1] ?? "ingest.cpuprofile") : null;
+
+/**
+ * CPU time (ms) of this process's threads by thread name (Linux /proc; `node` is the main thread,
+ * `WorkerThread`... the ingest workers, DuckDB's and V8's own threads carry their names). Empty
+ * where /proc is missing.
+ */
+function threadCpu(): Map<string, number> {
+  const out = new Map<string, number>();
+  let tasks: string[];
+  try {
+    tasks = readdirSync("/proc/self/task");
+  } catch {
+    return out;
+  }
+  for (const t of tasks) {
+    try {
+      const stat = readFileSync(`/proc/self/task/${t}/stat`, "utf8");
+      const name = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      const ms = ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // utime + stime, 100 Hz ticks
+      const key = `${name} #${t}`;
+      out.set(key, (out.get(key) ?? 0) + ms);
+    } catch {
+      // the thread ended meanwhile
+    }
+  }
+  return out;
+}
+
+/** The busiest threads between two snapshots, CPU ms per batch (the main thread's id is the pid). */
+function threadLines(a: Map<string, number>, b: Map<string, number>): string[] {
+  const busy = [...b]
+    .map(([k, ms]) => [k, ms - (a.get(k) ?? 0)] as const)
+    .filter(([, ms]) => ms > 0)
+    .sort((x, y) => y[1] - x[1]);
+  return busy.slice(0, 10).map(([k, ms]) => {
+    const label = k.endsWith(` #${process.pid}`) ? `${k} (main)` : k;
+    return `  ${label.padEnd(44)} ${(ms / BATCHES).toFixed(2).padStart(8)} ms/batch`;
+  });
+}
 
 const fmt = (n: number): string => Math.round(n).toLocaleString("en-US");
 const median = (xs: readonly number[]): number => {
@@ -124,10 +166,11 @@ function timedActivity(activity: ActivityStore): ActivityStore {
       owner: ex.owner,
       session: ex.session,
       discard: (org, ids, lo, hi) => ex.discard(org, ids, lo, hi),
-      stage: async (rows, tags) => {
+      stage: (rows, tags) => ex.stage(rows, tags),
+      stageEncoded: async (encoded) => {
         const t = performance.now();
-        const staged = await ex.stage(rows, tags);
-        stages.add("activity store: stage (build + append)", performance.now() - t);
+        const staged = await ex.stageEncoded(encoded);
+        stages.add("activity store: stage (append)", performance.now() - t);
         return {
           abort: () => staged.abort(),
           commit: async () => {
@@ -193,10 +236,12 @@ const config = loadConfig({
   GATEHOUSE_DATA_DIR: dir,
   RATE_LIMIT_MANAGEMENT_MAX: "1000000",
   LOG_LEVEL: "warn",
+  INGEST_WORKERS: process.env.INGEST_WORKERS,
 });
 const rawStore = await openRecordStore(config);
 const rawActivity = await openActivityStore(config);
 const org = await createOrganization(rawStore, systemClock, "Bench");
+const preparer = ingestPreparerFor(config.ingestWorkers, rawActivity);
 const ctx: AppContext = {
   config,
   store: timedStore(rawStore),
@@ -204,6 +249,7 @@ const ctx: AppContext = {
   clock: systemClock,
   secretBox: new SecretBox(Buffer.alloc(32, 3)),
   redis: null,
+  ...(preparer ? { preparer } : {}),
 };
 const app = await buildApp(ctx, { logger: false });
 app.addHook("onRequest", async (req) => {
@@ -212,7 +258,7 @@ app.addHook("onRequest", async (req) => {
 app.addHook("preHandler", async (req) => {
   const r = req as unknown as { t0: number; t1: number };
   r.t1 = performance.now();
-  if (req.url.endsWith("/activity/generations")) stages.add("http: receive + JSON.parse body", r.t1 - r.t0);
+  if (req.url.endsWith("/activity/generations")) stages.add("http: receive body", r.t1 - r.t0);
 });
 app.addHook("onSend", async (req) => {
   const r = req as unknown as { t1: number; t2: number };
@@ -257,11 +303,13 @@ await runLoad({ url, key: org.managementKey, bodies: warmBodies, clients: CLIENT
 const prepared = await prepareLoad({ url, key: org.managementKey, bodies, clients: CLIENTS });
 stages.reset();
 const profiler = profileFile ? await startProfile() : null;
+const threads0 = threadCpu();
 const cpu0 = process.cpuUsage();
 const elu0 = performance.eventLoopUtilization();
 const load = await prepared.go();
 const elu = performance.eventLoopUtilization(elu0);
 const cpu = process.cpuUsage(cpu0);
+const threads1 = threadCpu();
 if (profiler && profileFile) await profiler.stop(profileFile);
 const cpuMsPerBatch = (cpu.user + cpu.system) / 1000 / BATCHES;
 const mainMsPerBatch = elu.active / BATCHES;
@@ -343,6 +391,7 @@ if (check?.n !== expected || check?.ids !== expected) {
 }
 
 await app.close();
+await preparer?.close();
 await rawStore.close();
 await rawActivity.close();
 
@@ -350,7 +399,7 @@ const lat = load.latencies;
 process.stdout.write(
   [
     "",
-    `ingest bench: ${BATCHES} batches x ${SIZE} records (${fmt(bodyBytes / 1024)} KiB each), ${CLIENTS} clients, ${WARMUP} warm-up batches`,
+    `ingest bench: ${BATCHES} batches x ${SIZE} records (${fmt(bodyBytes / 1024)} KiB each), ${CLIENTS} clients, ${WARMUP} warm-up batches, ${config.ingestWorkers} ingest worker(s)`,
     "",
     `HTTP POST /activity/generations   ${fmt(httpRate).padStart(10)} records/s   (${(load.ms / 1000).toFixed(2)} s)`,
     `  latency per batch               p50 ${median(lat).toFixed(1)} ms, p90 ${pct(lat, 90).toFixed(1)} ms, max ${Math.max(...lat).toFixed(1)} ms`,
@@ -359,6 +408,9 @@ process.stdout.write(
     `  with a checkpoint of the run     ${fmt(records / ((load.ms + checkpointMs) / 1000)).padStart(10)} records/s   (CHECKPOINT after the run: ${checkpointMs.toFixed(0)} ms)`,
     `server CPU (all threads)          ${cpuMsPerBatch.toFixed(1)} ms per batch; main thread busy ${mainMsPerBatch.toFixed(1)} ms per batch (${(elu.utilization * 100).toFixed(0)}%)`,
     `load client CPU (its process)     ${(load.cpuMs / BATCHES).toFixed(1)} ms per batch (server + client: ${(cpuMsPerBatch + load.cpuMs / BATCHES).toFixed(1)} ms of the 2 cores' ${((2 * load.ms) / BATCHES).toFixed(1)} ms per batch)`,
+    "",
+    "server CPU by thread, the 10 busiest (from /proc, 10 ms ticks; ingest workers and DuckDB's threads are unnamed):",
+    ...threadLines(threads0, threads1),
     "",
     "stage baselines (same records, same run):",
     `  JSON.parse + validate           ${fmt(pv).padStart(10)} records/s`,

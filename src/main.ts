@@ -5,6 +5,7 @@ import { buildApp } from "./http/app.js";
 import { loggerOptions } from "./http/logger.js";
 import { systemClock } from "./lib/clock.js";
 import { SecretBox, loadEncryptionKey } from "./lib/secret-box.js";
+import { ingestPreparerFor } from "./domain/ingest/prepare-pool.js";
 import { openActivityStore } from "./stores/open-activity-store.js";
 import { openRecordStore } from "./stores/open-record-store.js";
 
@@ -38,8 +39,9 @@ async function main(): Promise<void> {
   const secretBox = new SecretBox(loadEncryptionKey(config.encryptionKey, config.dataDir));
   const clock = systemClock;
   const boot = await bootstrap(store, clock, config.bootstrapKey);
+  const preparer = ingestPreparerFor(config.ingestWorkers, activity);
   const app = await buildApp(
-    { config, store, activity, clock, secretBox, redis },
+    { config, store, activity, clock, secretBox, redis, ...(preparer ? { preparer } : {}) },
     { logger: loggerOptions(config) },
   );
 
@@ -52,6 +54,7 @@ async function main(): Promise<void> {
     force.unref();
     void (async () => {
       await app.close();
+      await preparer?.close();
       await store.close();
       await activity.close();
       redis?.disconnect();

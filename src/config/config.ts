@@ -1,3 +1,4 @@
+import { availableParallelism } from "node:os";
 import { resolve } from "node:path";
 
 /**
@@ -22,6 +23,11 @@ export interface Config {
   clickhouseDatabase: string | null;
   /** Embedded DuckDB activity store: buffer-pool limit (DuckDB syntax, `2GB`) and worker threads; null = DuckDB's defaults (80% of RAM, one per core). */
   duckdb: { memoryLimit: string | null; threads: number | null };
+  /**
+   * Worker threads that parse and validate ingest bodies on the embedded DuckDB store; 0 = on the
+   * main thread. Default: one less than the cores (at least 1).
+   */
+  ingestWorkers: number;
   analytics: {
     /** An analytics query past this is cancelled and answered 408. */
     queryTimeoutMs: number;
@@ -139,6 +145,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     clickhouseUrl,
     clickhouseDatabase,
     duckdb: { memoryLimit: duckdbMemoryLimit, threads: duckdbThreads },
+    ingestWorkers: int("INGEST_WORKERS", Math.max(1, availableParallelism() - 1), 0, 64),
     analytics: {
       queryTimeoutMs: int("ANALYTICS_QUERY_TIMEOUT_MS", 10_000, 100, 600_000),
       cacheTtlMs: int("ANALYTICS_CACHE_TTL_MS", 30_000, 0, 86_400_000),

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import swagger from "@fastify/swagger";
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from "fastify";
 import type { AppContext } from "./context.js";
-import { DomainError } from "../domain/errors.js";
+import { charsetProblem } from "./utf8-only.js";
 import { errorHandler, frameworkErrorHandler, notFoundHandler } from "./error-handler.js";
 import { authPlugin } from "./plugins/auth.js";
 import { rateLimitPlugin } from "./plugins/rate-limit.js";
@@ -41,12 +41,9 @@ export async function buildApp(ctx: AppContext, opts: BuildOptions = {}): Promis
   const parseJson = app.getDefaultJsonParser("error", "error");
   app.removeContentTypeParser("application/json");
   app.addContentTypeParser("application/json", { parseAs: "string" }, (request, body, done) => {
-    const charset = /;\s*charset\s*=\s*"?([^";\s]*)/i.exec(request.headers["content-type"] ?? "")?.[1];
-    if (charset !== undefined && !/^utf-?8$/i.test(charset)) {
-      done(new DomainError("unsupported_media_type", "Content-Type: charset must be utf-8"), undefined);
-      return;
-    }
-    void parseJson(request, body as string, done);
+    const problem = charsetProblem(request);
+    if (problem) done(problem, undefined);
+    else void parseJson(request, body as string, done);
   });
   app.addHook("onSend", async (request, reply) => {
     void reply.header("x-request-id", request.id);

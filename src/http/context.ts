@@ -1,5 +1,6 @@
 import type { Redis } from "ioredis";
 import type { Config } from "../config/config.js";
+import type { BatchPreparer } from "../domain/ingest/batch-preparer.js";
 import type { Clock } from "../lib/clock.js";
 import type { SecretBox } from "../lib/secret-box.js";
 import type { ActivityStore } from "../stores/activity-store.js";
@@ -13,6 +14,8 @@ export interface AppContext {
   activity: ActivityStore;
   clock: Clock;
   secretBox: SecretBox;
+  /** Where ingest bodies are parsed and validated (a worker pool); absent = inline. */
+  preparer?: BatchPreparer;
   /** Shared rate-limit state across instances; null = in-process. */
   redis: Redis | null;
 }

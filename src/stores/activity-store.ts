@@ -1,4 +1,5 @@
 import type { ActivityRow, ClassificationRow } from "../activity/activity-row.js";
+import type { EncodedActivity } from "./column-texts.js";
 
 /** SQL dialects of the analytics compiler. */
 export type AnalyticsDialect = "duckdb" | "clickhouse";
@@ -78,6 +79,8 @@ export interface ExclusiveActivityWriter {
    * store, with no unrecovered in-flight marker left, so none of them can be present.
    */
   stage(rows: readonly ActivityRow[], tags: readonly ClassificationRow[]): Promise<StagedActivity>;
+  /** stage() for rows already encoded (encodeActivity, e.g. on an ingest worker thread). */
+  stageEncoded(encoded: EncodedActivity): Promise<StagedActivity>;
   /**
    * Deletes the organization's generations with these ids (and their tags) created in
    * [minMs, maxMs]: recovery of a batch whose rows were committed here but whose record-store

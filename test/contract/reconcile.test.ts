@@ -14,6 +14,8 @@ import type { ActivityStore } from "../../src/stores/activity-store.js";
 import { openChdbActivityStore } from "../../src/stores/clickhouse/chdb-store.js";
 import { openDuckDbActivityStore } from "../../src/stores/duckdb/duckdb-store.js";
 import { STORE_FACTORIES } from "../helpers/stores.js";
+import { GENERATION_COLUMNS, TAG_COLUMNS } from "../../src/stores/activity-columns.js";
+import { VALUE_SEPARATOR, type EncodedActivity, type EncodedTable } from "../../src/stores/column-texts.js";
 
 /**
  * reconcileLedger on the two supported pairs: SQLite + DuckDB (the embedded install) and
@@ -36,6 +38,34 @@ const PAIRS = [
 
 const NOW = new Date("2026-11-18T12:00:00.000Z");
 const DAY = 86_400_000;
+
+/** Encoded rows (column texts, see column-texts.ts) without the generations and tags of some ids. */
+function withoutIds(encoded: EncodedActivity, drop: ReadonlySet<string>): EncodedActivity {
+  const table = <Row>(t: EncodedTable<Row>, idColumn: number, idOf: (r: Row) => string): EncodedTable<Row> => {
+    if (t.rows) {
+      const rows = t.rows.filter((r) => !drop.has(idOf(r)));
+      return { count: rows.length, rows };
+    }
+    if (t.count === 0) return t;
+    const columns = t.texts.map((text) => text.split(VALUE_SEPARATOR));
+    const keep = (columns[idColumn] as string[]).map((id) => !drop.has(id));
+    const texts = columns.map((values) => values.filter((_v, i) => keep[i]).join(VALUE_SEPARATOR));
+    const count = keep.filter(Boolean).length;
+    return count === 0 ? { count: 0, texts: [] } : { count, texts };
+  };
+  return {
+    generations: table(
+      encoded.generations,
+      GENERATION_COLUMNS.findIndex((c) => c.name === "id"),
+      (r) => r.id,
+    ),
+    tags: table(
+      encoded.tags,
+      TAG_COLUMNS.findIndex((c) => c.name === "generation_id"),
+      (t) => t.generation_id,
+    ),
+  };
+}
 
 /**
  * An activity store whose writes can drop chosen ids (an activity row lost after the ledger
@@ -60,6 +90,7 @@ function lossy(inner: ActivityStore, drop: Set<string>): ActivityStore {
           rows.filter((r) => !drop.has(r.id)),
           tags.filter((t) => !drop.has(t.generation_id)),
         ),
+      stageEncoded: (encoded) => ex.stageEncoded(withoutIds(encoded, drop)),
     },
   };
 }

@@ -1,6 +1,7 @@
 import type { Redis } from "ioredis";
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from "fastify";
 import { loadConfig, type Config } from "../../src/config/config.js";
+import type { BatchPreparer } from "../../src/domain/ingest/batch-preparer.js";
 import { createOrganization } from "../../src/domain/organizations/create-organization.js";
 import { buildApp, type BuildOptions } from "../../src/http/app.js";
 import type { AppContext } from "../../src/http/context.js";
@@ -36,6 +37,8 @@ export interface TestAppOptions {
   logger?: BuildOptions["logger"];
   /** Shared rate-limit state (Redis); null/undefined = in-process. */
   redis?: Redis | null;
+  /** Where ingest bodies are prepared (a worker pool, owned by the caller); default: inline. */
+  preparer?: BatchPreparer;
 }
 
 /** A real app on a real store (in-memory SQLite unless given), with one organization. */
@@ -57,6 +60,7 @@ export async function makeTestApp(opts: TestAppOptions = {}): Promise<TestApp> {
     clock,
     secretBox: new SecretBox(TEST_ENCRYPTION_KEY),
     redis: opts.redis ?? null,
+    ...(opts.preparer ? { preparer: opts.preparer } : {}),
   };
   const app = await buildApp(ctx, { logger: opts.logger ?? false });
   const org = await createOrganization(store, clock, "Test organization");

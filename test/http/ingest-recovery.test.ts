@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { addInflight } from "../../src/domain/ingest/inflight-repo.js";
-import { toRow } from "../../src/domain/ingest/ingest-generations.js";
+import { toRow } from "../../src/domain/ingest/prepare-batch.js";
 import { parseRecords, Problems } from "../../src/domain/ingest/validate-generations.js";
 import { hashKey } from "../../src/lib/ids.js";
 import { nanoToUsd } from "../../src/lib/money.js";

@@ -1,3 +1,4 @@
+import { availableParallelism } from "node:os";
 import { resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ConfigError, loadConfig } from "../../src/config/config.js";
@@ -26,6 +27,7 @@ describe("loadConfig", () => {
       clickhouseUrl: null,
       clickhouseDatabase: null,
       duckdb: { memoryLimit: null, threads: null },
+      ingestWorkers: Math.max(1, availableParallelism() - 1),
       analytics: { queryTimeoutMs: 10_000, cacheTtlMs: 30_000 },
       activityCompaction: { chunkRows: 1_000_000, sealMs: 3_600_000, intervalMs: 60_000 },
       encryptionKey: null,
@@ -38,6 +40,16 @@ describe("loadConfig", () => {
         analytics: { max: 64, windowMs: 60_000 },
       },
     });
+  });
+
+  it("INGEST_WORKERS: 0 (inline) to 64 ingest worker threads", () => {
+    expect(loadConfig({ INGEST_WORKERS: "0" }).ingestWorkers).toBe(0);
+    expect(loadConfig({ INGEST_WORKERS: "3" }).ingestWorkers).toBe(3);
+    for (const bad of ["-1", "65", "two", "1.5"]) {
+      expect(() => loadConfig({ INGEST_WORKERS: bad }), bad).toThrow(
+        /INGEST_WORKERS: must be an integer from 0 to 64/,
+      );
+    }
   });
 
   it("reads every variable", () => {

@@ -1,33 +1,32 @@
-import {
-  contextLengthBucket,
-  throughputOf,
-  type ActivityRow,
-  type ClassificationRow,
-} from "../../activity/activity-row.js";
 import type { Clock } from "../../lib/clock.js";
 import type { ActivityStore, ExclusiveActivityWriter, StagedActivity } from "../../stores/activity-store.js";
 import type { Db, RecordStore } from "../../stores/record-store.js";
-import { DomainError, invalid } from "../errors.js";
 import type { DialectCaps } from "../../stores/dialect.js";
-import { addUsageTally, UsageTally } from "../usage/ledger.js";
+import { addUsageTally, type CounterRow } from "../usage/ledger.js";
 import { bumpActivityVersion } from "./activity-version.js";
 import { upsertAppLabels, upsertUserLabels, type UserLabel } from "./labels-repo.js";
 import { newId } from "../../lib/ids.js";
+import { inlinePreparer, type BatchPreparer, type PreparedBatch } from "./batch-preparer.js";
 import { addInflight, removeInflight } from "./inflight-repo.js";
 import { IngestGate } from "./ingest-gate.js";
+import {
+  acceptanceOf,
+  checkRecords,
+  normaliseBatch,
+  tagsOf,
+  type Batch,
+  type IngestInput,
+  type KeyRef,
+  type PreparedRows,
+  type RefsNeeded,
+  type ResolvedRefs,
+} from "./prepare-batch.js";
 import { recoverInflight } from "./recover-inflight.js";
 import { claimGenerationIds } from "./seen-repo.js";
-import { MAX_RECORDS, parseRecords, Problems, type ParsedRecord } from "./validate-generations.js";
 
 export interface IngestResult {
   accepted: number;
   duplicates: number;
-}
-
-export interface KeyRef {
-  id: number;
-  workspaceId: string;
-  creatorUserId: string | null;
 }
 
 const LOOKUP_CHUNK = 1_000;
@@ -78,128 +77,12 @@ async function defaultWorkspace(db: Db, organizationId: string): Promise<string 
   return row?.id ?? null;
 }
 
-/** `{"generations": [...]}` → the list, or the problem with the envelope itself. */
-export function recordsOf(body: unknown): unknown[] {
-  if (typeof body !== "object" || body === null || Array.isArray(body))
-    throw invalid("body: must be a JSON object");
-  const g = (body as { generations?: unknown }).generations;
-  if (g === undefined) throw invalid("generations: is required");
-  if (!Array.isArray(g)) throw invalid("generations: must be an array");
-  if (g.length === 0) throw invalid("generations: at least 1 record");
-  if (g.length > MAX_RECORDS) {
-    throw new DomainError("payload_too_large", `generations: at most ${MAX_RECORDS} records per request`);
-  }
-  return g;
-}
-
-export function toRow(r: ParsedRecord, organizationId: string, key: KeyRef): ActivityRow {
-  return {
-    organization_id: organizationId,
-    id: r.id,
-    created_at_ms: r.createdAtMs,
-    api_key_id: key.id,
-    api_key_hash: r.apiKeyHash,
-    workspace_id: r.workspaceId === undefined ? key.workspaceId : r.workspaceId,
-    model: r.model,
-    provider: r.provider,
-    variant: r.variant,
-    app_id: r.appId,
-    user_id: r.userId === undefined ? key.creatorUserId : r.userId,
-    external_user: r.externalUser,
-    origin: r.origin,
-    country: r.country,
-    finish_reason: r.finishReason,
-    context_length_bucket: contextLengthBucket(r.tokensPrompt),
-    tokens_prompt: r.tokensPrompt,
-    tokens_completion: r.tokensCompletion,
-    tokens_reasoning: r.tokensReasoning,
-    tokens_cached: r.tokensCached,
-    is_byok: r.isByok,
-    streamed: r.streamed,
-    cancelled: r.cancelled,
-    response_cached: r.responseCached,
-    guardrail_invoked: r.guardrailInvoked,
-    usage_nano: r.usageNano,
-    byok_usage_inference_nano: r.byokUsageInferenceNano,
-    usage_upstream_nano: r.usageUpstreamNano,
-    usage_cache_nano: r.usageCacheNano,
-    usage_data_nano: r.usageDataNano,
-    usage_web_nano: r.usageWebNano,
-    usage_upstream_web_nano: r.usageUpstreamWebNano,
-    usage_file_nano: r.usageFileNano,
-    usage_upstream_file_nano: r.usageUpstreamFileNano,
-    usage_web_fetch_nano: r.usageWebFetchNano,
-    usage_upstream_web_fetch_nano: r.usageUpstreamWebFetchNano,
-    latency_ms: r.latencyMs,
-    generation_time_ms: r.generationTimeMs,
-    throughput: throughputOf(r.tokensCompletion, r.generationTimeMs),
-  };
-}
-
-/** A validated batch, normalised: one row per distinct id (the first record wins). */
-interface Batch {
-  organizationId: string;
-  rows: ActivityRow[];
-  tagsById: Map<string, ClassificationRow[]>;
-  labelSource: Map<string, ParsedRecord>;
-  keys: Map<string, KeyRef>;
-  legacyWorkspace: string | null;
-  /** created_at range of the rows. */
-  minMs: number;
-  maxMs: number;
-}
-
-/** What the record store must learn about a set of accepted rows. */
-interface Acceptance {
-  usage: UsageTally;
-  apps: Map<number, string>;
-  users: Map<string, UserLabel>;
-}
-
-function tagsOf(batch: Batch, rows: readonly ActivityRow[]): ClassificationRow[] {
-  if (batch.tagsById.size === 0) return [];
-  const out: ClassificationRow[] = [];
-  for (const r of rows) {
-    const tags = batch.tagsById.get(r.id);
-    if (tags) for (const t of tags) out.push(t);
-  }
-  return out;
-}
-
-function acceptanceOf(batch: Batch, rows: readonly ActivityRow[]): Acceptance {
-  const usage = new UsageTally();
-  const apps = new Map<number, string>();
-  const users = new Map<string, UserLabel>();
-  for (let i = 0; i < rows.length; i++) {
-    const r = rows[i] as ActivityRow;
-    usage.add(
-      batch.organizationId,
-      r.api_key_hash,
-      // Legacy activity (no workspace) counts toward the default workspace, as analytics shows it.
-      r.workspace_id ?? batch.legacyWorkspace ?? (batch.keys.get(r.api_key_hash) as KeyRef).workspaceId,
-      r.created_at_ms,
-      r.usage_nano,
-      r.byok_usage_inference_nano,
-    );
-    const src = batch.labelSource.get(r.id) as ParsedRecord;
-    if (r.app_id !== null && src.appTitle !== null) apps.set(r.app_id, src.appTitle);
-    if (r.user_id !== null && (src.userName !== null || src.userEmail !== null)) {
-      const prev = users.get(r.user_id);
-      users.set(r.user_id, {
-        name: src.userName ?? prev?.name ?? null,
-        email: src.userEmail ?? prev?.email ?? null,
-      });
-    }
-  }
-  return { usage, apps, users };
-}
-
 /** Ledger, labels and activity version for accepted rows. Call inside the batch's transaction. */
 async function recordAcceptance(
   trx: Db,
   caps: DialectCaps,
   organizationId: string,
-  a: Acceptance,
+  a: { usage: CounterRow[]; apps: Map<number, string>; users: Map<string, UserLabel> },
 ): Promise<void> {
   await addUsageTally(trx, a.usage, caps);
   if (a.apps.size > 0) await upsertAppLabels(trx, organizationId, a.apps, caps);
@@ -253,70 +136,15 @@ const cachedWorkspaces = (store: RecordStore, organizationId: string, ids: reado
     return new Map([...found].map((id) => [id, true as const]));
   });
 
-/** Validates, resolves references and normalises; throws the 400 listing every problem. */
-async function prepareBatch(
-  store: RecordStore,
-  clock: Clock,
-  organizationId: string,
-  items: readonly unknown[],
-): Promise<Batch> {
-  const problems = new Problems();
-  const parsed = parseRecords(items, clock.now().getTime(), problems);
-
-  // References: keys and explicit workspaces must belong to the caller's organization.
-  const hashes = [...new Set(parsed.map((r) => r.apiKeyHash))];
-  const keys = await cachedKeys(store, organizationId, hashes);
-  const explicit = [
-    ...new Set(parsed.flatMap((r) => (typeof r.workspaceId === "string" ? [r.workspaceId] : []))),
-  ];
+/** The record store's answers to what a batch references (remembered lookups). */
+async function resolveRefs(store: RecordStore, organizationId: string, refs: RefsNeeded): Promise<ResolvedRefs> {
+  const keys = await cachedKeys(store, organizationId, refs.hashes);
   const workspaces =
-    explicit.length > 0 ? await cachedWorkspaces(store, organizationId, explicit) : new Map<string, true>();
-  for (const r of parsed) {
-    if (!keys.has(r.apiKeyHash)) {
-      problems.add(
-        r.index,
-        `generations[${r.index}].api_key_hash: no key with this hash in the organization`,
-      );
-    }
-    if (typeof r.workspaceId === "string" && !workspaces.has(r.workspaceId)) {
-      problems.add(r.index, `generations[${r.index}].workspace_id: no such workspace in the organization`);
-    }
-  }
-  if (problems.total > 0) {
-    const list = problems.sorted();
-    throw invalid(list[0] ?? "generations: invalid", { problems: list, problem_count: problems.total });
-  }
-
-  // Normalise; a repeated id inside the batch keeps its first record.
-  const legacyWorkspace = parsed.some((r) => r.workspaceId === null)
-    ? await defaultWorkspace(store.db, organizationId)
-    : null;
-  const rows: ActivityRow[] = [];
-  const tagsById = new Map<string, ClassificationRow[]>();
-  const labelSource = new Map<string, ParsedRecord>();
-  let minMs = Infinity;
-  let maxMs = -Infinity;
-  for (const r of parsed) {
-    if (labelSource.has(r.id)) continue;
-    labelSource.set(r.id, r);
-    const row = toRow(r, organizationId, keys.get(r.apiKeyHash) as KeyRef);
-    rows.push(row);
-    if (row.created_at_ms < minMs) minMs = row.created_at_ms;
-    if (row.created_at_ms > maxMs) maxMs = row.created_at_ms;
-    if (r.classifications.length > 0) {
-      tagsById.set(
-        r.id,
-        r.classifications.map((c) => ({
-          organization_id: organizationId,
-          generation_id: r.id,
-          workspace_id: row.workspace_id,
-          created_at_ms: row.created_at_ms,
-          ...c,
-        })),
-      );
-    }
-  }
-  return { organizationId, rows, tagsById, labelSource, keys, legacyWorkspace, minMs, maxMs };
+    refs.workspaceIds.length > 0
+      ? new Set((await cachedWorkspaces(store, organizationId, refs.workspaceIds)).keys())
+      : new Set<string>();
+  const legacyWorkspace = refs.legacy ? await defaultWorkspace(store.db, organizationId) : null;
+  return { keys, workspaces, legacyWorkspace };
 }
 
 /**
@@ -348,19 +176,18 @@ function gateOf(writer: ExclusiveActivityWriter): IngestGate {
 async function ingestExclusive(
   store: RecordStore,
   writer: ExclusiveActivityWriter,
-  batch: Batch,
+  organizationId: string,
+  batch: PreparedBatch,
 ): Promise<number> {
   const g = gateOf(writer);
   await g.enter(() => recoverInflight(store.db, writer));
   try {
-    const { organizationId, rows } = batch;
     // Staging runs on the engine's threads while the marker is written (which waits for the record
     // store whenever another batch's transaction holds it).
-    const staging = writer.stage(rows, tagsOf(batch, rows));
+    const staging = writer.stageEncoded(batch.encoded);
     staging.catch(() => undefined); // awaited below; a failure must not go unhandled meanwhile
     let staged: StagedActivity | null = null;
     try {
-      const acceptance = acceptanceOf(batch, rows);
       const token = newId();
       await addInflight(store.db, {
         token,
@@ -368,36 +195,33 @@ async function ingestExclusive(
         organizationId,
         minMs: batch.minMs,
         maxMs: batch.maxMs,
-        ids: rows.map((r) => r.id),
+        ids: batch.ids,
       });
       staged = await staging;
       return await g.commit((beforeActivityCommit) =>
         store.transaction(async (trx) => {
           // Sorted, so that concurrent batches sharing ids lock them in the same order (no deadlock).
-          const claimed = await claimGenerationIds(
-            trx,
-            organizationId,
-            rows.map((r) => r.id).sort(),
-            store.caps,
-          );
+          const claimed = await claimGenerationIds(trx, organizationId, [...batch.ids].sort(), store.caps);
           await removeInflight(trx, token);
           let current = staged as StagedActivity;
           if (claimed.size === 0) {
             await current.abort();
             return 0;
           }
-          let fresh = rows;
-          let accept = acceptance;
-          if (claimed.size < rows.length) {
+          let fresh: PreparedRows = batch;
+          if (claimed.size < batch.ids.length) {
             await current.abort();
-            fresh = rows.filter((r) => claimed.has(r.id));
-            staged = current = await writer.stage(fresh, tagsOf(batch, fresh));
-            accept = acceptanceOf(batch, fresh);
+            fresh = await batch.subset(claimed);
+            staged = current = await writer.stageEncoded(fresh.encoded);
           }
-          await recordAcceptance(trx, store.caps, organizationId, accept);
+          await recordAcceptance(trx, store.caps, organizationId, {
+            usage: fresh.counters,
+            apps: fresh.apps,
+            users: fresh.users,
+          });
           await beforeActivityCommit();
           await current.commit();
-          return fresh.length;
+          return fresh.ids.length;
         }),
       );
     } finally {
@@ -427,14 +251,24 @@ async function ingestChecked(store: RecordStore, activity: ActivityStore, batch:
     const claimed = await claimGenerationIds(trx, organizationId, rows.map((r) => r.id).sort(), store.caps);
     if (claimed.size === 0) return 0;
     const fresh = claimed.size === rows.length ? rows : rows.filter((r) => claimed.has(r.id));
-    await recordAcceptance(trx, store.caps, organizationId, acceptanceOf(batch, fresh));
+    const { usage, apps, users } = acceptanceOf(batch, fresh);
+    await recordAcceptance(trx, store.caps, organizationId, { usage: usage.rows(), apps, users });
     await activity.insert(fresh, tagsOf(batch, fresh));
     return fresh.length;
   });
 }
 
+export interface IngestDeps {
+  store: RecordStore;
+  activity: ActivityStore;
+  clock: Clock;
+  /** Where bodies are parsed and validated for the single-writer path; default: inline. */
+  preparer?: BatchPreparer | undefined;
+}
+
 /**
- * Ingests a batch of generation records for one organization (spec/activity.md), all or nothing.
+ * Ingests a batch of generation records for one organization (spec/activity.md), all or nothing:
+ * a request body not yet parsed, or records (an array) already parsed.
  *
  * Crash safety without a distributed transaction: the record store decides which ids are new
  * (generations_seen), and the activity rows are committed before the record-store transaction
@@ -443,14 +277,31 @@ async function ingestChecked(store: RecordStore, activity: ActivityStore, batch:
  * See ingestExclusive (embedded DuckDB) and ingestChecked (ClickHouse) for the two protocols.
  */
 export async function ingestGenerations(
-  deps: { store: RecordStore; activity: ActivityStore; clock: Clock },
+  deps: IngestDeps,
   organizationId: string,
-  items: readonly unknown[],
+  body: IngestInput | readonly unknown[],
 ): Promise<IngestResult> {
   const { store, activity, clock } = deps;
-  const batch = await prepareBatch(store, clock, organizationId, items);
-  const accepted = activity.exclusive
-    ? await ingestExclusive(store, activity.exclusive, batch)
-    : await ingestChecked(store, activity, batch);
-  return { accepted, duplicates: items.length - accepted };
+  const input: IngestInput = isRecordList(body) ? { format: "records", records: body } : body;
+  const nowMs = clock.now().getTime();
+  const resolve = (refs: RefsNeeded) => resolveRefs(store, organizationId, refs);
+  let total: number;
+  let accepted: number;
+  if (activity.exclusive) {
+    const batch = await (deps.preparer ?? inlinePreparer).prepare(input, organizationId, nowMs, resolve);
+    try {
+      total = batch.received;
+      accepted = await ingestExclusive(store, activity.exclusive, organizationId, batch);
+    } finally {
+      batch.release();
+    }
+  } else {
+    const checked = checkRecords(input, nowMs);
+    const batch = normaliseBatch(checked, organizationId, await resolve(checked.refs));
+    total = batch.received;
+    accepted = await ingestChecked(store, activity, batch);
+  }
+  return { accepted, duplicates: total - accepted };
 }
+
+const isRecordList = (b: IngestInput | readonly unknown[]): b is readonly unknown[] => Array.isArray(b);

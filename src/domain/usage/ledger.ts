@@ -87,7 +87,7 @@ export async function addUsage(db: Db, e: UsageEntry): Promise<void> {
     .execute();
 }
 
-interface CounterRow {
+export interface CounterRow {
   scope: LedgerScope;
   scope_id: string;
   window: WindowKind;
@@ -173,8 +173,12 @@ export class UsageTally {
  * Writes a tally: one multi-row upsert per chunk (on SQLite, the rows as one JSON parameter), so a
  * batch of thousands of generations costs a handful of statements. Call inside a transaction.
  */
-export async function addUsageTally(db: Db, tally: UsageTally, caps?: DialectCaps): Promise<void> {
-  const rows = tally.rows();
+export async function addUsageTally(
+  db: Db,
+  tally: UsageTally | readonly CounterRow[],
+  caps?: DialectCaps,
+): Promise<void> {
+  const rows = tally instanceof UsageTally ? tally.rows() : tally;
   if (rows.length === 0) return;
   const json =
     caps?.name === "sqlite"

@@ -1,8 +1,10 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { DomainError } from "../../domain/errors.js";
-import { ingestGenerations, recordsOf } from "../../domain/ingest/ingest-generations.js";
-import { MAX_RECORDS, UnparsableLine } from "../../domain/ingest/validate-generations.js";
+import { ingestGenerations } from "../../domain/ingest/ingest-generations.js";
+import type { IngestInput } from "../../domain/ingest/prepare-batch.js";
+import { MAX_RECORDS } from "../../domain/ingest/validate-generations.js";
 import type { AppContext } from "../context.js";
+import { charsetProblem } from "../utf8-only.js";
 import { principal } from "../plugins/auth.js";
 import { routeLimit } from "../plugins/rate-limit.js";
 import { IngestBody, IngestResponse } from "../schemas/ingest.js";
@@ -13,38 +15,28 @@ export const INGEST_BODY_LIMIT = 32 * 1024 * 1024;
 
 const MEDIA_TYPES = "Content-Type: must be application/json or application/x-ndjson";
 
-/** One record per line; blank lines are skipped; a line that is not JSON is reported as its record's problem. */
-export function parseNdjson(text: string): { generations: unknown[] } {
-  const generations: unknown[] = [];
-  const lines = text.split("\n");
-  for (let i = 0; i < lines.length; i++) {
-    const line = (lines[i] as string).trim();
-    if (line === "") continue;
-    if (generations.length === MAX_RECORDS) {
-      throw new DomainError("payload_too_large", `generations: at most ${MAX_RECORDS} records per request`);
-    }
-    try {
-      generations.push(JSON.parse(line));
-    } catch {
-      generations.push(new UnparsableLine(i + 1));
-    }
-  }
-  return { generations };
-}
+/** The body is kept as text here: ingest parses it (on a worker thread when there is a pool). */
+const asInput =
+  (format: "json" | "ndjson") =>
+  (request: FastifyRequest, body: string | Buffer, done: (err: Error | null, body?: IngestInput) => void) => {
+    const problem = format === "json" ? charsetProblem(request) : null;
+    if (problem) done(problem);
+    else done(null, { format, text: body.toString() });
+  };
 
 /** POST /activity/generations: JSON or NDJSON, all or nothing, idempotent by id (spec/activity.md). */
 export async function ingestRoutes(root: FastifyInstance, ctx: AppContext): Promise<void> {
   await root.register(async (app) => {
+    app.removeContentTypeParser("application/json");
+    app.addContentTypeParser(
+      "application/json",
+      { parseAs: "string", bodyLimit: INGEST_BODY_LIMIT },
+      asInput("json"),
+    );
     app.addContentTypeParser(
       ["application/x-ndjson", "application/jsonl", "application/jsonlines"],
       { parseAs: "string", bodyLimit: INGEST_BODY_LIMIT },
-      (_request: FastifyRequest, body: string | Buffer, done) => {
-        try {
-          done(null, parseNdjson(body.toString()));
-        } catch (err) {
-          done(err as Error, undefined);
-        }
-      },
+      asInput("ndjson"),
     );
     // Any other media type: 415 naming the two accepted ones.
     app.addContentTypeParser("*", (_request, _payload, done) => {
@@ -69,8 +61,8 @@ export async function ingestRoutes(root: FastifyInstance, ctx: AppContext): Prom
         validatorCompiler: (req) => (req.httpPart === "body" ? () => true : validatorCompiler(req)),
       },
       async (request) => {
-        const items = recordsOf(request.body);
-        const result = await ingestGenerations(ctx, principal(request).organizationId, items);
+        const input = request.body as IngestInput;
+        const result = await ingestGenerations(ctx, principal(request).organizationId, input);
         return { data: result };
       },
     );

@@ -21,7 +21,6 @@ import {
 } from "@duckdb/node-api";
 import type { ActivityRow, ClassificationRow } from "../../activity/activity-row.js";
 import {
-  firstPerKey,
   GENERATION_COLUMNS,
   TAG_COLUMNS,
   unseenOf,
@@ -43,6 +42,7 @@ import {
   type CompactionSettings,
 } from "./duckdb-compaction.js";
 import { DUCKDB_DDL } from "./duckdb-ddl.js";
+import { encodeActivity, type EncodedActivity, type EncodedTable } from "../column-texts.js";
 
 /**
  * WAL size that triggers a checkpoint. DuckDB's default (16 MB, about 40 ingest batches of 1,000
@@ -92,11 +92,6 @@ function cell(kind: ColumnKind, v: unknown): DuckDBValue {
   }
 }
 
-/** A null in the column-text encoding (a control character ingest never accepts in a value). */
-const NULL_MARK = "\u0002";
-// eslint-disable-next-line no-control-regex
-const NEEDS_APPENDER_RE = /[\u0001\u0002]/;
-
 const SQL_TYPE: Record<ColumnKind, string> = {
   string: "VARCHAR",
   "string?": "VARCHAR",
@@ -128,29 +123,6 @@ function insertSqlOf<Row>(table: string, cols: readonly StorageColumn<Row>[]): s
     })
     .join(", ");
   return `INSERT INTO ${table} (${cols.map((c) => c.name).join(", ")}) SELECT ${outer} FROM (SELECT ${inner})`;
-}
-
-/** The column texts of insertSqlOf; null when a string holds U+0001 or U+0002 (use an appender). */
-function columnTexts<Row>(cols: readonly StorageColumn<Row>[], rows: readonly Row[]): string[] | null {
-  const out = new Array<string>(cols.length);
-  const parts = new Array<string>(rows.length);
-  for (let j = 0; j < cols.length; j++) {
-    const { kind, field } = cols[j] as StorageColumn<Row>;
-    const text = kind === "string" || kind === "string?";
-    for (let i = 0; i < rows.length; i++) {
-      const v = (rows[i] as Row)[field] as unknown;
-      if (v === null || v === undefined) parts[i] = NULL_MARK;
-      else if (text) {
-        if (NEEDS_APPENDER_RE.test(v as string)) return null;
-        parts[i] = v as string;
-      } else if (kind === "bool") parts[i] = v ? "true" : "false";
-      else if (v === 0n) parts[i] = "0";
-      else if (v === 0) parts[i] = Object.is(v, -0) ? "-0" : "0";
-      else parts[i] = (v as number | bigint).toString(); // number or bigint by kind
-    }
-    out[j] = parts.join(ID_SEPARATOR);
-  }
-  return out;
 }
 
 /**
@@ -354,27 +326,31 @@ export async function openDuckDbActivityStore(opts: DuckDbStoreOptions): Promise
     await st.run();
   }
 
-  async function stage(
-    rows: readonly ActivityRow[],
-    tags: readonly ClassificationRow[],
-  ): Promise<StagedActivity> {
+  async function writeTable<Row>(
+    conn: DuckDBConnection,
+    table: "generations" | "generation_tags",
+    cols: readonly StorageColumn<Row>[],
+    sql: string,
+    t: EncodedTable<Row>,
+  ): Promise<void> {
+    if (t.count === 0) return;
+    if (t.texts) await insertTexts(conn, sql, t.texts);
+    else await appendRows(conn, table, cols, t.rows);
+  }
+
+  async function stageEncoded(encoded: EncodedActivity): Promise<StagedActivity> {
     assertOpen();
-    const unique = firstPerKey(rows, (r) => `${r.organization_id}\u0000${r.id}`);
-    if (unique.length === 0 && tags.length === 0) {
+    const { generations, tags } = encoded;
+    if (generations.count === 0 && tags.count === 0) {
       return { commit: async () => undefined, abort: async () => undefined };
     }
-    // Encoded before a connection is taken: the CPU-bound part, no engine state involved.
-    const generationTexts = unique.length > 0 ? columnTexts(GENERATION_COLUMNS, unique) : [];
-    const tagTexts = tags.length > 0 ? columnTexts(TAG_COLUMNS, tags) : [];
     const conn = stagers.pop() ?? (await instance.connect());
     staging.add(conn);
     try {
       await conn.run("BEGIN TRANSACTION");
       try {
-        if (generationTexts === null) await appendRows(conn, "generations", GENERATION_COLUMNS, unique);
-        else if (unique.length > 0) await insertTexts(conn, GENERATIONS_INSERT, generationTexts);
-        if (tagTexts === null) await appendRows(conn, "generation_tags", TAG_COLUMNS, tags);
-        else if (tags.length > 0) await insertTexts(conn, TAGS_INSERT, tagTexts);
+        await writeTable(conn, "generations", GENERATION_COLUMNS, GENERATIONS_INSERT, generations);
+        await writeTable(conn, "generation_tags", TAG_COLUMNS, TAGS_INSERT, tags);
       } catch (err) {
         await conn.run("ROLLBACK");
         throw err;
@@ -444,7 +420,9 @@ export async function openDuckDbActivityStore(opts: DuckDbStoreOptions): Promise
         ? `duckdb:memory:${randomUUID()}`
         : `duckdb:${hostname()}:${resolve(opts.path)}`,
     session: randomUUID(),
-    stage,
+    // Encoded before a connection is taken: the CPU-bound part, no engine state involved.
+    stage: (rows, tags) => stageEncoded(encodeActivity(rows, tags)),
+    stageEncoded,
     discard,
   };
 

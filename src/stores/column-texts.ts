@@ -1,0 +1,62 @@
+import type { ActivityRow, ClassificationRow } from "../activity/activity-row.js";
+import { firstPerKey, GENERATION_COLUMNS, TAG_COLUMNS, type StorageColumn } from "./activity-columns.js";
+
+/**
+ * The column-text encoding of activity rows, the input of a single-writer store's staged write
+ * (ExclusiveActivityWriter.stageEncoded): one text per column, the column's values joined by
+ * U+0001, SQL NULL written as U+0002. Plain strings, so a batch can be encoded on a worker thread
+ * and handed to the store without copying row objects. Doubles are written as the shortest
+ * decimal that round-trips; integers and money (bigint) as exact decimal text.
+ */
+export const VALUE_SEPARATOR = "\u0001";
+export const NULL_MARK = "\u0002";
+// eslint-disable-next-line no-control-regex
+const SEPARATOR_RE = /[\u0001\u0002]/;
+
+/** A table's rows: column texts, or the rows themselves when a string holds U+0001 or U+0002. */
+export type EncodedTable<Row> =
+  | { count: number; texts: string[]; rows?: undefined }
+  | { count: number; texts?: undefined; rows: readonly Row[] };
+
+export interface EncodedActivity {
+  generations: EncodedTable<ActivityRow>;
+  tags: EncodedTable<ClassificationRow>;
+}
+
+/** The column texts of rows; null when a string holds U+0001 or U+0002 (not encodable). */
+export function columnTexts<Row>(cols: readonly StorageColumn<Row>[], rows: readonly Row[]): string[] | null {
+  const out = new Array<string>(cols.length);
+  const parts = new Array<string>(rows.length);
+  for (let j = 0; j < cols.length; j++) {
+    const { kind, field } = cols[j] as StorageColumn<Row>;
+    const text = kind === "string" || kind === "string?";
+    for (let i = 0; i < rows.length; i++) {
+      const v = (rows[i] as Row)[field] as unknown;
+      if (v === null || v === undefined) parts[i] = NULL_MARK;
+      else if (text) {
+        if (SEPARATOR_RE.test(v as string)) return null;
+        parts[i] = v as string;
+      } else if (kind === "bool") parts[i] = v ? "true" : "false";
+      else if (v === 0n) parts[i] = "0";
+      else if (v === 0) parts[i] = Object.is(v, -0) ? "-0" : "0";
+      else parts[i] = (v as number | bigint).toString(); // number or bigint by kind
+    }
+    out[j] = parts.join(VALUE_SEPARATOR);
+  }
+  return out;
+}
+
+function encodeTable<Row>(cols: readonly StorageColumn<Row>[], rows: readonly Row[]): EncodedTable<Row> {
+  if (rows.length === 0) return { count: 0, texts: [] };
+  const texts = columnTexts(cols, rows);
+  return texts === null ? { count: rows.length, rows } : { count: rows.length, texts };
+}
+
+/** Encodes a batch; a repeated (organization, id) keeps its first row, as ActivityStore.insert does. */
+export function encodeActivity(
+  rows: readonly ActivityRow[],
+  tags: readonly ClassificationRow[],
+): EncodedActivity {
+  const unique = firstPerKey(rows, (r) => `${r.organization_id}\u0000${r.id}`);
+  return { generations: encodeTable(GENERATION_COLUMNS, unique), tags: encodeTable(TAG_COLUMNS, tags) };
+}
