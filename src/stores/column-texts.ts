@@ -60,3 +60,32 @@ export function encodeActivity(
   const unique = firstPerKey(rows, (r) => `${r.organization_id}\u0000${r.id}`);
   return { generations: encodeTable(GENERATION_COLUMNS, unique), tags: encodeTable(TAG_COLUMNS, tags) };
 }
+
+function mergeTable<Row>(tables: readonly EncodedTable<Row>[]): EncodedTable<Row> {
+  const present = tables.filter((t) => t.count > 0);
+  if (present.length === 0) return { count: 0, texts: [] };
+  if (present.length === 1) return present[0] as EncodedTable<Row>;
+  const columns = (present[0] as { texts: string[] }).texts.length;
+  const texts = new Array<string>(columns);
+  for (let j = 0; j < columns; j++) {
+    texts[j] = present
+      .map((t) => {
+        if (!t.texts) throw new Error("mergeEncoded: only column texts can be merged");
+        return t.texts[j] as string;
+      })
+      .join(VALUE_SEPARATOR);
+  }
+  return { count: present.reduce((n, t) => n + t.count, 0), texts };
+}
+
+/**
+ * Several encoded batches as one (rows in the order given), for one insert. Batches holding rows
+ * instead of column texts cannot be merged with others (throws).
+ */
+export function mergeEncoded(parts: readonly EncodedActivity[]): EncodedActivity {
+  if (parts.length === 1) return parts[0] as EncodedActivity;
+  return {
+    generations: mergeTable(parts.map((p) => p.generations)),
+    tags: mergeTable(parts.map((p) => p.tags)),
+  };
+}

@@ -26,7 +26,12 @@ export interface PreparedBatch extends PreparedRows {
  * threads (prepare-pool.ts), with the same code and the same answers.
  */
 export interface BatchPreparer {
-  prepare(input: IngestInput, organizationId: string, nowMs: number, resolve: Resolve): Promise<PreparedBatch>;
+  prepare(
+    input: IngestInput,
+    organizationId: string,
+    nowMs: number,
+    resolve: Resolve,
+  ): Promise<PreparedBatch>;
   close(): Promise<void>;
 }
 

@@ -1,14 +1,9 @@
 import type { Clock } from "../../lib/clock.js";
-import type { ActivityStore, ExclusiveActivityWriter, StagedActivity } from "../../stores/activity-store.js";
+import type { ActivityStore } from "../../stores/activity-store.js";
 import type { Db, RecordStore } from "../../stores/record-store.js";
-import type { DialectCaps } from "../../stores/dialect.js";
-import { addUsageTally, type CounterRow } from "../usage/ledger.js";
-import { bumpActivityVersion } from "./activity-version.js";
-import { upsertAppLabels, upsertUserLabels, type UserLabel } from "./labels-repo.js";
-import { newId } from "../../lib/ids.js";
-import { inlinePreparer, type BatchPreparer, type PreparedBatch } from "./batch-preparer.js";
-import { addInflight, removeInflight } from "./inflight-repo.js";
-import { IngestGate } from "./ingest-gate.js";
+import { inlinePreparer, type BatchPreparer } from "./batch-preparer.js";
+import { writeExclusive } from "./exclusive-writer.js";
+import { recordAcceptance } from "./record-acceptance.js";
 import {
   acceptanceOf,
   checkRecords,
@@ -17,11 +12,9 @@ import {
   type Batch,
   type IngestInput,
   type KeyRef,
-  type PreparedRows,
   type RefsNeeded,
   type ResolvedRefs,
 } from "./prepare-batch.js";
-import { recoverInflight } from "./recover-inflight.js";
 import { claimGenerationIds } from "./seen-repo.js";
 
 export interface IngestResult {
@@ -77,19 +70,6 @@ async function defaultWorkspace(db: Db, organizationId: string): Promise<string 
   return row?.id ?? null;
 }
 
-/** Ledger, labels and activity version for accepted rows. Call inside the batch's transaction. */
-async function recordAcceptance(
-  trx: Db,
-  caps: DialectCaps,
-  organizationId: string,
-  a: { usage: CounterRow[]; apps: Map<number, string>; users: Map<string, UserLabel> },
-): Promise<void> {
-  await addUsageTally(trx, a.usage, caps);
-  if (a.apps.size > 0) await upsertAppLabels(trx, organizationId, a.apps, caps);
-  if (a.users.size > 0) await upsertUserLabels(trx, organizationId, a.users, caps);
-  await bumpActivityVersion(trx, organizationId);
-}
-
 /**
  * Lookups remembered per record store, keyed by organization and id, for facts that never change:
  * a key's id, workspace and creator (a deleted key's row stays), and that a workspace id exists
@@ -137,7 +117,11 @@ const cachedWorkspaces = (store: RecordStore, organizationId: string, ids: reado
   });
 
 /** The record store's answers to what a batch references (remembered lookups). */
-async function resolveRefs(store: RecordStore, organizationId: string, refs: RefsNeeded): Promise<ResolvedRefs> {
+async function resolveRefs(
+  store: RecordStore,
+  organizationId: string,
+  refs: RefsNeeded,
+): Promise<ResolvedRefs> {
   const keys = await cachedKeys(store, organizationId, refs.hashes);
   const workspaces =
     refs.workspaceIds.length > 0
@@ -145,97 +129,6 @@ async function resolveRefs(store: RecordStore, organizationId: string, refs: Ref
       : new Set<string>();
   const legacyWorkspace = refs.legacy ? await defaultWorkspace(store.db, organizationId) : null;
   return { keys, workspaces, legacyWorkspace };
-}
-
-/**
- * One gate per single-writer activity store (see IngestGate), keyed by the store's owner so that
- * wrappers of one store share it; a new session (the store opened again) gets a new gate, which
- * recovers first.
- */
-const gates = new Map<string, { session: string; gate: IngestGate }>();
-
-function gateOf(writer: ExclusiveActivityWriter): IngestGate {
-  const known = gates.get(writer.owner);
-  if (known?.session === writer.session) return known.gate;
-  const gate = new IngestGate();
-  gates.set(writer.owner, { session: writer.session, gate });
-  return gate;
-}
-
-/**
- * The fast path on a single-writer activity store (embedded DuckDB). The batch's rows are staged
- * in an activity transaction of their own before the record-store transaction (so building and
- * appending them is not serialised with other batches), and an in-flight marker naming the
- * batch's ids is committed. In ONE record-store transaction: claim the ids; if some were already
- * accepted, restage only the new ones; add them to the ledger, labels and activity version;
- * delete the marker; commit the staged activity rows; then the record store commits. No
- * existence check in the activity store is needed: a row can be there without its id accepted
- * only after a batch failed between the two commits, and such a batch's marker is recovered
- * (its unaccepted rows deleted) before any other batch is written (IngestGate).
- */
-async function ingestExclusive(
-  store: RecordStore,
-  writer: ExclusiveActivityWriter,
-  organizationId: string,
-  batch: PreparedBatch,
-): Promise<number> {
-  const g = gateOf(writer);
-  await g.enter(() => recoverInflight(store.db, writer));
-  try {
-    // Staging runs on the engine's threads while the marker is written (which waits for the record
-    // store whenever another batch's transaction holds it).
-    const staging = writer.stageEncoded(batch.encoded);
-    staging.catch(() => undefined); // awaited below; a failure must not go unhandled meanwhile
-    let staged: StagedActivity | null = null;
-    try {
-      const token = newId();
-      await addInflight(store.db, {
-        token,
-        owner: writer.owner,
-        organizationId,
-        minMs: batch.minMs,
-        maxMs: batch.maxMs,
-        ids: batch.ids,
-      });
-      staged = await staging;
-      return await g.commit((beforeActivityCommit) =>
-        store.transaction(async (trx) => {
-          // Sorted, so that concurrent batches sharing ids lock them in the same order (no deadlock).
-          const claimed = await claimGenerationIds(trx, organizationId, [...batch.ids].sort(), store.caps);
-          await removeInflight(trx, token);
-          let current = staged as StagedActivity;
-          if (claimed.size === 0) {
-            await current.abort();
-            return 0;
-          }
-          let fresh: PreparedRows = batch;
-          if (claimed.size < batch.ids.length) {
-            await current.abort();
-            fresh = await batch.subset(claimed);
-            staged = current = await writer.stageEncoded(fresh.encoded);
-          }
-          await recordAcceptance(trx, store.caps, organizationId, {
-            usage: fresh.counters,
-            apps: fresh.apps,
-            users: fresh.users,
-          });
-          await beforeActivityCommit();
-          await current.commit();
-          return fresh.ids.length;
-        }),
-      );
-    } finally {
-      // No-op once committed; a batch that failed before its staging finished drops it too.
-      if (staged) await staged.abort();
-      else
-        await staging.then(
-          (s) => s.abort(),
-          () => undefined,
-        );
-    }
-  } finally {
-    g.leave();
-  }
 }
 
 /**
@@ -252,7 +145,7 @@ async function ingestChecked(store: RecordStore, activity: ActivityStore, batch:
     if (claimed.size === 0) return 0;
     const fresh = claimed.size === rows.length ? rows : rows.filter((r) => claimed.has(r.id));
     const { usage, apps, users } = acceptanceOf(batch, fresh);
-    await recordAcceptance(trx, store.caps, organizationId, { usage: usage.rows(), apps, users });
+    await recordAcceptance(trx, store.caps, organizationId, { counters: usage.rows(), apps, users });
     await activity.insert(fresh, tagsOf(batch, fresh));
     return fresh.length;
   });
@@ -274,7 +167,8 @@ export interface IngestDeps {
  * (generations_seen), and the activity rows are committed before the record-store transaction
  * that accepts them, so a crash loses nothing acknowledged and a retry never counts a record
  * twice. A repeated id inside the batch keeps its first record; the others count as duplicates.
- * See ingestExclusive (embedded DuckDB) and ingestChecked (ClickHouse) for the two protocols.
+ * See writeExclusive (embedded DuckDB, exclusive-writer.ts) and ingestChecked (ClickHouse) for the
+ * two protocols.
  */
 export async function ingestGenerations(
   deps: IngestDeps,
@@ -291,7 +185,7 @@ export async function ingestGenerations(
     const batch = await (deps.preparer ?? inlinePreparer).prepare(input, organizationId, nowMs, resolve);
     try {
       total = batch.received;
-      accepted = await ingestExclusive(store, activity.exclusive, organizationId, batch);
+      accepted = await writeExclusive(store, activity.exclusive, organizationId, batch);
     } finally {
       batch.release();
     }

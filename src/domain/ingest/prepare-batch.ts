@@ -9,7 +9,13 @@ import { encodeActivity, type EncodedActivity } from "../../stores/column-texts.
 import { DomainError, invalid } from "../errors.js";
 import { UsageTally, type CounterRow } from "../usage/ledger.js";
 import type { UserLabel } from "./labels-repo.js";
-import { MAX_RECORDS, parseRecords, Problems, UnparsableLine, type ParsedRecord } from "./validate-generations.js";
+import {
+  MAX_RECORDS,
+  parseRecords,
+  Problems,
+  UnparsableLine,
+  type ParsedRecord,
+} from "./validate-generations.js";
 
 /*
  * The part of ingest that needs no store: body → records → validated, normalised rows → what the
@@ -18,10 +24,19 @@ import { MAX_RECORDS, parseRecords, Problems, UnparsableLine, type ParsedRecord 
  * record store (resolving key hashes and workspace ids) is a callback between the two phases.
  */
 
-/** What arrives: a request body not yet parsed, or records already parsed (CLI import, tests). */
+/**
+ * What arrives: a request body not yet parsed (its bytes, UTF-8, or text), or records already
+ * parsed (CLI import, tests).
+ */
 export type IngestInput =
-  | { format: "json" | "ndjson"; text: string }
+  | { format: "json" | "ndjson"; text: string | Uint8Array }
   | { format: "records"; records: readonly unknown[] };
+
+/** Bytes → text as Fastify decodes a body (invalid sequences become U+FFFD; a BOM is kept). */
+const textOf = (body: string | Uint8Array): string =>
+  typeof body === "string"
+    ? body
+    : Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString("utf8");
 
 export interface KeyRef {
   id: number;
@@ -114,9 +129,9 @@ export function recordsOfInput(input: IngestInput): readonly unknown[] {
     case "records":
       return input.records;
     case "ndjson":
-      return parseNdjson(input.text);
+      return parseNdjson(textOf(input.text));
     case "json":
-      return recordsOf(parseJsonBody(input.text));
+      return recordsOf(parseJsonBody(textOf(input.text)));
   }
 }
 
@@ -207,7 +222,10 @@ export function normaliseBatch(checked: CheckedRecords, organizationId: string, 
   const { keys, workspaces, legacyWorkspace } = refs;
   for (const r of parsed) {
     if (!keys.has(r.apiKeyHash)) {
-      problems.add(r.index, `generations[${r.index}].api_key_hash: no key with this hash in the organization`);
+      problems.add(
+        r.index,
+        `generations[${r.index}].api_key_hash: no key with this hash in the organization`,
+      );
     }
     if (typeof r.workspaceId === "string" && !workspaces.has(r.workspaceId)) {
       problems.add(r.index, `generations[${r.index}].workspace_id: no such workspace in the organization`);

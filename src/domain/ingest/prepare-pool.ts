@@ -21,7 +21,21 @@ export type WireError =
   | { domain: true; code: ErrorCode; message: string; metadata: Record<string, unknown> | null }
   | { domain: false; message: string };
 
-export type PoolReply = { job: number; ok: true; value: unknown } | { job: number; ok: false; error: WireError };
+export type PoolReply =
+  { job: number; ok: true; value: unknown } | { job: number; ok: false; error: WireError };
+
+/**
+ * A body's bytes move to the worker without a copy when they own their whole buffer (a large
+ * body: Fastify concatenates it into a buffer of its own); a view into a shared pool (a small
+ * body) is copied. The caller must not read the bytes afterwards.
+ */
+function transferable(input: IngestInput): ArrayBuffer[] {
+  if (input.format === "records" || typeof input.text === "string") return [];
+  const { buffer, byteOffset, byteLength } = input.text;
+  return buffer instanceof ArrayBuffer && byteOffset === 0 && buffer.byteLength === byteLength
+    ? [buffer]
+    : [];
+}
 
 const BOOT = new URL("./prepare-worker-boot.mjs", import.meta.url);
 
@@ -64,7 +78,7 @@ class Slot {
     if (this.dead) return Promise.reject(new Error("ingest worker stopped"));
     return new Promise<T>((resolve, reject) => {
       this.waiting.set(m.job, { resolve: resolve as (v: unknown) => void, reject });
-      this.worker.postMessage(m);
+      this.worker.postMessage(m, m.t === "check" ? transferable(m.input) : []);
     });
   }
 

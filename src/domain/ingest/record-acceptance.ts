@@ -1,0 +1,25 @@
+import type { DialectCaps } from "../../stores/dialect.js";
+import type { Db } from "../../stores/record-store.js";
+import { addUsageTally, type CounterRow } from "../usage/ledger.js";
+import { bumpActivityVersion } from "./activity-version.js";
+import { upsertAppLabels, upsertUserLabels, type UserLabel } from "./labels-repo.js";
+
+/** What the record store learns about accepted rows (PreparedRows carries it). */
+export interface Acceptance {
+  counters: readonly CounterRow[];
+  apps: ReadonlyMap<number, string>;
+  users: ReadonlyMap<string, UserLabel>;
+}
+
+/** Ledger, labels and activity version for accepted rows. Call inside the batch's transaction. */
+export async function recordAcceptance(
+  trx: Db,
+  caps: DialectCaps,
+  organizationId: string,
+  a: Acceptance,
+): Promise<void> {
+  await addUsageTally(trx, a.counters, caps);
+  if (a.apps.size > 0) await upsertAppLabels(trx, organizationId, a.apps, caps);
+  if (a.users.size > 0) await upsertUserLabels(trx, organizationId, a.users, caps);
+  await bumpActivityVersion(trx, organizationId);
+}
