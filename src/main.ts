@@ -5,6 +5,7 @@ import { buildApp } from "./http/app.js";
 import { loggerOptions } from "./http/logger.js";
 import { systemClock } from "./lib/clock.js";
 import { SecretBox, loadEncryptionKey } from "./lib/secret-box.js";
+import { drainIngestBuffer, startIngestBuffer } from "./domain/ingest/ingest-buffer.js";
 import { ingestPreparerFor } from "./domain/ingest/prepare-pool.js";
 import { openActivityStore } from "./stores/open-activity-store.js";
 import { openRecordStore } from "./stores/open-record-store.js";
@@ -39,6 +40,8 @@ async function main(): Promise<void> {
   const secretBox = new SecretBox(loadEncryptionKey(config.encryptionKey, config.dataDir));
   const clock = systemClock;
   const boot = await bootstrap(store, clock, config.bootstrapKey);
+  // Batches an earlier process accepted and did not write to the embedded store are written now.
+  if (activity.exclusive) await startIngestBuffer(store, activity.exclusive);
   const preparer = ingestPreparerFor(config.ingestWorkers, activity);
   const app = await buildApp(
     { config, store, activity, clock, secretBox, redis, ...(preparer ? { preparer } : {}) },
@@ -55,6 +58,8 @@ async function main(): Promise<void> {
     void (async () => {
       await app.close();
       await preparer?.close();
+      // Accepted batches still buffered are written now (or by the next start if this fails).
+      if (activity.exclusive) await drainIngestBuffer(store, activity.exclusive).catch(() => undefined);
       await store.close();
       await activity.close();
       redis?.disconnect();

@@ -1,5 +1,6 @@
 import { join } from "node:path";
 import { loadConfig, type Config } from "../config/config.js";
+import { drainIngestBuffer, startIngestBuffer } from "../domain/ingest/ingest-buffer.js";
 import type { ActivityStore } from "../stores/activity-store.js";
 import { openActivityStore } from "../stores/open-activity-store.js";
 import { openRecordStore } from "../stores/open-record-store.js";
@@ -69,7 +70,12 @@ export async function withStores<T>(
     throw err;
   }
   try {
-    return await fn({ config, store, activity });
+    // Batches a server accepted and did not write to the embedded store yet are written first, and
+    // what this command accepts is written before it exits (src/domain/ingest/ingest-buffer.ts).
+    if (activity.exclusive) await startIngestBuffer(store, activity.exclusive);
+    const out = await fn({ config, store, activity });
+    if (activity.exclusive) await drainIngestBuffer(store, activity.exclusive);
+    return out;
   } finally {
     await activity.close();
     await store.close();

@@ -25,7 +25,7 @@ export interface Config {
   duckdb: { memoryLimit: string | null; threads: number | null };
   /**
    * Worker threads that parse and validate ingest bodies on the embedded DuckDB store; 0 = on the
-   * main thread. Default: one less than the cores (at least 1).
+   * main thread. Default: one per core, at most 4.
    */
   ingestWorkers: number;
   analytics: {
@@ -61,6 +61,9 @@ type Env = Record<string, string | undefined>;
 
 /** A DuckDB memory size: a number and a unit (DuckDB reads KB/MB/GB/TB as powers of 1000, KiB… as 1024). */
 const DUCKDB_MEMORY = /^\d+(\.\d+)?\s?(KB|MB|GB|TB|KiB|MiB|GiB|TiB)$/i;
+
+/** One ingest worker per core up to 4 (2 did better than 1 on 2 cores: docs/performance.md). */
+const DEFAULT_INGEST_WORKERS = Math.min(4, Math.max(1, availableParallelism()));
 
 const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
 
@@ -145,7 +148,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     clickhouseUrl,
     clickhouseDatabase,
     duckdb: { memoryLimit: duckdbMemoryLimit, threads: duckdbThreads },
-    ingestWorkers: int("INGEST_WORKERS", Math.max(1, availableParallelism() - 1), 0, 64),
+    ingestWorkers: int("INGEST_WORKERS", DEFAULT_INGEST_WORKERS, 0, 64),
     analytics: {
       queryTimeoutMs: int("ANALYTICS_QUERY_TIMEOUT_MS", 10_000, 100, 600_000),
       cacheTtlMs: int("ANALYTICS_CACHE_TTL_MS", 30_000, 0, 86_400_000),

@@ -57,41 +57,44 @@ export interface ActivityStore {
   close(): Promise<void>;
   /**
    * Present when one process alone writes this store (embedded DuckDB: the file is locked): the
-   * ingest fast path, which replaces insert's existence check by in-flight markers in the record
-   * store (src/domain/ingest/ingest-generations.ts). Absent on ClickHouse.
+   * ingest path that accepts batches into a buffer in the record store and writes them here in
+   * larger transactions (src/domain/ingest/ingest-buffer.ts). Absent on ClickHouse.
    */
   readonly exclusive?: ExclusiveActivityWriter;
 }
 
-/** Staged writes of a single-writer activity store; see ActivityStore.exclusive. */
+/** Buffered writes of a single-writer activity store; see ActivityStore.exclusive. */
 export interface ExclusiveActivityWriter {
-  /** Identifies this store in the record store's in-flight markers (host and file). */
+  /** Identifies this store in the record store's buffer and in-flight markers (host and file). */
   readonly owner: string;
   /**
-   * Identifies this open handle of the store (new at every open): batches written through one
-   * handle share one ordering with recovery, and a new handle recovers before its first batch.
-   * Wrappers must pass it through.
+   * Identifies this open handle of the store (new at every open): a new handle recovers the
+   * buffer before its first write. Wrappers must pass it through.
    */
   readonly session: string;
   /**
-   * Writes rows and tags in a transaction of their own, not yet committed (invisible to queries),
-   * with no existence check: the caller commits it only for ids it has just claimed in the record
-   * store, with no unrecovered in-flight marker left, so none of them can be present.
+   * A directory of this store's own (beside its file) for the ingest log of batches accepted and
+   * not yet written here; null for a store in memory. Wrappers must pass it through.
    */
-  stage(rows: readonly ActivityRow[], tags: readonly ClassificationRow[]): Promise<StagedActivity>;
-  /** stage() for rows already encoded (encodeActivity, e.g. on an ingest worker thread). */
-  stageEncoded(encoded: EncodedActivity): Promise<StagedActivity>;
+  readonly logDir: string | null;
+  /**
+   * Writes encoded batches (rows in the order given) and records their buffer sequence numbers
+   * as applied, in one transaction. No existence check: the buffer holds only accepted ids, each
+   * once, and a batch whose number is recorded is never applied again.
+   */
+  apply(batches: readonly EncodedActivity[], seqs: readonly number[]): Promise<void>;
+  /** The sequence numbers recorded by apply and not forgotten. */
+  applied(): Promise<number[]>;
+  /** Forgets sequence numbers (once their buffer rows are deleted). */
+  forget(seqs: readonly number[]): Promise<void>;
   /**
    * Deletes the organization's generations with these ids (and their tags) created in
-   * [minMs, maxMs]: recovery of a batch whose rows were committed here but whose record-store
-   * transaction was not.
+   * [minMs, maxMs]: recovery of in-flight markers left by an earlier version's ingest protocol.
    */
   discard(organizationId: string, ids: readonly string[], minMs: number, maxMs: number): Promise<void>;
-}
-
-export interface StagedActivity {
-  /** Makes the staged rows durable and visible. */
-  commit(): Promise<void>;
-  /** Drops them (never throws). */
-  abort(): Promise<void>;
+  /**
+   * Registers what every read of this store awaits first: the ingest buffer's drain, so that a
+   * query sees every batch accepted before it (read-your-writes). The last registration wins.
+   */
+  beforeRead(barrier: () => Promise<void>): void;
 }

@@ -89,3 +89,33 @@ export function mergeEncoded(parts: readonly EncodedActivity[]): EncodedActivity
     tags: mergeTable(parts.map((p) => p.tags)),
   };
 }
+
+/**
+ * An encoded batch as one string (a durable buffer row, and one message between threads): a
+ * JSON header with each table's row count and text lengths, a newline, then the texts end to end.
+ * Only batches in column texts (all that ingest produces: it refuses control characters).
+ */
+export function payloadOf(encoded: EncodedActivity): string {
+  const { generations: g, tags: t } = encoded;
+  if (!g.texts || !t.texts) throw new Error("payloadOf: only column texts can be buffered");
+  const header = {
+    g: [g.count, ...g.texts.map((x) => x.length)],
+    t: [t.count, ...t.texts.map((x) => x.length)],
+  };
+  return `${JSON.stringify(header)}\n${g.texts.join("")}${t.texts.join("")}`;
+}
+
+/** The inverse of payloadOf. */
+export function encodedOf(payload: string): EncodedActivity {
+  const nl = payload.indexOf("\n");
+  const header = JSON.parse(payload.slice(0, nl)) as { g: number[]; t: number[] };
+  let at = nl + 1;
+  const table = ([count, ...lengths]: number[]): { count: number; texts: string[] } => {
+    const texts = lengths.map((n) => payload.slice(at, (at += n)));
+    return { count: count as number, texts };
+  };
+  const generations = table(header.g);
+  const tags = table(header.t);
+  if (at !== payload.length) throw new Error("encodedOf: payload length does not match its header");
+  return { generations, tags };
+}

@@ -140,6 +140,16 @@ export interface ActivityVersionsTable {
 }
 
 /** An ingest batch between its activity-store write and its record-store commit (migration 003). */
+export interface IngestBufferTable {
+  seq: Generated<Int64>;
+  /** The activity store the batch is for (host and file of an embedded DuckDB). */
+  owner: string;
+  organization_id: string;
+  row_count: number;
+  /** Names the batch's rows in the store's ingest log (src/domain/ingest/ingest-log.ts). */
+  token: string;
+}
+
 export interface IngestInflightTable {
   token: string;
   /** The activity store written (host and file of an embedded DuckDB). */
@@ -163,4 +173,5 @@ export interface Database {
   user_labels: UserLabelsTable;
   activity_versions: ActivityVersionsTable;
   ingest_inflight: IngestInflightTable;
+  ingest_buffer: IngestBufferTable;
 }

@@ -8,7 +8,7 @@ import { buildPlan } from "../../src/analytics/plan/build-plan.js";
 import type { QueryRequest } from "../../src/analytics/plan/query-request.js";
 import type { ExclusiveActivityWriter } from "../../src/stores/activity-store.js";
 import { openDuckDbActivityStore, type DuckDbActivityStore } from "../../src/stores/duckdb/duckdb-store.js";
-import { activityRow, tagOf } from "../helpers/activity-stores.js";
+import { activityRow, applyRows, tagOf } from "../helpers/activity-stores.js";
 
 /**
  * Compaction of the embedded activity store (src/stores/duckdb/duckdb-compaction.ts): sealed rows
@@ -196,11 +196,11 @@ describe("DuckDB activity compaction", () => {
       // Discard of ids inside a compacted chunk deletes exactly those rows (and their tags).
       const writer = store.exclusive as ExclusiveActivityWriter;
       const victims = list.slice(100, 130).filter((r) => r.organization_id === ORGS[0]);
-      const staged = await writer.stage(
+      await applyRows(
+        writer,
         [],
         victims.map((r) => tagOf(r)),
       );
-      await staged.commit();
       await writer.discard(
         ORGS[0]!,
         victims.map((r) => r.id),
@@ -225,7 +225,7 @@ describe("DuckDB activity compaction", () => {
     }
   });
 
-  it("loses and duplicates nothing while batches are staged and committed during a compaction", async () => {
+  it("loses and duplicates nothing while batches are applied during a compaction", async () => {
     const store = await openDuckDbActivityStore({ path: tempFile() });
     const writer = store.exclusive as ExclusiveActivityWriter;
     try {
@@ -240,8 +240,7 @@ describe("DuckDB activity compaction", () => {
       const extra: ActivityRow[] = [];
       while (compacting || batches < 5) {
         const fresh = rows(500, T0 + (batches % 2 === 0 ? 25 * DAY : 2 * DAY), 1, `live${batches}`);
-        const staged = await writer.stage(fresh, []);
-        await staged.commit();
+        await applyRows(writer, fresh);
         extra.push(...fresh);
         batches += 1;
       }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { ExclusiveActivityWriter } from "../../src/stores/activity-store.js";
 import { openDuckDbActivityStore } from "../../src/stores/duckdb/duckdb-store.js";
-import { activityRow } from "../helpers/activity-stores.js";
+import { activityRow, applyRows } from "../helpers/activity-stores.js";
 
 describe("DuckDB activity store: repeated queries", () => {
   it("answers a repeated query with the strings written since its last run intact", async () => {
@@ -16,8 +16,7 @@ describe("DuckDB activity store: repeated queries", () => {
       );
       await store.query({ sql, params: {} }, { timeoutMs: 60_000 });
       const longer = Array.from({ length: 3_000 }, (_, i) => activityRow({ id: `longer-id-${i}` }));
-      const staged = await (store.exclusive as ExclusiveActivityWriter).stage(longer, []);
-      await staged.commit();
+      await applyRows(store.exclusive as ExclusiveActivityWriter, longer);
       const ids = (await store.query({ sql, params: {} }, { timeoutMs: 60_000 })).map((r) => r.id as string);
       expect(ids.filter((id) => id.startsWith("longer-id-")).sort()).toEqual(longer.map((r) => r.id).sort());
     } finally {
@@ -25,8 +24,8 @@ describe("DuckDB activity store: repeated queries", () => {
     }
   });
 
-  it("writes longer strings intact through the staging INSERT it keeps prepared per connection", async () => {
-    // The staging statement is prepared once per connection and reused across batches: each batch
+  it("writes longer strings intact through the INSERT it keeps prepared per connection", async () => {
+    // The column-text INSERT is prepared once per connection and reused across batches: each batch
     // must keep its strings whole however much longer they are than the previous batch's.
     const store = await openDuckDbActivityStore({ path: ":memory:" });
     try {
@@ -37,7 +36,7 @@ describe("DuckDB activity store: repeated queries", () => {
           activityRow({ id: `r${round}-${i}`, model: `m/${"x".repeat(width)}${i}` }),
         );
         // Sequential, so that each round reuses the previous round's connection and statement.
-        await (await writer.stage(rows, [])).commit();
+        await applyRows(writer, rows);
         written.push(...rows.map((r) => ({ id: r.id, model: r.model })));
       }
       const got = await store.query(

@@ -6,7 +6,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { ActivityRow, ClassificationRow } from "../../src/activity/activity-row.js";
 import { contextLengthBucket, throughputOf } from "../../src/activity/activity-row.js";
-import type { ActivityStore, AnalyticsDialect } from "../../src/stores/activity-store.js";
+import type {
+  ActivityStore,
+  AnalyticsDialect,
+  ExclusiveActivityWriter,
+} from "../../src/stores/activity-store.js";
+import { encodeActivity } from "../../src/stores/column-texts.js";
 import { openChdbActivityStore } from "../../src/stores/clickhouse/chdb-store.js";
 import { openClickHouseServerStore } from "../../src/stores/clickhouse/server-store.js";
 import { openDuckDbActivityStore } from "../../src/stores/duckdb/duckdb-store.js";
@@ -152,4 +157,17 @@ export function tagOf(row: ActivityRow, over: Partial<ClassificationRow> = {}): 
     value: "billing",
     ...over,
   };
+}
+
+/**
+ * Writes rows through a single-writer store's buffered-ingest entry point (what the ingest
+ * buffer's flusher calls), recording `seqs` as applied.
+ */
+export async function applyRows(
+  writer: ExclusiveActivityWriter,
+  rows: readonly ActivityRow[],
+  tags: readonly ClassificationRow[] = [],
+  seqs: readonly number[] = [],
+): Promise<void> {
+  await writer.apply([encodeActivity(rows, tags)], seqs);
 }

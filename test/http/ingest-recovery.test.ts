@@ -1,24 +1,27 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { addInflight } from "../../src/domain/ingest/inflight-repo.js";
+import { drainIngestBuffer, startIngestBuffer } from "../../src/domain/ingest/ingest-buffer.js";
 import { toRow } from "../../src/domain/ingest/prepare-batch.js";
 import { parseRecords, Problems } from "../../src/domain/ingest/validate-generations.js";
 import { hashKey } from "../../src/lib/ids.js";
 import { nanoToUsd } from "../../src/lib/money.js";
-import type { ActivityStore } from "../../src/stores/activity-store.js";
+import type { ActivityStore, ExclusiveActivityWriter } from "../../src/stores/activity-store.js";
 import { openDuckDbActivityStore } from "../../src/stores/duckdb/duckdb-store.js";
 import type { RecordStore } from "../../src/stores/record-store.js";
 import { openSqliteStore } from "../../src/stores/sqlite/open-sqlite.js";
+import { applyRows } from "../helpers/activity-stores.js";
 import { makeTestApp, type TestApp } from "../helpers/app.js";
 import { ingest, wireRecord } from "./ingest-helpers.js";
 
 /**
- * The embedded fast path writes activity rows without checking for ids already present; the
- * in-flight markers make that safe. These tests leave behind exactly what a crash (or a failed
- * record-store commit) between the activity commit and the record-store commit leaves, then
- * retry: every id ends up once in the activity store and once in the ledger.
+ * The embedded store's ingest path accepts batches into a buffer in the record store and writes
+ * them to DuckDB afterwards, without checking for ids already present (ingest-buffer.ts). These
+ * tests leave behind exactly what a crash or a failure leaves at each step (and what the previous
+ * protocol's in-flight markers left), restart, and retry: every id ends up once in the activity
+ * store and once in the ledger.
  */
 const dirs: string[] = [];
 afterAll(() => {
@@ -56,8 +59,11 @@ const usageOf = async (t: TestApp) =>
 const markers = async (t: TestApp) =>
   (await t.ctx.store.db.selectFrom("ingest_inflight").select("token").execute()).length;
 
-describe("ingest recovery on the embedded fast path (SQLite + DuckDB files)", () => {
-  it("after a crash between the two commits, the restarted server deletes the unaccepted rows and the retry counts each record once", async () => {
+const buffered = async (t: TestApp) =>
+  (await t.ctx.store.db.selectFrom("ingest_buffer").select("seq").execute()).length;
+
+describe("ingest recovery on the embedded store (SQLite + DuckDB files)", () => {
+  it("an in-flight marker of the previous protocol: the restarted server deletes its unaccepted rows and the retry counts each record once", async () => {
     const dir = mkdtempSync(join(tmpdir(), "gh-ingest-recovery-"));
     dirs.push(dir);
     let s = await openStores(dir);
@@ -100,7 +106,7 @@ describe("ingest recovery on the embedded fast path (SQLite + DuckDB files)", ()
       created_at_ms: r.created_at_ms,
       ...tag,
     }));
-    await (await writer.stage(rows, tags)).commit();
+    await applyRows(writer, rows, tags);
     expect(await counts(t, ["rec-a", "rec-b", "rec-c"])).toEqual({ "rec-a": 1, "rec-b": 1, "rec-c": 1 });
     const usageBefore = await usageOf(t);
     expect(usageBefore).toBe(0.002); // only b was accepted
@@ -139,12 +145,13 @@ describe("ingest recovery on the embedded fast path (SQLite + DuckDB files)", ()
     await s.activity.close();
   });
 
-  it("after a record-store commit that failed once the activity commit was done, the retry counts each record once", async () => {
+  it("a record-store commit that fails leaves nothing behind; the retry counts each record once", async () => {
     const dir = mkdtempSync(join(tmpdir(), "gh-ingest-recovery-"));
     dirs.push(dir);
     const s = await openStores(dir);
     const t = await makeTestApp(s);
     const recs = Array.from({ length: 50 }, (_, i) => wireRecord(t, { id: `f-${i}`, usage: (i + 1) / 1e9 }));
+    const ids = recs.map((r) => r.id as string);
     const transaction = s.store.transaction;
     s.store.transaction = ((fn) =>
       transaction.call(s.store, async (trx) => {
@@ -156,26 +163,181 @@ describe("ingest recovery on the embedded fast path (SQLite + DuckDB files)", ()
     } finally {
       s.store.transaction = transaction;
     }
-    expect(
-      Object.keys(
-        await counts(
-          t,
-          recs.map((r) => r.id as string),
-        ),
-      ),
-    ).toHaveLength(50); // the orphans
+    expect(await counts(t, ids)).toEqual({});
     expect(await usageOf(t)).toBe(0);
-    expect(await markers(t)).toBe(1);
+    expect(await buffered(t)).toBe(0);
 
     expect((await ingest(t, recs)).json().data).toEqual({ accepted: 50, duplicates: 0 });
-    const n = await counts(
-      t,
-      recs.map((r) => r.id as string),
-    );
+    const n = await counts(t, ids);
     expect(Object.values(n).every((x) => x === 1) && Object.keys(n).length === 50).toBe(true);
     expect(await usageOf(t)).toBe(nanoToUsd(BigInt((50 * 51) / 2)));
-    expect(await markers(t)).toBe(0);
     expect((await ingest(t, recs)).json().data).toEqual({ accepted: 0, duplicates: 50 });
+    expect(await buffered(t)).toBe(0);
+    await t.close();
+    await s.store.close();
+    await s.activity.close();
+  });
+
+  it("a batch accepted but not yet written when the process stops is written by the next start, once", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "gh-ingest-recovery-"));
+    dirs.push(dir);
+    let s = await openStores(dir);
+    let t = await makeTestApp(s);
+    const writer = s.activity.exclusive as ExclusiveActivityWriter;
+    // The flusher's writes fail (the engine refuses): the batch stays in the buffer, accepted.
+    const apply = writer.apply;
+    writer.apply = async () => {
+      throw new Error("simulated activity store failure");
+    };
+    const recs = Array.from({ length: 20 }, (_, i) => wireRecord(t, { id: `p-${i}`, usage: 0.001 }));
+    expect((await ingest(t, recs)).json().data).toEqual({ accepted: 20, duplicates: 0 });
+    expect(await usageOf(t)).toBe(0.02);
+    expect(await buffered(t)).toBe(1);
+    // A read waits for the batches accepted before it: with the store failing, it fails too
+    // rather than answering without them.
+    await expect(counts(t, ["p-0"])).rejects.toThrow(/simulated/);
+    writer.apply = apply;
+    await t.close();
+    await s.store.close();
+    await s.activity.close();
+
+    s = await openStores(dir);
+    t = await makeTestApp(s);
+    const org = (
+      await s.store.db.selectFrom("ingest_buffer").select("organization_id").executeTakeFirstOrThrow()
+    ).organization_id;
+    await startIngestBuffer(s.store, s.activity.exclusive as ExclusiveActivityWriter);
+    expect(await buffered(t)).toBe(0);
+    const rows = await s.activity.query(
+      {
+        sql: "SELECT count(*) AS n, count(DISTINCT id) AS d FROM generations WHERE organization_id = $org",
+        params: { org },
+      },
+      { timeoutMs: 10_000 },
+    );
+    expect(rows[0]).toEqual({ n: 20n, d: 20n });
+    expect(await (s.activity.exclusive as ExclusiveActivityWriter).applied()).toEqual([]);
+    await t.close();
+    await s.store.close();
+    await s.activity.close();
+  });
+
+  it("refuses to start without the ingest log of batches it accepted, naming it (the log must be kept with the DuckDB file)", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "gh-ingest-recovery-"));
+    dirs.push(dir);
+    let s = await openStores(dir);
+    let t = await makeTestApp(s);
+    const writer = s.activity.exclusive as ExclusiveActivityWriter;
+    writer.apply = async () => {
+      throw new Error("simulated activity store failure");
+    };
+    expect((await ingest(t, [wireRecord(t, { id: "kept-1" })])).json().data.accepted).toBe(1);
+    await t.close();
+    await s.store.close();
+    await s.activity.close();
+    expect(readdirSync(join(dir, "activity.duckdb.ingest-log")).length).toBeGreaterThan(0);
+    rmSync(join(dir, "activity.duckdb.ingest-log"), { recursive: true });
+
+    s = await openStores(dir);
+    t = await makeTestApp(s);
+    await expect(startIngestBuffer(s.store, s.activity.exclusive as ExclusiveActivityWriter)).rejects.toThrow(
+      /1 accepted batch\(es\) are missing from the ingest log .*activity\.duckdb\.ingest-log/,
+    );
+    expect(await buffered(t)).toBe(1); // nothing dropped silently
+    await t.close();
+    await s.store.close();
+    await s.activity.close();
+  });
+
+  it("a failure after the activity commit and before the buffer row's deletion: the batch is not written again, in process or after a restart", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "gh-ingest-recovery-"));
+    dirs.push(dir);
+    let s = await openStores(dir);
+    let t = await makeTestApp(s);
+    let writer = s.activity.exclusive as ExclusiveActivityWriter;
+    const apply = writer.apply;
+    const failAfterCommit = () => {
+      writer.apply = async (batches, seqs) => {
+        await apply.call(writer, batches, seqs);
+        throw new Error("simulated crash after the activity commit");
+      };
+    };
+    const cIds = (prefix: string) => Array.from({ length: 5 }, (_, i) => `${prefix}-${i}`);
+    const idsOf = async (prefix: string) =>
+      (
+        await s.activity.query(
+          { sql: `SELECT id FROM generations WHERE id LIKE '${prefix}-%' ORDER BY id`, params: {} },
+          { timeoutMs: 10_000 },
+        )
+      ).map((r) => r.id);
+
+    // In process: the next flush recovers first instead of applying the batch again.
+    failAfterCommit();
+    expect(
+      (
+        await ingest(
+          t,
+          cIds("c").map((id) => wireRecord(t, { id })),
+        )
+      ).json().data,
+    ).toEqual({
+      accepted: 5,
+      duplicates: 0,
+    });
+    await expect(drainIngestBuffer(s.store, writer)).rejects.toThrow(/simulated crash/);
+    expect(await buffered(t)).toBe(1);
+    writer.apply = apply;
+    expect(await idsOf("c")).toEqual(cIds("c"));
+    expect(await buffered(t)).toBe(0);
+    expect(await writer.applied()).toEqual([]);
+
+    // Across a restart: the same state, then a new process.
+    failAfterCommit();
+    expect(
+      (
+        await ingest(
+          t,
+          cIds("d").map((id) => wireRecord(t, { id })),
+        )
+      ).json().data.accepted,
+    ).toBe(5);
+    await expect(drainIngestBuffer(s.store, writer)).rejects.toThrow(/simulated crash/);
+    writer.apply = apply;
+    await t.close();
+    await s.store.close();
+    await s.activity.close();
+    s = await openStores(dir);
+    t = await makeTestApp(s);
+    writer = s.activity.exclusive as ExclusiveActivityWriter;
+    await startIngestBuffer(s.store, writer);
+    expect(await buffered(t)).toBe(0);
+    expect(await writer.applied()).toEqual([]);
+    expect(await idsOf("d")).toEqual(cIds("d"));
+    expect(await idsOf("c")).toEqual(cIds("c"));
+    await t.close();
+    await s.store.close();
+    await s.activity.close();
+  });
+
+  it("a failure after the buffer row's deletion leaves a number remembered; it is forgotten, and new batches are written", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "gh-ingest-recovery-"));
+    dirs.push(dir);
+    const s = await openStores(dir);
+    const t = await makeTestApp(s);
+    const writer = s.activity.exclusive as ExclusiveActivityWriter;
+    const forget = writer.forget;
+    writer.forget = async () => {
+      throw new Error("simulated failure before forgetting");
+    };
+    expect((await ingest(t, [wireRecord(t, { id: "e-1" })])).json().data.accepted).toBe(1);
+    await expect(drainIngestBuffer(s.store, writer)).rejects.toThrow(/simulated failure/);
+    expect(await buffered(t)).toBe(0);
+    expect(await writer.applied()).toHaveLength(1);
+    writer.forget = forget;
+    expect((await ingest(t, [wireRecord(t, { id: "e-2" })])).json().data.accepted).toBe(1);
+    await drainIngestBuffer(s.store, writer);
+    expect(await writer.applied()).toEqual([]);
+    expect(await counts(t, ["e-1", "e-2"])).toEqual({ "e-1": 1, "e-2": 1 });
     await t.close();
     await s.store.close();
     await s.activity.close();

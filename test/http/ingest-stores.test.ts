@@ -47,10 +47,9 @@ for (const f of STORE_FACTORIES) {
       expect(rows).toEqual([{ n: 2_000n, s: BigInt((2_000 * 2_001) / 2) }]);
     });
 
-    it("an activity-store row left by a crash before commit is not doubled by the retry", async () => {
-      // The crash window: the activity rows committed, the record-store transaction did not. A record
-      // store whose commit fails once, after the batch's work, leaves exactly that state behind
-      // (with the batch's in-flight marker, as a crash would).
+    it("a record-store commit that fails leaves no activity row; the retry writes it once", async () => {
+      // The batch's rows go to the activity store through a buffer written in the record-store
+      // transaction that accepts them: a commit that fails (as a crash before it) leaves nothing.
       const rec = wireRecord(t, { api_key_hash: hash, id: "orphan-1", usage: 2 });
       const before = (await t.call({ method: "GET", url: `/api/v1/keys/${hash}` })).json().data.usage;
       const transaction = store.transaction;
@@ -64,7 +63,8 @@ for (const f of STORE_FACTORIES) {
       } finally {
         store.transaction = transaction;
       }
-      expect(await activityRows(t, "id = 'orphan-1'")).toHaveLength(1);
+      expect(await activityRows(t, "id = 'orphan-1'")).toHaveLength(0);
+      expect((await t.call({ method: "GET", url: `/api/v1/keys/${hash}` })).json().data.usage).toBe(before);
       const retry = await ingest(t, [rec]);
       expect(retry.json()).toEqual({ data: { accepted: 1, duplicates: 0 } });
       expect(await activityRows(t, "id = 'orphan-1'")).toHaveLength(1);

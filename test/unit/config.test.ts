@@ -27,7 +27,7 @@ describe("loadConfig", () => {
       clickhouseUrl: null,
       clickhouseDatabase: null,
       duckdb: { memoryLimit: null, threads: null },
-      ingestWorkers: Math.max(1, availableParallelism() - 1),
+      ingestWorkers: Math.min(4, Math.max(1, availableParallelism())),
       analytics: { queryTimeoutMs: 10_000, cacheTtlMs: 30_000 },
       activityCompaction: { chunkRows: 1_000_000, sealMs: 3_600_000, intervalMs: 60_000 },
       encryptionKey: null,

@@ -2,7 +2,7 @@ import type { Clock } from "../../lib/clock.js";
 import type { ActivityStore } from "../../stores/activity-store.js";
 import type { Db, RecordStore } from "../../stores/record-store.js";
 import { inlinePreparer, type BatchPreparer } from "./batch-preparer.js";
-import { writeExclusive } from "./exclusive-writer.js";
+import { writeExclusive } from "./ingest-buffer.js";
 import { recordAcceptance } from "./record-acceptance.js";
 import {
   acceptanceOf,
@@ -164,11 +164,11 @@ export interface IngestDeps {
  * a request body not yet parsed, or records (an array) already parsed.
  *
  * Crash safety without a distributed transaction: the record store decides which ids are new
- * (generations_seen), and the activity rows are committed before the record-store transaction
- * that accepts them, so a crash loses nothing acknowledged and a retry never counts a record
- * twice. A repeated id inside the batch keeps its first record; the others count as duplicates.
- * See writeExclusive (embedded DuckDB, exclusive-writer.ts) and ingestChecked (ClickHouse) for the
- * two protocols.
+ * (generations_seen), in the transaction that also holds the batch's rows (buffered for the
+ * embedded store) or after the activity store has them (ClickHouse), so a crash loses nothing
+ * acknowledged and a retry never counts a record twice. A repeated id inside the batch keeps its
+ * first record; the others count as duplicates. See writeExclusive (embedded DuckDB,
+ * ingest-buffer.ts) and ingestChecked (ClickHouse) for the two protocols.
  */
 export async function ingestGenerations(
   deps: IngestDeps,

@@ -5,7 +5,7 @@ import {
   type ActivityRow,
   type ClassificationRow,
 } from "../../activity/activity-row.js";
-import { encodeActivity, type EncodedActivity } from "../../stores/column-texts.js";
+import { encodeActivity, payloadOf } from "../../stores/column-texts.js";
 import { DomainError, invalid } from "../errors.js";
 import { UsageTally, type CounterRow } from "../usage/ledger.js";
 import type { UserLabel } from "./labels-repo.js";
@@ -74,7 +74,8 @@ export interface PreparedRows {
   counters: CounterRow[];
   apps: Map<number, string>;
   users: Map<string, UserLabel>;
-  encoded: EncodedActivity;
+  /** The rows and their tags, encoded for the activity store (column-texts.ts payloadOf). */
+  payload: string;
 }
 
 /** One record per line; blank lines are skipped; a line that is not JSON is reported as its record's problem. */
@@ -342,6 +343,6 @@ export function preparedRowsOf(batch: Batch, only?: ReadonlySet<string>): Prepar
     counters: usage.rows(),
     apps,
     users,
-    encoded: encodeActivity(rows, tagsOf(batch, rows)),
+    payload: payloadOf(encodeActivity(rows, tagsOf(batch, rows))),
   };
 }

@@ -33,7 +33,6 @@ import {
   type BoundQuery,
   type ExclusiveActivityWriter,
   type QueryOptions,
-  type StagedActivity,
 } from "../activity-store.js";
 import {
   COMPACTION_OFF,
@@ -42,7 +41,7 @@ import {
   type CompactionSettings,
 } from "./duckdb-compaction.js";
 import { DUCKDB_DDL } from "./duckdb-ddl.js";
-import { encodeActivity, type EncodedActivity, type EncodedTable } from "../column-texts.js";
+import { mergeEncoded, type EncodedActivity, type EncodedTable } from "../column-texts.js";
 
 /**
  * WAL size that triggers a checkpoint. DuckDB's default (16 MB, about 40 ingest batches of 1,000
@@ -56,8 +55,6 @@ const CHECKPOINT_THRESHOLD = "128MB";
 const CHUNK_ROWS = 2048;
 /** Idle read connections kept for reuse; more are opened while queries run concurrently. */
 const MAX_IDLE_READERS = 4;
-/** Idle staging connections kept for reuse (one per batch in flight). */
-const MAX_IDLE_STAGERS = 4;
 /**
  * Joins ids into one bound string (one native value instead of a list of thousands): a control
  * character that ingest never accepts inside an id.
@@ -301,18 +298,6 @@ export async function openDuckDbActivityStore(opts: DuckDbStoreOptions): Promise
     }
   }
 
-  // Staged writes (ActivityStore.exclusive): one connection and transaction per batch in flight,
-  // so that building and appending a batch happens before the caller's record-store transaction
-  // and only the commit happens inside it. Concurrent appends to one table do not conflict.
-  const stagers: DuckDBConnection[] = [];
-  const staging = new Set<DuckDBConnection>();
-
-  function releaseStager(conn: DuckDBConnection, healthy: boolean): void {
-    staging.delete(conn);
-    if (healthy && !closed && stagers.length < MAX_IDLE_STAGERS) stagers.push(conn);
-    else conn.closeSync();
-  }
-
   const statements = new WeakMap<DuckDBConnection, Map<string, DuckDBPreparedStatement>>();
   const GENERATIONS_INSERT = insertSqlOf("generations", GENERATION_COLUMNS);
   const TAGS_INSERT = insertSqlOf("generation_tags", TAG_COLUMNS);
@@ -327,64 +312,69 @@ export async function openDuckDbActivityStore(opts: DuckDbStoreOptions): Promise
   }
 
   async function writeTable<Row>(
-    conn: DuckDBConnection,
     table: "generations" | "generation_tags",
     cols: readonly StorageColumn<Row>[],
     sql: string,
     t: EncodedTable<Row>,
   ): Promise<void> {
     if (t.count === 0) return;
-    if (t.texts) await insertTexts(conn, sql, t.texts);
-    else await appendRows(conn, table, cols, t.rows);
+    if (t.texts) await insertTexts(writer, sql, t.texts);
+    else await appendRows(writer, table, cols, t.rows);
   }
 
-  async function stageEncoded(encoded: EncodedActivity): Promise<StagedActivity> {
+  const seqList = (seqs: readonly number[]) => ({
+    values: { seqs: seqs.join(",") },
+    types: { seqs: VARCHAR },
+  });
+
+  /** Batches and their buffer sequence numbers, in one transaction (ExclusiveActivityWriter.apply). */
+  async function apply(batches: readonly EncodedActivity[], seqs: readonly number[]): Promise<void> {
     assertOpen();
-    const { generations, tags } = encoded;
-    if (generations.count === 0 && tags.count === 0) {
-      return { commit: async () => undefined, abort: async () => undefined };
-    }
-    const conn = stagers.pop() ?? (await instance.connect());
-    staging.add(conn);
-    try {
-      await conn.run("BEGIN TRANSACTION");
+    const { generations, tags } = mergeEncoded(batches);
+    await serialised(async () => {
+      await writer.run("BEGIN TRANSACTION");
       try {
-        await writeTable(conn, "generations", GENERATION_COLUMNS, GENERATIONS_INSERT, generations);
-        await writeTable(conn, "generation_tags", TAG_COLUMNS, TAGS_INSERT, tags);
+        await writeTable("generations", GENERATION_COLUMNS, GENERATIONS_INSERT, generations);
+        await writeTable("generation_tags", TAG_COLUMNS, TAGS_INSERT, tags);
+        if (seqs.length > 0) {
+          const { values, types } = seqList(seqs);
+          await writer.run(
+            "INSERT INTO ingest_applied SELECT unnest(string_split($seqs, ','))::BIGINT",
+            values,
+            types,
+          );
+        }
+        await writer.run("COMMIT");
       } catch (err) {
-        await conn.run("ROLLBACK");
+        await writer.run("ROLLBACK").catch(() => undefined);
         throw err;
       }
-    } catch (err) {
-      releaseStager(conn, false);
-      throw err;
-    }
-    let settled = false;
-    return {
-      commit: async () => {
-        if (settled) throw new Error("staged activity was already committed or aborted");
-        settled = true;
-        try {
-          await conn.run("COMMIT");
-        } catch (err) {
-          await conn.run("ROLLBACK").catch(() => undefined);
-          releaseStager(conn, false);
-          throw err;
-        }
-        releaseStager(conn, true);
-      },
-      abort: async () => {
-        if (settled) return;
-        settled = true;
-        try {
-          await conn.run("ROLLBACK");
-          releaseStager(conn, true);
-        } catch {
-          releaseStager(conn, false);
-        }
-      },
-    };
+    });
   }
+
+  async function applied(): Promise<number[]> {
+    assertOpen();
+    return serialised(async () => {
+      const reader = await writer.runAndReadAll("SELECT seq FROM ingest_applied ORDER BY seq");
+      return reader.getColumnsJS()[0]?.map((v) => Number(v)) ?? [];
+    });
+  }
+
+  async function forget(seqs: readonly number[]): Promise<void> {
+    assertOpen();
+    if (seqs.length === 0) return;
+    const { values, types } = seqList(seqs);
+    await serialised(() =>
+      writer.run(
+        "DELETE FROM ingest_applied WHERE seq IN (SELECT unnest(string_split($seqs, ','))::BIGINT)",
+        values,
+        types,
+      ),
+    );
+  }
+
+  /** Awaited by every read first (ExclusiveActivityWriter.beforeRead). */
+  let readBarrier: (() => Promise<void>) | null = null;
 
   async function discard(org: string, ids: readonly string[], minMs: number, maxMs: number): Promise<void> {
     assertOpen();
@@ -420,10 +410,14 @@ export async function openDuckDbActivityStore(opts: DuckDbStoreOptions): Promise
         ? `duckdb:memory:${randomUUID()}`
         : `duckdb:${hostname()}:${resolve(opts.path)}`,
     session: randomUUID(),
-    // Encoded before a connection is taken: the CPU-bound part, no engine state involved.
-    stage: (rows, tags) => stageEncoded(encodeActivity(rows, tags)),
-    stageEncoded,
+    logDir: opts.path === ":memory:" ? null : `${resolve(opts.path)}.ingest-log`,
+    apply,
+    applied,
+    forget,
     discard,
+    beforeRead: (barrier) => {
+      readBarrier = barrier;
+    },
   };
 
   async function acquire(): Promise<DuckDBConnection> {
@@ -440,6 +434,7 @@ export async function openDuckDbActivityStore(opts: DuckDbStoreOptions): Promise
   }
 
   async function query(q: BoundQuery, opts: QueryOptions): Promise<Record<string, unknown>[]> {
+    if (readBarrier) await readBarrier();
     const conn = await acquire();
     let timedOut = false;
     const timer = setTimeout(() => {
@@ -488,9 +483,6 @@ export async function openDuckDbActivityStore(opts: DuckDbStoreOptions): Promise
       closed = true;
       for (const c of busy) c.interrupt();
       for (const c of idle.splice(0)) c.closeSync();
-      for (const c of stagers.splice(0)) c.closeSync();
-      for (const c of staging) c.closeSync(); // uncommitted: rolled back
-      staging.clear();
       writer.closeSync();
       instance.closeSync();
     },

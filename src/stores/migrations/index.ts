@@ -3,6 +3,7 @@ import type { DialectCaps } from "../dialect.js";
 import { initial } from "./001-initial.js";
 import { activityIngest } from "./002-activity-ingest.js";
 import { ingestInflight } from "./003-ingest-inflight.js";
+import { ingestBuffer } from "./004-ingest-buffer.js";
 
 /** Versioned migrations, applied in name order at start. Append; never edit a released one. */
 export function migrations(caps: DialectCaps): Record<string, Migration> {
@@ -10,6 +11,7 @@ export function migrations(caps: DialectCaps): Record<string, Migration> {
     "001-initial": initial(caps),
     "002-activity-ingest": activityIngest(caps),
     "003-ingest-inflight": ingestInflight(caps),
+    "004-ingest-buffer": ingestBuffer(caps),
   };
 }
 

@@ -6,20 +6,23 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ACTIVITY_COLUMNS, type ActivityRow } from "../../src/activity/activity-row.js";
 import type { ActivityStore, ExclusiveActivityWriter } from "../../src/stores/activity-store.js";
 import { openDuckDbActivityStore } from "../../src/stores/duckdb/duckdb-store.js";
-import { activityRow, tagOf } from "../helpers/activity-stores.js";
+import { GENERATION_COLUMNS } from "../../src/stores/activity-columns.js";
+import { encodeActivity } from "../../src/stores/column-texts.js";
+import { activityRow, applyRows, tagOf } from "../helpers/activity-stores.js";
 
 /**
- * The single-writer fast path of the embedded activity store (ActivityStore.exclusive): staged
- * rows land exactly as insert() writes them (every column, every value), stay invisible until
- * committed, vanish when aborted; discard deletes exactly the named ids of an organization.
+ * The single-writer entry point of the embedded activity store (ActivityStore.exclusive), which
+ * the ingest buffer's flusher uses: applied rows land exactly as insert() writes them (every
+ * column, every value), several batches in one transaction, together with their buffer sequence
+ * numbers (all or nothing); discard deletes exactly the named ids of an organization.
  */
 const SELECT_ALL = `SELECT ${ACTIVITY_COLUMNS.map((c) => (c === "created_at_ms" ? "created_at" : c)).join(", ")}
   FROM generations WHERE organization_id = $org ORDER BY id`;
 
-describe("DuckDB staged writes (ActivityStore.exclusive)", () => {
+describe("DuckDB buffered writes (ActivityStore.exclusive)", () => {
   let store: ActivityStore;
   let writer: ExclusiveActivityWriter;
-  const dir = mkdtempSync(join(tmpdir(), "gh-staging-"));
+  const dir = mkdtempSync(join(tmpdir(), "gh-apply-"));
   beforeAll(async () => {
     store = await openDuckDbActivityStore({ path: join(dir, "activity.duckdb") });
     writer = store.exclusive as ExclusiveActivityWriter;
@@ -109,20 +112,20 @@ describe("DuckDB staged writes (ActivityStore.exclusive)", () => {
         async (rows) => {
           run += 1;
           const viaInsert = `00000000-0000-4000-8000-${String(run).padStart(8, "0")}0001`;
-          const viaStage = `00000000-0000-4000-8000-${String(run).padStart(8, "0")}0002`;
+          const viaApply = `00000000-0000-4000-8000-${String(run).padStart(8, "0")}0002`;
           await store.insert(
             rows.map((r) => ({ ...r, organization_id: viaInsert })),
             [],
           );
-          const staged = await writer.stage(
-            rows.map((r) => ({ ...r, organization_id: viaStage })),
-            rows.map((r) => tagOf({ ...r, organization_id: viaStage }, { value: r.model || "v" })),
+          await applyRows(
+            writer,
+            rows.map((r) => ({ ...r, organization_id: viaApply })),
+            rows.map((r) => tagOf({ ...r, organization_id: viaApply }, { value: r.model || "v" })),
           );
-          await staged.commit();
           const a = await rowsOf(viaInsert);
-          const b = await rowsOf(viaStage);
+          const b = await rowsOf(viaApply);
           expect(b.map((r) => ({ ...r, organization_id: viaInsert }))).toEqual(a);
-          expect(await tagsOf(viaStage)).toHaveLength(rows.length);
+          expect(await tagsOf(viaApply)).toHaveLength(rows.length);
         },
       ),
       { numRuns: 60 },
@@ -144,7 +147,7 @@ describe("DuckDB staged writes (ActivityStore.exclusive)", () => {
       generation_time_ms: null,
       throughput: null,
     });
-    await (await writer.stage([row], [])).commit();
+    await applyRows(writer, [row]);
     const [got] = await rowsOf(org);
     expect(got).toMatchObject({
       created_at: "2026-11-18T12:34:56.789Z",
@@ -159,19 +162,37 @@ describe("DuckDB staged writes (ActivityStore.exclusive)", () => {
     });
   });
 
-  it("keeps staged rows invisible until commit, and drops them on abort", async () => {
+  it("applies several batches in one transaction with their sequence numbers, which it remembers until forgotten", async () => {
     const org = "00000000-0000-4000-8000-0000000000d2";
     const a = activityRow({ organization_id: org, id: "a" });
     const b = activityRow({ organization_id: org, id: "b" });
-    const stagedA = await writer.stage([a], [tagOf(a)]);
-    const stagedB = await writer.stage([b], [tagOf(b)]);
-    expect(await rowsOf(org)).toHaveLength(0);
-    await stagedA.commit();
-    await stagedB.abort();
-    await stagedB.abort(); // idempotent
-    expect((await rowsOf(org)).map((r) => r.id)).toEqual(["a"]);
-    expect((await tagsOf(org)).map((r) => r.generation_id)).toEqual(["a"]);
-    await expect(stagedA.commit()).rejects.toThrow(/already/);
+    const c = activityRow({ organization_id: org, id: "c" });
+    await writer.apply(
+      [encodeActivity([a], [tagOf(a)]), encodeActivity([], []), encodeActivity([b, c], [tagOf(c)])],
+      [7, 8, 9],
+    );
+    expect((await rowsOf(org)).map((r) => r.id)).toEqual(["a", "b", "c"]);
+    expect((await tagsOf(org)).map((r) => r.generation_id)).toEqual(["a", "c"]);
+    expect(await writer.applied()).toEqual([7, 8, 9]);
+    await writer.forget([7, 9, 12]);
+    expect(await writer.applied()).toEqual([8]);
+    await writer.forget([8]);
+    expect(await writer.applied()).toEqual([]);
+  });
+
+  it("applies nothing, rows or numbers, when a batch fails", async () => {
+    const org = "00000000-0000-4000-8000-0000000000d6";
+    const good = encodeActivity([activityRow({ organization_id: org, id: "ok" })], []);
+    // A column text that does not cast (a count that is not a number) fails the insert.
+    const bad = encodeActivity([activityRow({ organization_id: org, id: "bad" })], []);
+    const col = GENERATION_COLUMNS.findIndex((c) => c.name === "tokens_prompt");
+    (bad.generations.texts as string[])[col] = "not a number";
+    await expect(writer.apply([good, bad], [21, 22])).rejects.toThrow();
+    expect(await rowsOf(org)).toEqual([]);
+    expect(await writer.applied()).toEqual([]);
+    await writer.apply([good], [23]);
+    expect((await rowsOf(org)).map((r) => r.id)).toEqual(["ok"]);
+    await writer.forget([23]);
   });
 
   it("discard deletes the named ids (and their tags) of one organization in the time range only", async () => {
@@ -183,13 +204,12 @@ describe("DuckDB staged writes (ActivityStore.exclusive)", () => {
     );
     const elsewhere = activityRow({ organization_id: other, id: "x", created_at_ms: at });
     const later = activityRow({ organization_id: org, id: "w", created_at_ms: at + 10_000 });
-    await (
-      await writer.stage(
-        [...rows, later],
-        rows.map((r) => tagOf(r)),
-      )
-    ).commit();
-    await (await writer.stage([elsewhere], [tagOf(elsewhere)])).commit();
+    await applyRows(
+      writer,
+      [...rows, later],
+      rows.map((r) => tagOf(r)),
+    );
+    await applyRows(writer, [elsewhere], [tagOf(elsewhere)]);
     await writer.discard(org, ["x", "z", "w", "missing"], at, at + 5);
     expect((await rowsOf(org)).map((r) => r.id)).toEqual(["w", "y"]);
     expect((await tagsOf(org)).map((r) => r.generation_id)).toEqual(["y"]);
@@ -197,12 +217,12 @@ describe("DuckDB staged writes (ActivityStore.exclusive)", () => {
     expect(await tagsOf(other)).toHaveLength(1);
   });
 
-  it("stages a large batch (more rows than one vector) in one transaction", async () => {
+  it("applies a large batch (more rows than one vector) in one transaction", async () => {
     const org = "00000000-0000-4000-8000-0000000000d5";
     const rows = Array.from({ length: 5_000 }, (_, i) =>
       activityRow({ organization_id: org, id: `bulk-${i}`, usage_nano: BigInt(i) }),
     );
-    await (await writer.stage(rows, [])).commit();
+    await applyRows(writer, rows);
     const [r] = await store.query(
       {
         sql: "SELECT count(*) AS n, sum(usage_nano) AS s FROM generations WHERE organization_id = $org",

@@ -1,0 +1,91 @@
+import type { Db } from "../../stores/record-store.js";
+
+/** A batch accepted but not yet in the activity store (migration 004). */
+export interface BufferedBatch {
+  seq: number;
+  organizationId: string;
+  rowCount: number;
+  /** Names the batch's rows in the ingest log. */
+  token: string;
+}
+
+/** Adds a batch (inside the transaction that accepts it); returns its sequence number. */
+export async function appendBuffer(
+  db: Db,
+  b: { owner: string; organizationId: string; rowCount: number; token: string },
+): Promise<number> {
+  const row = await db
+    .insertInto("ingest_buffer")
+    .values({ owner: b.owner, organization_id: b.organizationId, row_count: b.rowCount, token: b.token })
+    .returning("seq")
+    .executeTakeFirstOrThrow();
+  return Number(row.seq);
+}
+
+/** The oldest buffered batches of an activity store, up to `maxRows` rows (at least one batch). */
+export async function readBuffer(
+  db: Db,
+  owner: string,
+  maxRows: number,
+  maxBatches: number,
+): Promise<BufferedBatch[]> {
+  const rows = await db
+    .selectFrom("ingest_buffer")
+    .select(["seq", "organization_id", "row_count", "token"])
+    .where("owner", "=", owner)
+    .orderBy("seq")
+    .limit(maxBatches)
+    .execute();
+  const out: BufferedBatch[] = [];
+  let total = 0;
+  for (const r of rows) {
+    const rowCount = Number(r.row_count); // bigint from SQLite
+    if (out.length > 0 && total + rowCount > maxRows) break;
+    total += rowCount;
+    out.push({ seq: Number(r.seq), organizationId: r.organization_id, rowCount, token: r.token });
+  }
+  return out;
+}
+
+/** Whether an activity store has buffered batches numbered up to `through`. */
+export async function hasBuffered(db: Db, owner: string, through: number): Promise<boolean> {
+  const row = await db
+    .selectFrom("ingest_buffer")
+    .select("seq")
+    .where("owner", "=", owner)
+    .where("seq", "<=", through)
+    .limit(1)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+/** Sequence numbers and tokens of an activity store's buffered batches. */
+export async function bufferedOf(db: Db, owner: string): Promise<{ seq: number; token: string }[]> {
+  const rows = await db
+    .selectFrom("ingest_buffer")
+    .select(["seq", "token"])
+    .where("owner", "=", owner)
+    .execute();
+  return rows.map((r) => ({ seq: Number(r.seq), token: r.token }));
+}
+
+/** The highest buffered sequence number of an activity store (0 when none). */
+export async function lastBuffered(db: Db, owner: string): Promise<number> {
+  const row = await db
+    .selectFrom("ingest_buffer")
+    .select((eb) => eb.fn.max("seq").as("last"))
+    .where("owner", "=", owner)
+    .executeTakeFirst();
+  return row?.last === null || row?.last === undefined ? 0 : Number(row.last);
+}
+
+const CHUNK = 1_000;
+
+export async function deleteBuffered(db: Db, seqs: readonly number[]): Promise<void> {
+  for (let i = 0; i < seqs.length; i += CHUNK) {
+    await db
+      .deleteFrom("ingest_buffer")
+      .where("seq", "in", seqs.slice(i, i + CHUNK))
+      .execute();
+  }
+}

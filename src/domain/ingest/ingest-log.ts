@@ -1,0 +1,167 @@
+import { mkdirSync, readdirSync, readFileSync, unlinkSync } from "node:fs";
+import { open, type FileHandle } from "node:fs/promises";
+import { join } from "node:path";
+
+/*
+ * The payloads of batches accepted on the embedded store and not yet in it (ingest-buffer.ts), in
+ * append-only segment files next to the DuckDB file, and in memory for the flusher. The record
+ * store's ingest_buffer row names a payload by its token; the payload is appended here before that
+ * row commits, so every committed row has its payload on disk (written to the OS: it survives the
+ * process being killed; with `sync`, fdatasync'ed too). A record whose row never committed is
+ * skipped when the files are read back. A segment is deleted once none of its payloads is needed.
+ *
+ * Record: a JSON line `{"t":token,"b":byteLength}`, the payload's UTF-8 bytes, a newline. A last
+ * record cut short (the process died while writing it) ends the file's reading.
+ */
+
+/** A segment takes appends until it is this large, then a new one starts. */
+const SEGMENT_BYTES = 64 * 1024 * 1024;
+const SUFFIX = ".ingest";
+
+interface Segment {
+  name: string;
+  /** Tokens of the segment whose payloads are still needed. */
+  live: Set<string>;
+}
+
+export class IngestLog {
+  private readonly payloads = new Map<string, { payload: string; segment: Segment | null }>();
+  private readonly segments: Segment[] = [];
+  private current: { segment: Segment; file: FileHandle; bytes: number } | null = null;
+  private appending: Promise<unknown> = Promise.resolve();
+  private counter = 0;
+
+  private constructor(private readonly dir: string | null) {}
+
+  /**
+   * Opens the log of a store: `dir` for its files (created if missing), or null for a log in
+   * memory only (a store in memory). Reads the payloads the files hold.
+   */
+  static open(dir: string | null): IngestLog {
+    const log = new IngestLog(dir);
+    if (dir === null) return log;
+    mkdirSync(dir, { recursive: true });
+    for (const name of readdirSync(dir)
+      .filter((n) => n.endsWith(SUFFIX))
+      .sort()) {
+      const segment: Segment = { name, live: new Set() };
+      for (const [token, payload] of readSegment(readFileSync(join(dir, name)))) {
+        log.payloads.set(token, { payload, segment });
+        segment.live.add(token);
+      }
+      log.segments.push(segment);
+    }
+    return log;
+  }
+
+  /** Keeps only these tokens' payloads (recovery: the batches still buffered); deletes the rest. */
+  retain(tokens: ReadonlySet<string>): void {
+    this.release([...this.payloads.keys()].filter((t) => !tokens.has(t)));
+  }
+
+  /** Writes a payload; resolves once it is in the file (and synced, with `sync`). */
+  async append(token: string, payload: string, sync: boolean): Promise<void> {
+    const run = this.appending.then(() => this.write(token, payload, sync));
+    this.appending = run.catch(() => undefined);
+    await run;
+  }
+
+  private async write(token: string, payload: string, sync: boolean): Promise<void> {
+    if (this.dir === null) {
+      this.payloads.set(token, { payload, segment: null });
+      return;
+    }
+    const body = Buffer.from(payload, "utf8");
+    const head = Buffer.from(`${JSON.stringify({ t: token, b: body.length })}\n`, "utf8");
+    if (!this.current || this.current.bytes > SEGMENT_BYTES) await this.rotate();
+    const cur = this.current as { segment: Segment; file: FileHandle; bytes: number };
+    const { bytesWritten } = await cur.file.writev([head, body, NEWLINE]);
+    const expected = head.length + body.length + 1;
+    cur.bytes += bytesWritten;
+    if (bytesWritten !== expected) throw new Error("ingest log: short write (disk full?)");
+    if (sync) await cur.file.datasync();
+    this.payloads.set(token, { payload, segment: cur.segment });
+    cur.segment.live.add(token);
+  }
+
+  private async rotate(): Promise<void> {
+    const dir = this.dir as string;
+    const previous = this.current;
+    const name = `${Date.now().toString().padStart(15, "0")}-${process.pid}-${(this.counter++).toString().padStart(6, "0")}${SUFFIX}`;
+    const file = await open(join(dir, name), "a");
+    const segment: Segment = { name, live: new Set() };
+    this.segments.push(segment);
+    this.current = { segment, file, bytes: 0 };
+    if (previous) {
+      await previous.file.close();
+      this.collect(previous.segment);
+    }
+  }
+
+  /** A payload appended or read back, or undefined. */
+  get(token: string): string | undefined {
+    return this.payloads.get(token)?.payload;
+  }
+
+  /** Forgets payloads (written to the activity store, or never accepted). */
+  release(tokens: readonly string[]): void {
+    const touched = new Set<Segment>();
+    for (const t of tokens) {
+      const p = this.payloads.get(t);
+      if (!p) continue;
+      this.payloads.delete(t);
+      if (p.segment) {
+        p.segment.live.delete(t);
+        touched.add(p.segment);
+      }
+    }
+    for (const s of touched) this.collect(s);
+  }
+
+  /** Deletes a segment that takes no more appends and holds no needed payload. */
+  private collect(segment: Segment): void {
+    if (segment.live.size > 0 || segment === this.current?.segment || this.dir === null) return;
+    const at = this.segments.indexOf(segment);
+    if (at < 0) return;
+    this.segments.splice(at, 1);
+    try {
+      unlinkSync(join(this.dir, segment.name));
+    } catch {
+      // already gone
+    }
+  }
+
+  /** Segment files on disk (for tests and operations). */
+  files(): string[] {
+    return this.segments.map((s) => s.name);
+  }
+
+  async close(): Promise<void> {
+    await this.appending;
+    await this.current?.file.close();
+    this.current = null;
+  }
+}
+
+const NEWLINE = Buffer.from("\n");
+
+/** The complete records of a segment's bytes, in order. */
+function* readSegment(bytes: Buffer): Generator<[string, string]> {
+  let at = 0;
+  while (at < bytes.length) {
+    const nl = bytes.indexOf(0x0a, at);
+    if (nl < 0) return;
+    let head: { t?: unknown; b?: unknown };
+    try {
+      head = JSON.parse(bytes.toString("utf8", at, nl)) as { t?: unknown; b?: unknown };
+    } catch {
+      return;
+    }
+    if (typeof head.t !== "string" || typeof head.b !== "number") return;
+    const start = nl + 1;
+    const end = start + head.b;
+    if (end + 1 > bytes.length || bytes[end] !== 0x0a) return; // cut short
+    yield [head.t, bytes.toString("utf8", start, end)];
+    at = end + 1;
+  }
+}
