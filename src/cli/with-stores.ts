@@ -73,9 +73,11 @@ export async function withStores<T>(
     // Batches a server accepted and did not write to the embedded store yet are written first, and
     // what this command accepts is written before it exits (src/domain/ingest/ingest-buffer.ts).
     if (activity.exclusive) await startIngestBuffer(store, activity.exclusive);
-    const out = await fn({ config, store, activity });
-    if (activity.exclusive) await drainIngestBuffer(store, activity.exclusive);
-    return out;
+    try {
+      return await fn({ config, store, activity });
+    } finally {
+      if (activity.exclusive) await drainIngestBuffer(store, activity.exclusive);
+    }
   } finally {
     await activity.close();
     await store.close();

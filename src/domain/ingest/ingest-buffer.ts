@@ -48,6 +48,8 @@ const FLUSH_MAX_BATCHES = 200;
 /** Accepted rows not yet flushed past which new batches wait. */
 const MAX_PENDING_ROWS = 200_000;
 
+const ignore = (): undefined => undefined;
+
 class IngestBuffer {
   private log: IngestLog | null = null;
   private opening: Promise<IngestLog> | null = null;
@@ -55,6 +57,8 @@ class IngestBuffer {
   private flushing: Promise<void> | null = null;
   /** Rows accepted by this process and not flushed yet (an estimate for backpressure). */
   private pendingRows = 0;
+  /** A batch was accepted since the running flush pass began. */
+  private dirty = false;
 
   constructor(
     private readonly store: RecordStore,
@@ -134,13 +138,23 @@ class IngestBuffer {
       });
       if (accepted > 0) {
         this.pendingRows += accepted;
-        void this.flush().catch(() => undefined); // a read or the next batch tries again
+        this.kick();
       }
       return accepted;
     } catch (err) {
       if (token !== null) log.release([token]);
       throw err;
     }
+  }
+
+  /**
+   * Starts the flusher unless it runs (then it takes the new batch in its next pass). No reaction
+   * is attached to a running flush: its promise lives as long as batches keep coming, and each
+   * reaction would keep its caller's batch in memory until then.
+   */
+  private kick(): void {
+    this.dirty = true;
+    if (this.flushing === null) void this.flush().catch(ignore); // a read or the next batch tries again
   }
 
   /**
@@ -153,9 +167,12 @@ class IngestBuffer {
       try {
         await this.opened();
         await this.recovered();
-        while (await this.flushOnce()) {
-          /* until empty */
-        }
+        do {
+          this.dirty = false;
+          while (await this.flushOnce()) {
+            /* until empty */
+          }
+        } while (this.dirty); // a batch accepted while the last pass found none
       } catch (err) {
         this.recovery = null;
         throw err;

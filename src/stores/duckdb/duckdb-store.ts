@@ -312,14 +312,15 @@ export async function openDuckDbActivityStore(opts: DuckDbStoreOptions): Promise
   }
 
   async function writeTable<Row>(
+    conn: DuckDBConnection,
     table: "generations" | "generation_tags",
     cols: readonly StorageColumn<Row>[],
     sql: string,
     t: EncodedTable<Row>,
   ): Promise<void> {
     if (t.count === 0) return;
-    if (t.texts) await insertTexts(writer, sql, t.texts);
-    else await appendRows(writer, table, cols, t.rows);
+    if (t.texts) await insertTexts(conn, sql, t.texts);
+    else await appendRows(conn, table, cols, t.rows);
   }
 
   const seqList = (seqs: readonly number[]) => ({
@@ -334,8 +335,8 @@ export async function openDuckDbActivityStore(opts: DuckDbStoreOptions): Promise
     await serialised(async () => {
       await writer.run("BEGIN TRANSACTION");
       try {
-        await writeTable("generations", GENERATION_COLUMNS, GENERATIONS_INSERT, generations);
-        await writeTable("generation_tags", TAG_COLUMNS, TAGS_INSERT, tags);
+        await writeTable(writer, "generations", GENERATION_COLUMNS, GENERATIONS_INSERT, generations);
+        await writeTable(writer, "generation_tags", TAG_COLUMNS, TAGS_INSERT, tags);
         if (seqs.length > 0) {
           const { values, types } = seqList(seqs);
           await writer.run(
