@@ -23,7 +23,7 @@
  * restarts with the cache enabled and the cached answer is timed.
  *
  *   npx tsx bench/query.ts [--rows 10000000] [--runs 20] [--warmup 3] [--orgs 3] [--key-rank 4]
- *                          [--no-pg] [--no-compact] [--keep]
+ *                          [--no-pg] [--no-compact] [--keep] [--server-prof DIR]
  *   npm run bench:query -- --rows 1000000
  */
 import { copyFileSync, mkdtempSync, rmSync, statSync } from "node:fs";
@@ -64,6 +64,9 @@ const ORGS = opt("orgs", 3);
 const KEY_RANK = opt("key-rank", 4);
 const withPg = !args.includes("--no-pg");
 const keep = args.includes("--keep");
+/** --server-prof DIR: CPU profiles of the server child (uncached rounds) into DIR. */
+const serverProfAt = args.indexOf("--server-prof");
+const serverProf = serverProfAt >= 0 ? (args[serverProfAt + 1] ?? "server-prof") : null;
 const COMPACT = !args.includes("--no-compact");
 const PG_URL = process.env.GATEHOUSE_TEST_POSTGRES_URL ?? "postgres://postgres@127.0.0.1:5432/test";
 
@@ -194,7 +197,7 @@ try {
     RATE_LIMIT_ANALYTICS_MAX: "1000000",
     ANALYTICS_QUERY_TIMEOUT_MS: "60000",
   };
-  server = await startBenchServer(serverEnv);
+  server = await startBenchServer(serverEnv, serverProf ? ["--cpu-prof", "--cpu-prof-dir", serverProf] : []);
   const post = async (): Promise<{ body: any; ms: number }> => {
     const t = performance.now();
     const res = await fetch(`${server!.base}/analytics/query`, {
