@@ -2,8 +2,8 @@ import type { ActivityRow, ClassificationRow } from "../activity/activity-row.js
 import { firstPerKey, GENERATION_COLUMNS, TAG_COLUMNS, type StorageColumn } from "./activity-columns.js";
 
 /**
- * The column-text encoding of activity rows, the input of a single-writer store's staged write
- * (ExclusiveActivityWriter.stageEncoded): one text per column, the column's values joined by
+ * The column-text encoding of activity rows, the input of a single-writer store's buffered write
+ * (ExclusiveActivityWriter.apply): one text per column, the column's values joined by
  * U+0001, SQL NULL written as U+0002. Plain strings, so a batch can be encoded on a worker thread
  * and handed to the store without copying row objects. Doubles are written as the shortest
  * decimal that round-trips; integers and money (bigint) as exact decimal text.

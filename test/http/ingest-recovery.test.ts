@@ -33,6 +33,20 @@ interface Stores {
   activity: ActivityStore;
 }
 
+/** A data directory of the test's own, removed after the file. */
+function newDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), "gh-ingest-recovery-"));
+  dirs.push(dir);
+  return dir;
+}
+
+/** Stops a "process": its app, then its stores. */
+async function stop(s: Stores, t: TestApp): Promise<void> {
+  await t.close();
+  await s.store.close();
+  await s.activity.close();
+}
+
 async function openStores(dir: string): Promise<Stores> {
   return {
     store: await openSqliteStore(join(dir, "gatehouse.sqlite")),
@@ -64,8 +78,7 @@ const buffered = async (t: TestApp) =>
 
 describe("ingest recovery on the embedded store (SQLite + DuckDB files)", () => {
   it("an in-flight marker of the previous protocol: the restarted server deletes its unaccepted rows and the retry counts each record once", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "gh-ingest-recovery-"));
-    dirs.push(dir);
+    const dir = newDir();
     let s = await openStores(dir);
     let t = await makeTestApp(s);
     const hash = hashKey(t.key);
@@ -112,9 +125,7 @@ describe("ingest recovery on the embedded store (SQLite + DuckDB files)", () => 
     expect(usageBefore).toBe(0.002); // only b was accepted
 
     // Restart on the same files, then the client retries the batch it never got a 200 for.
-    await t.close();
-    await s.store.close();
-    await s.activity.close();
+    await stop(s, t);
     s = await openStores(dir);
     t = await makeTestApp(s);
     const hash2 = hashKey(t.key);
@@ -140,14 +151,11 @@ describe("ingest recovery on the embedded store (SQLite + DuckDB files)", () => 
     expect(tagsLeft.map((r) => r.generation_id)).toEqual(["rec-b"]);
     expect(await counts(t, ["rec-a", "rec-b", "rec-c"])).toEqual({ "rec-a": 1, "rec-b": 1, "rec-c": 1 });
     expect(await usageOf(t)).toBe(0.006);
-    await t.close();
-    await s.store.close();
-    await s.activity.close();
+    await stop(s, t);
   });
 
   it("a record-store commit that fails leaves nothing behind; the retry counts each record once", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "gh-ingest-recovery-"));
-    dirs.push(dir);
+    const dir = newDir();
     const s = await openStores(dir);
     const t = await makeTestApp(s);
     const recs = Array.from({ length: 50 }, (_, i) => wireRecord(t, { id: `f-${i}`, usage: (i + 1) / 1e9 }));
@@ -173,14 +181,11 @@ describe("ingest recovery on the embedded store (SQLite + DuckDB files)", () => 
     expect(await usageOf(t)).toBe(nanoToUsd(BigInt((50 * 51) / 2)));
     expect((await ingest(t, recs)).json().data).toEqual({ accepted: 0, duplicates: 50 });
     expect(await buffered(t)).toBe(0);
-    await t.close();
-    await s.store.close();
-    await s.activity.close();
+    await stop(s, t);
   });
 
   it("a batch accepted but not yet written when the process stops is written by the next start, once", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "gh-ingest-recovery-"));
-    dirs.push(dir);
+    const dir = newDir();
     let s = await openStores(dir);
     let t = await makeTestApp(s);
     const writer = s.activity.exclusive as ExclusiveActivityWriter;
@@ -197,9 +202,7 @@ describe("ingest recovery on the embedded store (SQLite + DuckDB files)", () => 
     // rather than answering without them.
     await expect(counts(t, ["p-0"])).rejects.toThrow(/simulated/);
     writer.apply = apply;
-    await t.close();
-    await s.store.close();
-    await s.activity.close();
+    await stop(s, t);
 
     s = await openStores(dir);
     t = await makeTestApp(s);
@@ -217,14 +220,11 @@ describe("ingest recovery on the embedded store (SQLite + DuckDB files)", () => 
     );
     expect(rows[0]).toEqual({ n: 20n, d: 20n });
     expect(await (s.activity.exclusive as ExclusiveActivityWriter).applied()).toEqual([]);
-    await t.close();
-    await s.store.close();
-    await s.activity.close();
+    await stop(s, t);
   });
 
   it("refuses to start without the ingest log of batches it accepted, naming it (the log must be kept with the DuckDB file)", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "gh-ingest-recovery-"));
-    dirs.push(dir);
+    const dir = newDir();
     let s = await openStores(dir);
     let t = await makeTestApp(s);
     const writer = s.activity.exclusive as ExclusiveActivityWriter;
@@ -232,9 +232,7 @@ describe("ingest recovery on the embedded store (SQLite + DuckDB files)", () => 
       throw new Error("simulated activity store failure");
     };
     expect((await ingest(t, [wireRecord(t, { id: "kept-1" })])).json().data.accepted).toBe(1);
-    await t.close();
-    await s.store.close();
-    await s.activity.close();
+    await stop(s, t);
     expect(readdirSync(join(dir, "activity.duckdb.ingest-log")).length).toBeGreaterThan(0);
     rmSync(join(dir, "activity.duckdb.ingest-log"), { recursive: true });
 
@@ -244,14 +242,11 @@ describe("ingest recovery on the embedded store (SQLite + DuckDB files)", () => 
       /1 accepted batch\(es\) are missing from the ingest log .*activity\.duckdb\.ingest-log/,
     );
     expect(await buffered(t)).toBe(1); // nothing dropped silently
-    await t.close();
-    await s.store.close();
-    await s.activity.close();
+    await stop(s, t);
   });
 
   it("a failure after the activity commit and before the buffer row's deletion: the batch is not written again, in process or after a restart", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "gh-ingest-recovery-"));
-    dirs.push(dir);
+    const dir = newDir();
     let s = await openStores(dir);
     let t = await makeTestApp(s);
     let writer = s.activity.exclusive as ExclusiveActivityWriter;
@@ -303,9 +298,7 @@ describe("ingest recovery on the embedded store (SQLite + DuckDB files)", () => 
     ).toBe(5);
     await expect(drainIngestBuffer(s.store, writer)).rejects.toThrow(/simulated crash/);
     writer.apply = apply;
-    await t.close();
-    await s.store.close();
-    await s.activity.close();
+    await stop(s, t);
     s = await openStores(dir);
     t = await makeTestApp(s);
     writer = s.activity.exclusive as ExclusiveActivityWriter;
@@ -314,14 +307,11 @@ describe("ingest recovery on the embedded store (SQLite + DuckDB files)", () => 
     expect(await writer.applied()).toEqual([]);
     expect(await idsOf("d")).toEqual(cIds("d"));
     expect(await idsOf("c")).toEqual(cIds("c"));
-    await t.close();
-    await s.store.close();
-    await s.activity.close();
+    await stop(s, t);
   });
 
   it("a failure after the buffer row's deletion leaves a number remembered; it is forgotten, and new batches are written", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "gh-ingest-recovery-"));
-    dirs.push(dir);
+    const dir = newDir();
     const s = await openStores(dir);
     const t = await makeTestApp(s);
     const writer = s.activity.exclusive as ExclusiveActivityWriter;
@@ -338,9 +328,7 @@ describe("ingest recovery on the embedded store (SQLite + DuckDB files)", () => 
     await drainIngestBuffer(s.store, writer);
     expect(await writer.applied()).toEqual([]);
     expect(await counts(t, ["e-1", "e-2"])).toEqual({ "e-1": 1, "e-2": 1 });
-    await t.close();
-    await s.store.close();
-    await s.activity.close();
+    await stop(s, t);
   });
 });
 

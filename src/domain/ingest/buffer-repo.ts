@@ -3,23 +3,20 @@ import type { Db } from "../../stores/record-store.js";
 /** A batch accepted but not yet in the activity store (migration 004). */
 export interface BufferedBatch {
   seq: number;
-  organizationId: string;
   rowCount: number;
   /** Names the batch's rows in the ingest log. */
   token: string;
 }
 
-/** Adds a batch (inside the transaction that accepts it); returns its sequence number. */
+/** Adds a batch (inside the transaction that accepts it). */
 export async function appendBuffer(
   db: Db,
   b: { owner: string; organizationId: string; rowCount: number; token: string },
-): Promise<number> {
-  const row = await db
+): Promise<void> {
+  await db
     .insertInto("ingest_buffer")
     .values({ owner: b.owner, organization_id: b.organizationId, row_count: b.rowCount, token: b.token })
-    .returning("seq")
-    .executeTakeFirstOrThrow();
-  return Number(row.seq);
+    .execute();
 }
 
 /** The oldest buffered batches of an activity store, up to `maxRows` rows (at least one batch). */
@@ -31,7 +28,7 @@ export async function readBuffer(
 ): Promise<BufferedBatch[]> {
   const rows = await db
     .selectFrom("ingest_buffer")
-    .select(["seq", "organization_id", "row_count", "token"])
+    .select(["seq", "row_count", "token"])
     .where("owner", "=", owner)
     .orderBy("seq")
     .limit(maxBatches)
@@ -42,7 +39,7 @@ export async function readBuffer(
     const rowCount = Number(r.row_count); // bigint from SQLite
     if (out.length > 0 && total + rowCount > maxRows) break;
     total += rowCount;
-    out.push({ seq: Number(r.seq), organizationId: r.organization_id, rowCount, token: r.token });
+    out.push({ seq: Number(r.seq), rowCount, token: r.token });
   }
   return out;
 }

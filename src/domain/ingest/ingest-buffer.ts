@@ -221,11 +221,6 @@ class IngestBuffer {
     }
   }
 
-  /** The log's segment files (tests, operations). */
-  async logFiles(): Promise<string[]> {
-    return (await this.opened()).files();
-  }
-
   async close(): Promise<void> {
     await this.log?.close();
   }

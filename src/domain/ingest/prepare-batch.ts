@@ -67,9 +67,6 @@ export interface PreparedRows {
   received: number;
   /** Distinct ids in record order. */
   ids: string[];
-  /** created_at range of the rows. */
-  minMs: number;
-  maxMs: number;
   /** Ledger counters to add. */
   counters: CounterRow[];
   apps: Map<number, string>;
@@ -212,9 +209,6 @@ export interface Batch {
   labelSource: Map<string, ParsedRecord>;
   keys: Map<string, KeyRef>;
   legacyWorkspace: string | null;
-  /** created_at range of the rows. */
-  minMs: number;
-  maxMs: number;
 }
 
 /** Phase 2: references checked (throws the 400 listing every problem), rows normalised. */
@@ -241,15 +235,11 @@ export function normaliseBatch(checked: CheckedRecords, organizationId: string, 
   const rows: ActivityRow[] = [];
   const tagsById = new Map<string, ClassificationRow[]>();
   const labelSource = new Map<string, ParsedRecord>();
-  let minMs = Infinity;
-  let maxMs = -Infinity;
   for (const r of parsed) {
     if (labelSource.has(r.id)) continue;
     labelSource.set(r.id, r);
     const row = toRow(r, organizationId, keys.get(r.apiKeyHash) as KeyRef);
     rows.push(row);
-    if (row.created_at_ms < minMs) minMs = row.created_at_ms;
-    if (row.created_at_ms > maxMs) maxMs = row.created_at_ms;
     if (r.classifications.length > 0) {
       tagsById.set(
         r.id,
@@ -271,8 +261,6 @@ export function normaliseBatch(checked: CheckedRecords, organizationId: string, 
     labelSource,
     keys,
     legacyWorkspace,
-    minMs,
-    maxMs,
   };
 }
 
@@ -325,21 +313,9 @@ export function acceptanceOf(batch: Batch, rows: readonly ActivityRow[]): Accept
 export function preparedRowsOf(batch: Batch, only?: ReadonlySet<string>): PreparedRows {
   const rows = only ? batch.rows.filter((r) => only.has(r.id)) : batch.rows;
   const { usage, apps, users } = acceptanceOf(batch, rows);
-  let minMs = batch.minMs;
-  let maxMs = batch.maxMs;
-  if (only) {
-    minMs = Infinity;
-    maxMs = -Infinity;
-    for (const r of rows) {
-      if (r.created_at_ms < minMs) minMs = r.created_at_ms;
-      if (r.created_at_ms > maxMs) maxMs = r.created_at_ms;
-    }
-  }
   return {
     received: batch.received,
     ids: rows.map((r) => r.id),
-    minMs,
-    maxMs,
     counters: usage.rows(),
     apps,
     users,

@@ -5,11 +5,12 @@ import { inflightOf, removeInflight } from "./inflight-repo.js";
 const LOOKUP_CHUNK = 1_000;
 
 /**
- * Settles the in-flight markers left by batches that did not finish (a crash, or a failed commit,
- * between the activity commit and the record-store commit): deletes from the activity store the
- * rows of the marked ids that the record store did not accept, then the marker. Ids it did accept
- * (by that batch or another) keep their rows. Run only while no batch is in flight on this store
- * (IngestGate). Returns the number of markers settled.
+ * Settles the in-flight markers that the previous ingest protocol left for batches that did not
+ * finish (a crash, or a failed commit, between the activity commit and the record-store commit):
+ * deletes from the activity store the rows of the marked ids that the record store did not
+ * accept, then the marker. Ids it did accept (by that batch or another) keep their rows. The
+ * ingest buffer runs it once, before its first write (ingest-buffer.ts). Returns the number of
+ * markers settled.
  */
 export async function recoverInflight(db: Db, writer: ExclusiveActivityWriter): Promise<number> {
   const markers = await inflightOf(db, writer.owner);

@@ -287,40 +287,45 @@ export async function openDuckDbActivityStore(opts: DuckDbStoreOptions): Promise
     assertOpen();
     const { rows: newRows, tags: newTags } = await unseenOf(rows, tags, existing);
     if (newRows.length === 0 && newTags.length === 0) return;
-    await writer.run("BEGIN TRANSACTION");
-    try {
+    await inWriterTransaction(async () => {
       await appendRows(writer, "generations", GENERATION_COLUMNS, newRows);
       await appendRows(writer, "generation_tags", TAG_COLUMNS, newTags);
-      await writer.run("COMMIT");
-    } catch (err) {
-      await writer.run("ROLLBACK").catch(() => undefined);
-      throw err;
-    }
+    });
   }
 
-  const statements = new WeakMap<DuckDBConnection, Map<string, DuckDBPreparedStatement>>();
+  /** The writer's INSERT statements, prepared once (see insertSqlOf). */
+  const statements = new Map<string, DuckDBPreparedStatement>();
   const GENERATIONS_INSERT = insertSqlOf("generations", GENERATION_COLUMNS);
   const TAGS_INSERT = insertSqlOf("generation_tags", TAG_COLUMNS);
 
-  async function insertTexts(conn: DuckDBConnection, sql: string, texts: readonly string[]): Promise<void> {
-    let cached = statements.get(conn);
-    if (!cached) statements.set(conn, (cached = new Map<string, DuckDBPreparedStatement>()));
-    let st = cached.get(sql);
-    if (!st) cached.set(sql, (st = await conn.prepare(sql)));
+  async function insertTexts(sql: string, texts: readonly string[]): Promise<void> {
+    let st = statements.get(sql);
+    if (!st) statements.set(sql, (st = await writer.prepare(sql)));
     for (let j = 0; j < texts.length; j++) st.bindVarchar(j + 1, texts[j] as string);
     await st.run();
   }
 
   async function writeTable<Row>(
-    conn: DuckDBConnection,
     table: "generations" | "generation_tags",
     cols: readonly StorageColumn<Row>[],
     sql: string,
     t: EncodedTable<Row>,
   ): Promise<void> {
     if (t.count === 0) return;
-    if (t.texts) await insertTexts(conn, sql, t.texts);
-    else await appendRows(conn, table, cols, t.rows);
+    if (t.texts) await insertTexts(sql, t.texts);
+    else await appendRows(writer, table, cols, t.rows);
+  }
+
+  /** fn inside one transaction of the writer connection (call it serialised). */
+  async function inWriterTransaction(fn: () => Promise<void>): Promise<void> {
+    await writer.run("BEGIN TRANSACTION");
+    try {
+      await fn();
+      await writer.run("COMMIT");
+    } catch (err) {
+      await writer.run("ROLLBACK").catch(() => undefined);
+      throw err;
+    }
   }
 
   const seqList = (seqs: readonly number[]) => ({
@@ -332,11 +337,10 @@ export async function openDuckDbActivityStore(opts: DuckDbStoreOptions): Promise
   async function apply(batches: readonly EncodedActivity[], seqs: readonly number[]): Promise<void> {
     assertOpen();
     const { generations, tags } = mergeEncoded(batches);
-    await serialised(async () => {
-      await writer.run("BEGIN TRANSACTION");
-      try {
-        await writeTable(writer, "generations", GENERATION_COLUMNS, GENERATIONS_INSERT, generations);
-        await writeTable(writer, "generation_tags", TAG_COLUMNS, TAGS_INSERT, tags);
+    await serialised(() =>
+      inWriterTransaction(async () => {
+        await writeTable("generations", GENERATION_COLUMNS, GENERATIONS_INSERT, generations);
+        await writeTable("generation_tags", TAG_COLUMNS, TAGS_INSERT, tags);
         if (seqs.length > 0) {
           const { values, types } = seqList(seqs);
           await writer.run(
@@ -345,12 +349,8 @@ export async function openDuckDbActivityStore(opts: DuckDbStoreOptions): Promise
             types,
           );
         }
-        await writer.run("COMMIT");
-      } catch (err) {
-        await writer.run("ROLLBACK").catch(() => undefined);
-        throw err;
-      }
-    });
+      }),
+    );
   }
 
   async function applied(): Promise<number[]> {
@@ -392,17 +392,12 @@ export async function openDuckDbActivityStore(opts: DuckDbStoreOptions): Promise
     const where = (idColumn: string) =>
       `WHERE organization_id = $org AND created_at BETWEEN $lo AND $hi
          AND ${idColumn} IN (SELECT unnest(string_split($ids, $sep)))`;
-    await serialised(async () => {
-      await writer.run("BEGIN TRANSACTION");
-      try {
+    await serialised(() =>
+      inWriterTransaction(async () => {
         await writer.run(`DELETE FROM generations ${where("id")}`, values, types);
         await writer.run(`DELETE FROM generation_tags ${where("generation_id")}`, values, types);
-        await writer.run("COMMIT");
-      } catch (err) {
-        await writer.run("ROLLBACK").catch(() => undefined);
-        throw err;
-      }
-    });
+      }),
+    );
   }
 
   const exclusive: ExclusiveActivityWriter = {
