@@ -330,6 +330,43 @@ describe("ingest recovery on the embedded store (SQLite + DuckDB files)", () => 
     expect(await counts(t, ["e-1", "e-2"])).toEqual({ "e-1": 1, "e-2": 1 });
     await stop(s, t);
   });
+
+  it("backpressure: past maxPendingRows waiting rows a new batch waits for the flusher, then is accepted; nothing is lost", async () => {
+    const s = await openStores(newDir());
+    const t = await makeTestApp(s);
+    const writer = s.activity.exclusive as ExclusiveActivityWriter;
+    await startIngestBuffer(s.store, writer, { maxPendingRows: 30 });
+    // The flusher's first write hangs until the test lets it go.
+    const apply = writer.apply;
+    let letGo = (): void => undefined;
+    const gate = new Promise<void>((done) => (letGo = done));
+    writer.apply = async (batches, seqs) => {
+      await gate;
+      return apply.call(writer, batches, seqs);
+    };
+    const batch = (prefix: string) =>
+      Array.from({ length: 20 }, (_, i) => wireRecord(t, { id: `${prefix}-${i}`, usage: 0.001 }));
+
+    expect((await ingest(t, batch("bp1"))).json().data.accepted).toBe(20); // 20 waiting
+    expect((await ingest(t, batch("bp2"))).json().data.accepted).toBe(20); // 40 waiting > 30
+    let third: number | null = null;
+    const pending = ingest(t, batch("bp3")).then((r) => (third = r.json().data.accepted as number));
+    await new Promise((done) => setTimeout(done, 300));
+    expect(third).toBeNull(); // waits: not accepted, not counted, not buffered
+    expect(await buffered(t)).toBe(2);
+    expect(await usageOf(t)).toBe(0.04);
+
+    letGo();
+    await pending;
+    expect(third).toBe(20);
+    writer.apply = apply;
+    const ids = ["bp1", "bp2", "bp3"].flatMap((p) => Array.from({ length: 20 }, (_, i) => `${p}-${i}`));
+    const seen = await counts(t, ids);
+    expect(Object.keys(seen)).toHaveLength(60);
+    expect(Object.values(seen).every((n) => n === 1)).toBe(true);
+    expect(await usageOf(t)).toBe(0.06);
+    await stop(s, t);
+  });
 });
 
 const tag = { classifier_id: "33333333-3333-4333-8333-333333333333", dimension_name: "topic", value: "x" };

@@ -29,7 +29,7 @@ import { claimGenerationIds } from "./seen-repo.js";
  * checkpoints and reads on the main thread.)
  *
  * A flusher moves buffered batches to the activity store in the background, many per transaction
- * (up to FLUSH_MAX_ROWS): DuckDB's CPU per row falls by about 40 % from transactions of 1,000 rows
+ * (up to flushMaxRows): DuckDB's CPU per row falls by about 40 % from transactions of 1,000 rows
  * to transactions of 10,000 (docs/performance.md). Each activity transaction also records the
  * batches' sequence numbers (ingest_applied), and only then are the buffer rows deleted; a crash
  * in between is settled by recovery, which deletes the buffer rows already applied instead of
@@ -38,15 +38,23 @@ import { claimGenerationIds } from "./seen-repo.js";
  *
  * Read-your-writes: every read of the activity store first waits for the batches accepted before
  * it (ExclusiveActivityWriter.beforeRead → drain). When the flusher falls behind by more than
- * MAX_PENDING_ROWS, new batches wait for it before they are accepted (backpressure).
+ * maxPendingRows, new batches wait for it before they are accepted (backpressure).
  */
 
-/** Rows per activity transaction at most (one batch alone may be larger). */
-const FLUSH_MAX_ROWS = 50_000;
-/** Batches per activity transaction at most. */
-const FLUSH_MAX_BATCHES = 200;
-/** Accepted rows not yet flushed past which new batches wait. */
-const MAX_PENDING_ROWS = 200_000;
+export interface IngestBufferLimits {
+  /** Rows per activity transaction at most (one batch alone may be larger). */
+  flushMaxRows: number;
+  /** Batches per activity transaction at most. */
+  flushMaxBatches: number;
+  /** Accepted rows not yet flushed past which new batches wait (backpressure). */
+  maxPendingRows: number;
+}
+
+export const DEFAULT_INGEST_BUFFER_LIMITS: IngestBufferLimits = {
+  flushMaxRows: 50_000,
+  flushMaxBatches: 200,
+  maxPendingRows: 200_000,
+};
 
 const ignore = (): undefined => undefined;
 
@@ -63,6 +71,7 @@ class IngestBuffer {
   constructor(
     private readonly store: RecordStore,
     private readonly writer: ExclusiveActivityWriter,
+    private readonly limits: IngestBufferLimits,
   ) {}
 
   /**
@@ -121,7 +130,7 @@ class IngestBuffer {
   /** Accepts a batch (see the top of this file); resolves to the number of rows accepted. */
   async accept(organizationId: string, batch: PreparedBatch): Promise<number> {
     const log = await this.opened();
-    while (this.pendingRows > MAX_PENDING_ROWS) await this.flush();
+    while (this.pendingRows > this.limits.maxPendingRows) await this.flush();
     const { store, writer } = this;
     let token: string | null = null;
     try {
@@ -189,7 +198,8 @@ class IngestBuffer {
   private async flushOnce(): Promise<boolean> {
     const { store, writer } = this;
     const log = this.log as IngestLog;
-    const batches = await readBuffer(store.db, writer.owner, FLUSH_MAX_ROWS, FLUSH_MAX_BATCHES);
+    const { flushMaxRows, flushMaxBatches } = this.limits;
+    const batches = await readBuffer(store.db, writer.owner, flushMaxRows, flushMaxBatches);
     if (batches.length === 0) {
       this.pendingRows = 0;
       return false;
@@ -234,11 +244,15 @@ class IngestBuffer {
  */
 const buffers = new Map<string, { session: string; buffer: IngestBuffer }>();
 
-function bufferOf(store: RecordStore, writer: ExclusiveActivityWriter): IngestBuffer {
+function bufferOf(
+  store: RecordStore,
+  writer: ExclusiveActivityWriter,
+  limits: IngestBufferLimits = DEFAULT_INGEST_BUFFER_LIMITS,
+): IngestBuffer {
   let known = buffers.get(writer.owner);
   if (known?.session !== writer.session) {
     void known?.buffer.close().catch(() => undefined); // the store was opened again
-    const buffer = new IngestBuffer(store, writer);
+    const buffer = new IngestBuffer(store, writer, limits);
     known = { session: writer.session, buffer };
     buffers.set(writer.owner, known);
     // Reads of the store wait for what was accepted before them.
@@ -259,10 +273,15 @@ export function writeExclusive(
 
 /**
  * Starts the buffer of a single-writer store at once (the server does at start): batches an
- * earlier process accepted and did not flush are written, and reads wait for them.
+ * earlier process accepted and did not flush are written, and reads wait for them. `limits`
+ * apply when this call creates the buffer (the first use of this store session).
  */
-export function startIngestBuffer(store: RecordStore, writer: ExclusiveActivityWriter): Promise<void> {
-  return bufferOf(store, writer).flush();
+export function startIngestBuffer(
+  store: RecordStore,
+  writer: ExclusiveActivityWriter,
+  limits: Partial<IngestBufferLimits> = {},
+): Promise<void> {
+  return bufferOf(store, writer, { ...DEFAULT_INGEST_BUFFER_LIMITS, ...limits }).flush();
 }
 
 /** Waits until every batch accepted so far is in the activity store (CLI commands before exit). */
