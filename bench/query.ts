@@ -15,14 +15,18 @@
  *
  * Query: 30 days, granularity day, dimensions [model], metrics request_count, total_usage,
  * avg_latency, filter api_key_id eq <hash> (the key of rank --key-rank by traffic, 0 = busiest).
- *   (a) POST /api/v1/analytics/query to src/main.ts in a child process, result cache disabled;
+ *   (a) POST /api/v1/analytics/query to src/main.ts in a child process, result cache disabled,
+ *       over one keep-alive connection (node:http), timed to the last byte of the answer;
+ *   (a') the same request through Node's fetch (undici, what the official SDK uses): shown
+ *       beside (a), since fetch's own CPU per call (~1 ms here, on the same 2 cores as the server
+ *       and DuckDB) is the client's, not the server's;
  *   (b) the SQL the compiler produced for (a), compiled from the same plan, on a DuckDB connection
  *       to an identical copy of the file (one DuckDB file cannot be opened by two processes);
  *   (c) the equivalent SQL on the PostgreSQL table (prepared statement).
- * Interleaved, --runs rounds after --warmup rounds, the order rotating each round. Then the server
+ * Interleaved, --runs rounds after --warmup rounds, each round in a shuffled order. Then the server
  * restarts with the cache enabled and the cached answer is timed.
  *
- *   npx tsx bench/query.ts [--rows 10000000] [--runs 20] [--warmup 3] [--orgs 3] [--key-rank 4]
+ *   npx tsx bench/query.ts [--rows 10000000] [--runs 30] [--warmup 3] [--orgs 3] [--key-rank 4]
  *                          [--no-pg] [--no-compact] [--keep] [--server-prof DIR]
  *   npm run bench:query -- --rows 1000000
  */
@@ -50,6 +54,7 @@ import {
   type PgBench,
   type PgLoadTimes,
 } from "./lib/query-postgres.js";
+import { keepAliveClient } from "./lib/http-post.js";
 import { startBenchServer, type BenchServer } from "./lib/query-server.js";
 
 const args = process.argv.slice(2);
@@ -58,7 +63,7 @@ const opt = (name: string, def: number): number => {
   return at >= 0 ? Number(args[at + 1]) : def;
 };
 const ROWS = opt("rows", 10_000_000);
-const RUNS = opt("runs", 20);
+const RUNS = opt("runs", 30);
 const WARMUP = opt("warmup", 3);
 const ORGS = opt("orgs", 3);
 const KEY_RANK = opt("key-rank", 4);
@@ -198,27 +203,36 @@ try {
     ANALYTICS_QUERY_TIMEOUT_MS: "60000",
   };
   server = await startBenchServer(serverEnv, serverProf ? ["--cpu-prof", "--cpu-prof-dir", serverProf] : []);
-  const post = async (): Promise<{ body: any; ms: number }> => {
+  const headers = { authorization: `Bearer ${org.managementKey}`, "content-type": "application/json" };
+  const payload = JSON.stringify(body);
+  let client = keepAliveClient(server.base);
+  const answer = (status: number, text: string, ms: number): { body: any; ms: number } => {
+    if (status !== 200) throw new Error(`analytics query: ${status} ${text.slice(0, 500)}`);
+    return { body: JSON.parse(text), ms };
+  };
+  /** (a): one keep-alive connection through node:http, timed to the last byte of the answer. */
+  const post = async () => {
+    const r = await client.post("/analytics/query", headers, payload);
+    return answer(r.status, r.text, r.ms);
+  };
+  /** (a'): the same request through Node's fetch (undici), as the official SDK sends it. */
+  const postFetch = async () => {
     const t = performance.now();
-    const res = await fetch(`${server!.base}/analytics/query`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${org.managementKey}`, "content-type": "application/json" },
-      body: JSON.stringify(body),
-    });
+    const res = await fetch(`${server!.base}/analytics/query`, { method: "POST", headers, body: payload });
     const text = await res.text();
-    const elapsed = performance.now() - t;
-    if (res.status !== 200) throw new Error(`analytics query: ${res.status} ${text.slice(0, 500)}`);
-    return { body: JSON.parse(text), ms: elapsed };
+    return answer(res.status, text, performance.now() - t);
   };
 
-  // 7. The three answers agree (rows, counts, exact money).
+  // 7. The three answers agree (rows, counts, exact money), and both clients get the same answer.
   const a0 = (await post()).body.data as { data: Record<string, number | string>[] };
+  const f0 = (await postFetch()).body.data as { data: unknown[] };
   const b0 = await runDirect();
   const sumOf = (rows: readonly Record<string, unknown>[], k: string) =>
     rows.reduce((s, r) => s + BigInt(Math.round(Number(r[k]))), 0n);
   const usageNano = a0.data.reduce((s, r) => s + BigInt(Math.round(Number(r.total_usage) * 1e9)), 0n);
   const checks: string[] = [];
   if (a0.data.length !== b0.length) checks.push(`rows: http ${a0.data.length}, duckdb ${b0.length}`);
+  if (JSON.stringify(f0.data) !== JSON.stringify(a0.data)) checks.push("fetch and node:http answers differ");
   if (sumOf(a0.data, "request_count") !== sumOf(b0, "m_request_count")) checks.push("request_count differs");
   if (usageNano !== sumOf(b0, "m_total_usage")) checks.push("total_usage differs");
   if (pgb) {
@@ -234,9 +248,12 @@ try {
   }
   if (checks.length > 0) throw new Error(`answers disagree: ${checks.join("; ")}`);
 
-  // 8. Interleaved rounds: warm-up, then measured; the order rotates so no side always goes first.
+  // 8. Interleaved rounds: warm-up, then measured. Each round runs every side once in a shuffled
+  // order (seeded: the same orders every run), so that no side always follows the same other side
+  // (a rotation made (a) always follow a PostgreSQL side, and (b) always follow (a)).
   const sides = {
     a: async () => (await post()).ms,
+    f: async () => (await postFetch()).ms,
     b: async () => {
       const t = performance.now();
       await runDirect();
@@ -253,27 +270,49 @@ try {
       return performance.now() - t;
     },
   };
-  const order: (keyof typeof sides)[] = withPg ? ["a", "b", "c", "d"] : ["a", "b"];
-  const times: Record<keyof typeof sides, number[]> = { a: [], b: [], c: [], d: [] };
+  const order: (keyof typeof sides)[] = withPg ? ["a", "f", "b", "c", "d"] : ["a", "f", "b"];
+  const times: Record<keyof typeof sides, number[]> = { a: [], f: [], b: [], c: [], d: [] };
   const serverMs: number[] = [];
+  /** (a) and (b) split by what ran just before them: a PostgreSQL side or not (carry-over). */
+  const afterPg: Record<"a" | "b", { yes: number[]; no: number[] }> = {
+    a: { yes: [], no: [] },
+    b: { yes: [], no: [] },
+  };
+  let previous: keyof typeof sides | null = null;
+  let seed = 0x9e3779b9;
+  const random = () => {
+    seed = (Math.imul(seed ^ (seed >>> 15), 0x2c1b3c6d) + 0x6d2b79f5) | 0;
+    return (seed >>> 0) / 2 ** 32;
+  };
   log(`measuring: ${WARMUP} warm-up + ${RUNS} rounds ...`);
   for (let round = 0; round < WARMUP + RUNS; round++) {
-    for (let j = 0; j < order.length; j++) {
-      const side = order[(round + j) % order.length]!;
+    const shuffled = [...order];
+    for (let i = shuffled.length - 1; i > 0; i--) {
+      const j = Math.floor(random() * (i + 1));
+      [shuffled[i], shuffled[j]] = [shuffled[j]!, shuffled[i]!];
+    }
+    for (const side of shuffled) {
       let elapsed: number;
       if (side === "a") {
         const r = await post();
         elapsed = r.ms;
         if (round >= WARMUP) serverMs.push(r.body.data.metadata.query_time_ms as number);
       } else elapsed = await sides[side]();
-      if (round >= WARMUP) times[side].push(elapsed);
+      if (round >= WARMUP) {
+        times[side].push(elapsed);
+        if (side === "a" || side === "b")
+          afterPg[side][previous === "c" || previous === "d" ? "yes" : "no"].push(elapsed);
+      }
+      previous = side;
     }
   }
+  client.close();
   await server.stop();
   server = null;
 
   // 9. The cached answer (cache on; first request computes, the rest are served from the cache).
   server = await startBenchServer({ ...serverEnv, ANALYTICS_CACHE_TTL_MS: "3600000" });
+  client = keepAliveClient(server.base);
   const first = await post();
   const cached: number[] = [];
   for (let i = 0; i < WARMUP + RUNS; i++) {
@@ -281,6 +320,7 @@ try {
     if (r.body.data.cachedAt === undefined) throw new Error("expected a cached answer");
     if (i >= WARMUP) cached.push(r.ms);
   }
+  client.close();
   await server.stop();
   server = null;
   conn.closeSync();
@@ -312,6 +352,7 @@ try {
       "",
       line("(a) end-to-end HTTP POST /analytics/query, no cache", times.a),
       line("    of which the service (metadata.query_time_ms)", serverMs),
+      line("(a') the same request through fetch (undici)", times.f),
       line("(b) the compiled SQL directly on DuckDB", times.b),
       ...(withPg
         ? [
@@ -319,10 +360,17 @@ try {
             line("(c') the same on PostgreSQL with jit = off", times.d),
           ]
         : []),
+      ...(withPg
+        ? [
+            `  carry-over: (a) p50 ${ms(p50(afterPg.a.yes))} right after a PostgreSQL side (n=${afterPg.a.yes.length}), ` +
+              `${ms(p50(afterPg.a.no))} otherwise; (b) ${ms(p50(afterPg.b.yes))} (n=${afterPg.b.yes.length}) and ${ms(p50(afterPg.b.no))}`,
+          ]
+        : []),
       line("cached answer (HTTP, cache on)", cached),
       `  (first, uncached request after the restart: ${ms(first.ms)})`,
       "",
       `RATIO (a)/(b) p50  ${(A / B).toFixed(2)}   (target <= 1.5; median of per-round ratios ${pairs(times.a, times.b).toFixed(2)})`,
+      `RATIO (a')/(b) p50 ${(p50(times.f) / B).toFixed(2)}   (the client is fetch; median of per-round ratios ${pairs(times.f, times.b).toFixed(2)})`,
       ...(withPg
         ? [
             `RATIO (c)/(a) p50  ${(C / A).toFixed(1)}   (target >= 20; median of per-round ratios ${pairs(times.c, times.a).toFixed(1)})`,
