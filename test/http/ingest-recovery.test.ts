@@ -331,6 +331,43 @@ describe("ingest recovery on the embedded store (SQLite + DuckDB files)", () => 
     await stop(s, t);
   });
 
+  it("a read under sustained ingest waits for the batches accepted before it, not for the flusher to run dry", async () => {
+    const s = await openStores(newDir());
+    const t = await makeTestApp(s);
+    const writer = s.activity.exclusive as ExclusiveActivityWriter;
+    // Each activity transaction of the flusher waits for the test to let it go.
+    const apply = writer.apply;
+    const gates: (() => void)[] = [];
+    let applied = 0;
+    writer.apply = async (batches, seqs) => {
+      await new Promise<void>((go) => gates.push(go));
+      await apply.call(writer, batches, seqs);
+      applied += 1;
+    };
+    const until = async (cond: () => boolean) => {
+      for (let i = 0; i < 500 && !cond(); i++) await new Promise((done) => setTimeout(done, 10));
+      expect(cond()).toBe(true);
+    };
+    const batch = (prefix: string) =>
+      Array.from({ length: 5 }, (_, i) => wireRecord(t, { id: `${prefix}-${i}` }));
+
+    expect((await ingest(t, batch("s1"))).json().data.accepted).toBe(5);
+    await until(() => gates.length === 1); // the flusher holds s1
+    let answered: Record<string, number> | null = null;
+    const read = counts(t, ["s1-0", "s2-0"]).then((c) => (answered = c));
+    expect((await ingest(t, batch("s2"))).json().data.accepted).toBe(5); // accepted after the read
+    gates.shift()!(); // s1 is written; the flusher goes on to s2 and waits again
+    await until(() => gates.length === 1 && applied === 1);
+    await read;
+    expect(answered).toEqual({ "s1-0": 1 }); // answered while s2 is still waiting
+    expect(await buffered(t)).toBe(1);
+
+    gates.shift()!();
+    writer.apply = apply;
+    expect(await counts(t, ["s1-0", "s2-0"])).toEqual({ "s1-0": 1, "s2-0": 1 });
+    await stop(s, t);
+  });
+
   it("backpressure: past maxPendingRows waiting rows a new batch waits for the flusher, then is accepted; nothing is lost", async () => {
     const s = await openStores(newDir());
     const t = await makeTestApp(s);

@@ -67,6 +67,8 @@ class IngestBuffer {
   private pendingRows = 0;
   /** A batch was accepted since the running flush pass began. */
   private dirty = false;
+  /** Callers waiting for the flusher's next step (one activity transaction, or the end of a run). */
+  private stepWaiters: { done: () => void; fail: (err: unknown) => void }[] = [];
 
   constructor(
     private readonly store: RecordStore,
@@ -130,7 +132,7 @@ class IngestBuffer {
   /** Accepts a batch (see the top of this file); resolves to the number of rows accepted. */
   async accept(organizationId: string, batch: PreparedBatch): Promise<number> {
     const log = await this.opened();
-    while (this.pendingRows > this.limits.maxPendingRows) await this.flush();
+    while (this.pendingRows > this.limits.maxPendingRows) await this.nextStep();
     const { store, writer } = this;
     let token: string | null = null;
     try {
@@ -180,18 +182,34 @@ class IngestBuffer {
         await this.recovered();
         do {
           this.dirty = false;
-          while (await this.flushOnce()) {
-            /* until empty */
-          }
+          while (await this.flushOnce()) this.stepped();
         } while (this.dirty); // a batch accepted while the last pass found none
       } catch (err) {
         this.recovery = null;
+        for (const w of this.stepWaiters.splice(0)) w.fail(err);
         throw err;
       } finally {
         this.flushing = null;
+        this.stepped();
       }
     })();
     return this.flushing;
+  }
+
+  /** Wakes the callers waiting for the flusher's next step; they look again at what they wait for. */
+  private stepped(): void {
+    for (const w of this.stepWaiters.splice(0)) w.done();
+  }
+
+  /**
+   * Resolves after the flusher's next step (starting it if idle), rejects if it fails. Under
+   * sustained ingest a run of the flusher never ends (new batches keep arriving), so callers that
+   * wait for particular batches (reads, backpressure) wait for steps, not for the run.
+   */
+  private nextStep(): Promise<void> {
+    const step = new Promise<void>((done, fail) => this.stepWaiters.push({ done, fail }));
+    if (this.flushing === null) this.kick();
+    return step;
   }
 
   /** One activity transaction's worth of batches; false when the buffer was empty. */
@@ -227,7 +245,7 @@ class IngestBuffer {
     await this.opened();
     const through = await lastBuffered(this.store.db, this.writer.owner);
     while (through > 0 && (await hasBuffered(this.store.db, this.writer.owner, through))) {
-      await this.flush();
+      await this.nextStep();
     }
   }
 
