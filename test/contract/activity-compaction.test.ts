@@ -257,6 +257,27 @@ describe("DuckDB activity compaction", () => {
     }
   });
 
+  it("does not hold batches up while it rewrites a chunk: a batch applied meanwhile commits before the chunk does", async () => {
+    const store = await openDuckDbActivityStore({ path: tempFile() });
+    const writer = store.exclusive as ExclusiveActivityWriter;
+    try {
+      await ingest(store, rows(200_000, T0, 10, "big"), 50_000);
+      const watermarks = () =>
+        store.query({ sql: "SELECT level FROM activity_compaction", params: {} }, { timeoutMs: 10_000 });
+      expect(await watermarks()).toEqual([]);
+      const compaction = store.compact({ nowMs: T0 + 40 * DAY, chunkRows: 200_000 });
+      await new Promise((done) => setTimeout(done, 50)); // the chunk's rewrite has begun
+      await applyRows(writer, rows(100, T0 + 30 * DAY, 1, "meanwhile"));
+      // Committed while the chunk's transaction is still open (its watermark not yet written).
+      expect(await watermarks()).toEqual([]);
+      const chunks = await compaction;
+      expect(chunks.map((c) => c.rows)).toEqual([200_000]);
+      expect(await count(store)).toEqual({ n: 200_100, distinct: 200_100 });
+    } finally {
+      await store.close();
+    }
+  });
+
   it("reclaims the rewritten rows' space: the file does not grow by what compaction rewrote", async () => {
     const plainPath = tempFile();
     const compactedPath = tempFile();

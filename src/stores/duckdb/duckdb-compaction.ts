@@ -182,14 +182,17 @@ export interface Compactor {
 }
 
 /**
- * Compaction on its own connection: on a timer every `intervalMs` (0 = only when asked), each run
- * under `serialised` (the store's queue of deleting writers). A failed run is retried at the next
- * tick; `onError` hears about it (never with row data).
+ * Compaction on its own connection: on a timer every `intervalMs` (0 = only when asked), each
+ * chunk under `serialised` (the store's queue of deleting writers), its checkpoints under
+ * `quiescent` as well (the store's writer connection idle: DuckDB refuses a CHECKPOINT while
+ * another transaction has open writes). Appends go on while a chunk is rewritten. A failed run is
+ * retried at the next tick; `onError` hears about it (never with row data).
  */
 export async function startCompactor(
   instance: DuckDBInstance,
   opts: CompactionSettings & {
     serialised: <T>(fn: () => Promise<T>) => Promise<T>;
+    quiescent: <T>(fn: () => Promise<T>) => Promise<T>;
     onError?: (err: unknown) => void;
   },
 ): Promise<Compactor> {
@@ -205,9 +208,10 @@ export async function startCompactor(
   const step = (nowMs: number, chunkRows: number, level: 0 | 1) =>
     opts.serialised(async (): Promise<CompactedChunk | null | undefined> => {
       if (stopped) return undefined;
-      if (!reclaimed && !(reclaimed = await tryCheckpoint(conn))) return undefined;
+      const checkpoint = () => opts.quiescent(() => tryCheckpoint(conn));
+      if (!reclaimed && !(reclaimed = await checkpoint())) return undefined;
       const chunk = await compactChunk(conn, { chunkRows, sealMs: opts.sealMs }, nowMs, level);
-      if (chunk) reclaimed = await tryCheckpoint(conn);
+      if (chunk) reclaimed = await checkpoint();
       return chunk;
     });
 

@@ -244,17 +244,27 @@ export async function openDuckDbActivityStore(opts: DuckDbStoreOptions): Promise
   let closed = false;
   const idle: DuckDBConnection[] = [];
   const busy = new Set<DuckDBConnection>();
-  let writeQueue: Promise<unknown> = Promise.resolve();
-
-  const serialised = <T>(fn: () => Promise<T>): Promise<T> => {
-    const run = writeQueue.then(fn, fn);
-    writeQueue = run.catch(() => undefined);
-    return run;
+  const queue = () => {
+    let tail: Promise<unknown> = Promise.resolve();
+    return <T>(fn: () => Promise<T>): Promise<T> => {
+      const run = tail.then(fn, fn);
+      tail = run.catch(() => undefined);
+      return run;
+    };
   };
+  /** The writer connection: one statement or transaction at a time. */
+  const serialised = queue();
+  /**
+   * Writers that delete rows of `generations` (discard, compaction): one at a time, so that their
+   * deletes never conflict. Appends (the flusher, insert) do not wait for them: DuckDB's appends
+   * never conflict, so a compaction chunk (seconds for 1M rows) does not hold ingest up.
+   */
+  const deleting = queue();
 
   const compactor = await startCompactor(instance, {
     ...(opts.compaction ?? COMPACTION_OFF),
-    serialised,
+    serialised: deleting,
+    quiescent: serialised,
     onError: (err) =>
       process.stderr.write(
         `gatehouse: activity compaction failed (retried later): ${(err as Error).message}\n`,
@@ -392,11 +402,13 @@ export async function openDuckDbActivityStore(opts: DuckDbStoreOptions): Promise
     const where = (idColumn: string) =>
       `WHERE organization_id = $org AND created_at BETWEEN $lo AND $hi
          AND ${idColumn} IN (SELECT unnest(string_split($ids, $sep)))`;
-    await serialised(() =>
-      inWriterTransaction(async () => {
-        await writer.run(`DELETE FROM generations ${where("id")}`, values, types);
-        await writer.run(`DELETE FROM generation_tags ${where("generation_id")}`, values, types);
-      }),
+    await deleting(() =>
+      serialised(() =>
+        inWriterTransaction(async () => {
+          await writer.run(`DELETE FROM generations ${where("id")}`, values, types);
+          await writer.run(`DELETE FROM generation_tags ${where("generation_id")}`, values, types);
+        }),
+      ),
     );
   }
 
@@ -475,6 +487,7 @@ export async function openDuckDbActivityStore(opts: DuckDbStoreOptions): Promise
     close: async () => {
       if (closed) return;
       await compactor.stop();
+      await deleting(async () => undefined);
       await serialised(async () => undefined);
       closed = true;
       for (const c of busy) c.interrupt();
