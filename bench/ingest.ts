@@ -35,14 +35,12 @@ import { openActivityStore } from "../src/stores/open-activity-store.js";
 import { openRecordStore } from "../src/stores/open-record-store.js";
 import type { RecordStore } from "../src/stores/record-store.js";
 import { openSqliteStore } from "../src/stores/sqlite/open-sqlite.js";
+import { numberOption } from "./lib/args.js";
 import { prepareLoad, runLoad } from "./lib/http-clients.js";
 import { makeBodies, type RecordSpace } from "./lib/ingest-records.js";
 
 const args = process.argv.slice(2);
-const opt = (name: string, def: number): number => {
-  const at = args.indexOf(`--${name}`);
-  return at >= 0 ? Number(args[at + 1]) : def;
-};
+const opt = numberOption(args);
 const BATCHES = opt("batches", 150);
 const SIZE = opt("size", 1000);
 const CLIENTS = opt("clients", 2);

@@ -54,14 +54,12 @@ import {
   type PgBench,
   type PgLoadTimes,
 } from "./lib/query-postgres.js";
+import { numberOption } from "./lib/args.js";
 import { keepAliveClient } from "./lib/http-post.js";
 import { startBenchServer, type BenchServer } from "./lib/query-server.js";
 
 const args = process.argv.slice(2);
-const opt = (name: string, def: number): number => {
-  const at = args.indexOf(`--${name}`);
-  return at >= 0 ? Number(args[at + 1]) : def;
-};
+const opt = numberOption(args);
 const ROWS = opt("rows", 10_000_000);
 const RUNS = opt("runs", 30);
 const WARMUP = opt("warmup", 3);

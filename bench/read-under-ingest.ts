@@ -20,16 +20,14 @@ import { createOrganization } from "../src/domain/organizations/create-organizat
 import { systemClock } from "../src/lib/clock.js";
 import { hashKey } from "../src/lib/ids.js";
 import { openRecordStore } from "../src/stores/open-record-store.js";
+import { numberOption } from "./lib/args.js";
 import { prepareLoad, runLoad } from "./lib/http-clients.js";
 import { keepAliveClient } from "./lib/http-post.js";
 import { makeBodies } from "./lib/ingest-records.js";
 import { startBenchServer } from "./lib/query-server.js";
 
 const args = process.argv.slice(2);
-const opt = (name: string, def: number): number => {
-  const at = args.indexOf(`--${name}`);
-  return at >= 0 ? Number(args[at + 1]) : def;
-};
+const opt = numberOption(args);
 const BATCHES = opt("batches", 600);
 const CLIENTS = opt("clients", 2);
 const EVERY_MS = opt("every", 200);
