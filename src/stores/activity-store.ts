@@ -14,6 +14,11 @@ export interface BoundQuery {
 export interface QueryOptions {
   /** Cancel the engine query past this time; the promise rejects with ActivityTimeoutError. */
   timeoutMs: number;
+  /**
+   * The one organization the query reads, if it reads one: a store with an ingest buffer then
+   * waits only for that organization's accepted batches (read-your-writes), not for all.
+   */
+  organizationId?: string;
 }
 
 export class ActivityTimeoutError extends Error {
@@ -94,7 +99,8 @@ export interface ExclusiveActivityWriter {
   discard(organizationId: string, ids: readonly string[], minMs: number, maxMs: number): Promise<void>;
   /**
    * Registers what every read of this store awaits first: the ingest buffer's drain, so that a
-   * query sees every batch accepted before it (read-your-writes). The last registration wins.
+   * query sees every batch accepted before it (read-your-writes), of the query's organization when
+   * QueryOptions names one. The last registration wins.
    */
-  beforeRead(barrier: () => Promise<void>): void;
+  beforeRead(barrier: (organizationId?: string) => Promise<void>): void;
 }

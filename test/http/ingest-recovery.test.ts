@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { addInflight } from "../../src/domain/ingest/inflight-repo.js";
 import { drainIngestBuffer, startIngestBuffer } from "../../src/domain/ingest/ingest-buffer.js";
+import { createOrganization } from "../../src/domain/organizations/create-organization.js";
 import { toRow } from "../../src/domain/ingest/prepare-batch.js";
 import { parseRecords, Problems } from "../../src/domain/ingest/validate-generations.js";
 import { hashKey } from "../../src/lib/ids.js";
@@ -365,6 +366,56 @@ describe("ingest recovery on the embedded store (SQLite + DuckDB files)", () => 
     gates.shift()!();
     writer.apply = apply;
     expect(await counts(t, ["s1-0", "s2-0"])).toEqual({ "s1-0": 1, "s2-0": 1 });
+    await stop(s, t);
+  });
+
+  it("a read of one organization waits for that organization's accepted batches only", async () => {
+    const s = await openStores(newDir());
+    const t = await makeTestApp(s);
+    const other = await createOrganization(s.store, t.clock, "Other");
+    const writer = s.activity.exclusive as ExclusiveActivityWriter;
+    const apply = writer.apply;
+    let letGo = (): void => undefined;
+    const gate = new Promise<void>((go) => (letGo = go));
+    writer.apply = async (batches, seqs) => {
+      await gate;
+      return apply.call(writer, batches, seqs);
+    };
+    const rowsOf = (organizationId: string | undefined) =>
+      s.activity.query(
+        { sql: "SELECT count(*) AS n FROM generations WHERE id LIKE 'org-a-%'", params: {} },
+        { timeoutMs: 10_000, ...(organizationId ? { organizationId } : {}) },
+      );
+    const settled = (p: Promise<unknown>) => {
+      let done = false;
+      void p.then(() => (done = true));
+      return () => done;
+    };
+
+    // The test organization's batch is accepted, and held on its way to DuckDB.
+    const recs = Array.from({ length: 5 }, (_, i) => wireRecord(t, { id: `org-a-${i}` }));
+    expect((await ingest(t, recs)).json().data.accepted).toBe(5);
+    // The other organization reads at once, through the store and through the API.
+    expect(await rowsOf(other.organizationId)).toEqual([{ n: 0n }]);
+    const query = { metrics: ["request_count"], dimensions: [], granularity: "day" };
+    const otherAnswer = await t.call({
+      method: "POST",
+      url: "/api/v1/analytics/query",
+      payload: query,
+      auth: other.managementKey,
+    });
+    expect(otherAnswer.statusCode).toBe(200);
+    // The test organization's reads, and reads of no one organization, wait for the batch.
+    const mine = rowsOf(t.organizationId);
+    const everyone = rowsOf(undefined);
+    const mineDone = settled(mine);
+    const everyoneDone = settled(everyone);
+    await new Promise((done) => setTimeout(done, 200));
+    expect([mineDone(), everyoneDone()]).toEqual([false, false]);
+    letGo();
+    expect(await mine).toEqual([{ n: 5n }]);
+    expect(await everyone).toEqual([{ n: 5n }]);
+    writer.apply = apply;
     await stop(s, t);
   });
 

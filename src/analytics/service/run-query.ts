@@ -59,6 +59,7 @@ export async function runAnalyticsQuery(
     try {
       return await deps.activity.query(q, {
         timeoutMs: Math.max(1, Math.floor(deadline - performance.now())),
+        organizationId,
       });
     } catch (err) {
       if (err instanceof ActivityTimeoutError) throw new DomainError("timeout", TIMEOUT_MESSAGE);

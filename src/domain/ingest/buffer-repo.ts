@@ -44,13 +44,19 @@ export async function readBuffer(
   return out;
 }
 
-/** Whether an activity store has buffered batches numbered up to `through`. */
-export async function hasBuffered(db: Db, owner: string, through: number): Promise<boolean> {
+/** Whether an activity store has buffered batches numbered up to `through` (of one organization). */
+export async function hasBuffered(
+  db: Db,
+  owner: string,
+  through: number,
+  organizationId?: string,
+): Promise<boolean> {
   const row = await db
     .selectFrom("ingest_buffer")
     .select("seq")
     .where("owner", "=", owner)
     .where("seq", "<=", through)
+    .$if(organizationId !== undefined, (q) => q.where("organization_id", "=", organizationId as string))
     .limit(1)
     .executeTakeFirst();
   return row !== undefined;
@@ -66,12 +72,13 @@ export async function bufferedOf(db: Db, owner: string): Promise<{ seq: number; 
   return rows.map((r) => ({ seq: Number(r.seq), token: r.token }));
 }
 
-/** The highest buffered sequence number of an activity store (0 when none). */
-export async function lastBuffered(db: Db, owner: string): Promise<number> {
+/** The highest buffered sequence number of an activity store (of one organization; 0 when none). */
+export async function lastBuffered(db: Db, owner: string, organizationId?: string): Promise<number> {
   const row = await db
     .selectFrom("ingest_buffer")
     .select((eb) => eb.fn.max("seq").as("last"))
     .where("owner", "=", owner)
+    .$if(organizationId !== undefined, (q) => q.where("organization_id", "=", organizationId as string))
     .executeTakeFirst();
   return row?.last === null || row?.last === undefined ? 0 : Number(row.last);
 }

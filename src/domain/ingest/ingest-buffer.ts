@@ -37,7 +37,8 @@ import { claimGenerationIds } from "./seen-repo.js";
  * once its buffer row is gone.
  *
  * Read-your-writes: every read of the activity store first waits for the batches accepted before
- * it (ExclusiveActivityWriter.beforeRead → drain). When the flusher falls behind by more than
+ * it (ExclusiveActivityWriter.beforeRead → drain), only its organization's when the read names
+ * one (analytics queries do). When the flusher falls behind by more than
  * maxPendingRows, new batches wait for it before they are accepted (backpressure).
  */
 
@@ -236,15 +237,20 @@ class IngestBuffer {
     return true;
   }
 
-  /** Resolves once every batch accepted before the call is in the activity store. */
-  async drain(): Promise<void> {
+  /**
+   * Resolves once every batch accepted before the call (of the organization, if given) is in the
+   * activity store.
+   */
+  async drain(organizationId?: string): Promise<void> {
     // Nothing this process accepted is waiting, and nothing else writes this store's buffer (one
     // process per DuckDB file; what an earlier one left is settled by opened()): no query needed.
     // The count is raised before the 200 of the batch that raised it is sent.
     if (this.log !== null && this.pendingRows === 0 && this.flushing === null) return;
     await this.opened();
-    const through = await lastBuffered(this.store.db, this.writer.owner);
-    while (through > 0 && (await hasBuffered(this.store.db, this.writer.owner, through))) {
+    const { db } = this.store;
+    const { owner } = this.writer;
+    const through = await lastBuffered(db, owner, organizationId);
+    while (through > 0 && (await hasBuffered(db, owner, through, organizationId))) {
       await this.nextStep();
     }
   }
@@ -274,7 +280,7 @@ function bufferOf(
     known = { session: writer.session, buffer };
     buffers.set(writer.owner, known);
     // Reads of the store wait for what was accepted before them.
-    writer.beforeRead(() => buffer.drain());
+    writer.beforeRead((organizationId) => buffer.drain(organizationId));
   }
   return known.buffer;
 }

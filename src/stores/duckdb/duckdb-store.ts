@@ -385,7 +385,7 @@ export async function openDuckDbActivityStore(opts: DuckDbStoreOptions): Promise
   }
 
   /** Awaited by every read first (ExclusiveActivityWriter.beforeRead). */
-  let readBarrier: (() => Promise<void>) | null = null;
+  let readBarrier: ((organizationId?: string) => Promise<void>) | null = null;
 
   async function discard(org: string, ids: readonly string[], minMs: number, maxMs: number): Promise<void> {
     assertOpen();
@@ -442,7 +442,7 @@ export async function openDuckDbActivityStore(opts: DuckDbStoreOptions): Promise
   }
 
   async function query(q: BoundQuery, opts: QueryOptions): Promise<Record<string, unknown>[]> {
-    if (readBarrier) await readBarrier();
+    if (readBarrier) await readBarrier(opts.organizationId);
     const conn = await acquire();
     let timedOut = false;
     const timer = setTimeout(() => {
