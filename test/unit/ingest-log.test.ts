@@ -1,7 +1,8 @@
 import { appendFileSync, mkdtempSync, readdirSync, rmSync, truncateSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
+import { open, type FileHandle } from "node:fs/promises";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it, vi } from "vitest";
 import { IngestLog } from "../../src/domain/ingest/ingest-log.js";
 
 /*
@@ -57,6 +58,32 @@ describe("ingest log", () => {
     expect(third.get("whole")).toBe("x".repeat(1000));
     expect(third.get("half")).toBeUndefined();
     await third.close();
+  });
+
+  it("after a write that fails half-way, appends go to a new file, so they are read back", async () => {
+    const dir = newDir();
+    const log = IngestLog.open(dir);
+    await log.append("before", "kept", false);
+    // The file handle's class is not exported: take it from a handle of any file.
+    const probe = await open(join(dir, "probe"), "w");
+    const proto = Object.getPrototypeOf(probe) as { writev: FileHandle["writev"] };
+    await probe.close();
+    rmSync(join(dir, "probe"));
+    const writev = proto.writev;
+    const spy = vi.spyOn(proto, "writev").mockImplementationOnce(async function (this: FileHandle, buffers) {
+      await writev.call(this, [buffers[0] as Buffer]); // the head only, as when the disk fills up
+      throw new Error("ENOSPC: no space left on device");
+    });
+    await expect(log.append("torn", "lost", false)).rejects.toThrow(/ENOSPC/);
+    spy.mockRestore();
+    await log.append("after", "written after the failure", false);
+    await log.close();
+
+    const again = IngestLog.open(dir);
+    expect(again.get("before")).toBe("kept");
+    expect(again.get("torn")).toBeUndefined();
+    expect(again.get("after")).toBe("written after the failure");
+    await again.close();
   });
 
   it("deletes a file once none of its payloads is needed and it takes no more appends", async () => {

@@ -75,10 +75,18 @@ export class IngestLog {
     const head = Buffer.from(`${JSON.stringify({ t: token, b: body.length })}\n`, "utf8");
     if (!this.current || this.current.bytes > SEGMENT_BYTES) await this.rotate();
     const cur = this.current as { segment: Segment; file: FileHandle; bytes: number };
-    const { bytesWritten } = await cur.file.writev([head, body, NEWLINE]);
-    const expected = head.length + body.length + 1;
+    // A failed or short write may leave a torn record, past which the segment is never read
+    // back: the next payload goes to a new segment.
+    const torn = () => (cur.bytes = Number.POSITIVE_INFINITY);
+    const { bytesWritten } = await cur.file.writev([head, body, NEWLINE]).catch((err: unknown) => {
+      torn();
+      throw err;
+    });
     cur.bytes += bytesWritten;
-    if (bytesWritten !== expected) throw new Error("ingest log: short write (disk full?)");
+    if (bytesWritten !== head.length + body.length + 1) {
+      torn();
+      throw new Error("ingest log: short write (disk full?)");
+    }
     if (sync) await cur.file.datasync();
     this.payloads.set(token, { payload, segment: cur.segment });
     cur.segment.live.add(token);
