@@ -91,7 +91,7 @@ export function mergeEncoded(parts: readonly EncodedActivity[]): EncodedActivity
 }
 
 /**
- * An encoded batch as one string (a durable buffer row, and one message between threads): a
+ * An encoded batch as one string (an ingest-log record, and one message between threads): a
  * JSON header with each table's row count and text lengths, a newline, then the texts end to end.
  * Only batches in column texts (all that ingest produces: it refuses control characters).
  */
