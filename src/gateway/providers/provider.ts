@@ -1,0 +1,86 @@
+/**
+ * The provider port: one small interface that every upstream wire format implements
+ * (OpenAI-compatible, Anthropic Messages, the built-in mock). Adapters translate to and from the
+ * OpenAI chat-completions shape, which is what the gateway speaks to its clients; the gateway
+ * never sees a provider's native format.
+ */
+
+/** A chat request in the OpenAI shape, as the gateway forwards it (router extras removed). */
+export interface ChatRequestBody {
+  messages: unknown[];
+  max_tokens?: number | null;
+  max_completion_tokens?: number | null;
+  temperature?: number | null;
+  top_p?: number | null;
+  stop?: string | string[] | null;
+  tools?: unknown[];
+  tool_choice?: unknown;
+  /** Every other OpenAI field the client sent is passed through unchanged. */
+  [field: string]: unknown;
+}
+
+/** Token counts as the upstream reported them (or as counted when it reported none). */
+export interface ProviderUsage {
+  promptTokens: number;
+  completionTokens: number;
+  cachedTokens: number;
+  reasoningTokens: number;
+}
+
+/** One choice of a finished (non-streamed) answer, in the OpenAI shape. */
+export interface ProviderChoice {
+  index: number;
+  message: { role: "assistant"; content: string | null; tool_calls?: unknown[]; reasoning?: string | null };
+  finish_reason: string | null;
+}
+
+export interface ProviderCompletion {
+  /** The upstream's own id for the answer, when it gave one. */
+  upstreamId: string | null;
+  choices: ProviderChoice[];
+  /** null when the upstream reported no usage: the gateway counts tokens itself. */
+  usage: ProviderUsage | null;
+}
+
+/** One streamed piece, in the OpenAI chunk shape (choices may be empty on a usage-only chunk). */
+export interface ProviderChunk {
+  upstreamId: string | null;
+  choices: { index: number; delta: Record<string, unknown>; finish_reason: string | null }[];
+  usage: ProviderUsage | null;
+}
+
+export interface UpstreamCall {
+  /** The model id the upstream knows (the catalog's `upstream_model`). */
+  upstreamModel: string;
+  body: ChatRequestBody;
+  /** Deadline for the upstream's first byte; the stream itself may run longer. */
+  timeoutMs: number;
+}
+
+/**
+ * A failed upstream call. `status` is the upstream's HTTP status, or null when there was none
+ * (connection refused or reset, timeout, malformed answer). `retryable` says whether trying the
+ * next model or provider makes sense (429, 5xx, timeout, connection failure).
+ */
+export class UpstreamError extends Error {
+  constructor(
+    message: string,
+    readonly status: number | null,
+    readonly retryable: boolean,
+    readonly retryAfterMs: number | null = null,
+  ) {
+    super(message);
+    this.name = "UpstreamError";
+  }
+}
+
+export interface ProviderAdapter {
+  /** A whole answer. Throws UpstreamError. */
+  complete(call: UpstreamCall, signal: AbortSignal): Promise<ProviderCompletion>;
+  /**
+   * A stream of chunks. A failure before the first chunk throws UpstreamError from the first
+   * iteration; a failure later throws UpstreamError from the iteration where it happened. Aborting
+   * `signal` cancels the upstream request.
+   */
+  stream(call: UpstreamCall, signal: AbortSignal): AsyncIterable<ProviderChunk>;
+}
