@@ -1,0 +1,44 @@
+import type { ProviderAdapter } from "../providers/provider.js";
+
+/**
+ * What this installation can route to: providers (an adapter plus its identity) and models (one
+ * or more endpoints, each a provider serving it at a price). Built once at start from the built-in
+ * mock provider and the providers file (GATEHOUSE_PROVIDERS_FILE); frozen afterwards.
+ */
+export type ProviderKind = "openai-compatible" | "anthropic" | "mock";
+
+export interface ProviderEntry {
+  slug: string;
+  kind: ProviderKind;
+  /** Display name for /providers. */
+  name: string;
+  adapter: ProviderAdapter;
+}
+
+/**
+ * Prices are exact: nano-USD per million tokens (USD per token × 1e15), so a price of
+ * 0.000001 USD per token is 1_000_000_000n. A model without prices cannot be configured.
+ */
+export interface ModelEndpoint {
+  provider: string;
+  upstreamModel: string;
+  promptPricePerMTokNano: bigint;
+  completionPricePerMTokNano: bigint;
+  contextLength: number;
+  maxCompletionTokens: number;
+}
+
+export interface ModelEntry {
+  /** `provider/model` permaslug, as clients name it. */
+  id: string;
+  name: string;
+  /** True for the built-in mock: /models says so. */
+  isMock: boolean;
+  /** In preference order; the first is the default route. */
+  endpoints: ModelEndpoint[];
+}
+
+export interface Catalog {
+  providers: ReadonlyMap<string, ProviderEntry>;
+  models: ReadonlyMap<string, ModelEntry>;
+}
