@@ -29,11 +29,15 @@ const org = await createOrganization(store, systemClock, "Bench");
 await store.close();
 const keyHash = hashKey(org.managementKey);
 
-const child = spawn(process.execPath, [join(ROOT, "bin/gatehouse.js"), "import", "-", "--batch", batch], {
-  cwd: ROOT,
-  env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", GATEHOUSE_DATA_DIR: dir },
-  stdio: ["pipe", "inherit", "inherit"],
-});
+const child = spawn(
+  process.execPath,
+  ["--import", "tsx", join(ROOT, "src/cli/main.ts"), "import", "-", "--batch", batch],
+  {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", GATEHOUSE_DATA_DIR: dir },
+    stdio: ["pipe", "inherit", "inherit"],
+  },
+);
 
 const kib = (field: string): number => {
   try {

@@ -10,10 +10,10 @@ import type { RecordStore } from "../../src/stores/record-store.js";
 import { openPostgresStore } from "../../src/stores/postgres/open-postgres.js";
 import { openSqliteStore } from "../../src/stores/sqlite/open-sqlite.js";
 import { makeTestApp, type TestApp } from "../helpers/app.js";
+import { CLI_ARGV } from "../helpers/cli.js";
 import { PG_SKIP_REASON, PG_URL, freshPostgresDatabase } from "../helpers/stores.js";
 
 const ROOT = resolve(import.meta.dirname, "../..");
-const BIN = join(ROOT, "bin", "gatehouse.js");
 
 interface Run {
   code: number;
@@ -26,7 +26,7 @@ function gatehouse(args: string[], env: Record<string, string>): Promise<Run> {
   return new Promise((done) => {
     execFile(
       process.execPath,
-      [BIN, ...args],
+      [...CLI_ARGV, ...args],
       {
         cwd: ROOT,
         env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ...env },

@@ -2,7 +2,11 @@ import { spawn } from "node:child_process";
 import { join, resolve } from "node:path";
 
 export const ROOT = resolve(import.meta.dirname, "../..");
-export const BIN = join(ROOT, "bin", "gatehouse.js");
+/**
+ * The CLI from its TypeScript sources, as `npm run gatehouse --` runs it (tests exercise the
+ * sources; bin/gatehouse.js runs the compiled build: test/process/compiled.test.ts).
+ */
+export const CLI_ARGV: readonly string[] = ["--import", "tsx", join(ROOT, "src", "cli", "main.ts")];
 
 export interface CliRun {
   code: number;
@@ -11,7 +15,7 @@ export interface CliRun {
 }
 
 /**
- * Runs the real `gatehouse` bin in a child process with only the given environment (plus PATH and
+ * Runs the real `gatehouse` CLI in a child process with only the given environment (plus PATH and
  * HOME); `input` is written to its standard input.
  */
 export function gatehouse(
@@ -20,7 +24,7 @@ export function gatehouse(
   opts: { input?: string; timeoutMs?: number } = {},
 ): Promise<CliRun> {
   return new Promise((done, fail) => {
-    const child = spawn(process.execPath, [BIN, ...args], {
+    const child = spawn(process.execPath, [...CLI_ARGV, ...args], {
       cwd: ROOT,
       env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ...env },
       stdio: ["pipe", "pipe", "pipe"],

@@ -10,6 +10,7 @@ import {
   REDIS_URL,
   freshPostgresDatabase,
 } from "../helpers/stores.js";
+import { CLI_ARGV } from "../helpers/cli.js";
 
 /**
  * The real server as an operator runs it: `node --import tsx src/main.ts` in a child process,
@@ -193,15 +194,11 @@ describe("server process", () => {
     const s = await start({ GATEHOUSE_DATA_DIR: dataDir });
     try {
       const cli = await new Promise<{ code: number | null; stdout: string }>((done) => {
-        const c = spawn(
-          process.execPath,
-          [join(ROOT, "bin", "gatehouse.js"), "org", "create", "Live", "--json"],
-          {
-            cwd: ROOT,
-            env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", GATEHOUSE_DATA_DIR: dataDir },
-            timeout: 30_000,
-          },
-        );
+        const c = spawn(process.execPath, [...CLI_ARGV, "org", "create", "Live", "--json"], {
+          cwd: ROOT,
+          env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", GATEHOUSE_DATA_DIR: dataDir },
+          timeout: 30_000,
+        });
         let out = "";
         c.stdout.on("data", (b: Buffer) => (out += b.toString("utf8")));
         c.on("exit", (code) => done({ code, stdout: out }));

@@ -37,7 +37,13 @@ function transferable(input: IngestInput): ArrayBuffer[] {
     : [];
 }
 
-const BOOT = new URL("./prepare-worker-boot.mjs", import.meta.url);
+/**
+ * The worker's entry: compiled, the worker's own JavaScript; run from TypeScript sources (tsx,
+ * vitest), a boot file that registers tsx's loader in the worker thread first.
+ */
+const BOOT = import.meta.url.endsWith(".ts")
+  ? new URL("./prepare-worker-boot.mjs", import.meta.url)
+  : new URL("./prepare-worker.js", import.meta.url);
 
 interface Waiter {
   resolve: (v: unknown) => void;
