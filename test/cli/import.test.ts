@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { importLines } from "../../src/cli/import/import-lines.js";
+import { describeLines, importLines } from "../../src/cli/import/import-lines.js";
 import { ndjsonLines, type LineChunk } from "../../src/cli/import/ndjson-lines.js";
 import { BatchRejected, ingestUrl, parseProblem, type BatchItem } from "../../src/cli/import/sinks.js";
 import { readUsage } from "../../src/domain/usage/ledger.js";
@@ -46,7 +46,12 @@ interface Summary {
   rejected: number;
   problem_count: number;
   problems: string[];
-  stopped_at: { first_line: number; last_line: number } | null;
+  stopped_at: {
+    first_line: number;
+    last_line: number;
+    invalid_lines: number[];
+    invalid_count: number;
+  } | null;
   records_per_second: number;
 }
 
@@ -187,7 +192,12 @@ for (const target of TARGETS) {
       expect(run.code).toBe(1);
       const s = JSON.parse(run.stdout) as Summary;
       expect(s).toMatchObject({ accepted: 100, duplicates: 0, rejected: 100, problem_count: 3 });
-      expect(s.stopped_at).toEqual({ first_line: 101, last_line: 200 });
+      expect(s.stopped_at).toEqual({
+        first_line: 101,
+        last_line: 200,
+        invalid_lines: [121, 131, 141],
+        invalid_count: 3,
+      });
       expect(s.problems).toEqual([
         "line 121: tokens_prompt: must be an integer >= 0",
         "line 131: api_key_hash: no key with this hash in the organization",
@@ -198,6 +208,9 @@ for (const target of TARGETS) {
       );
       expect(run.stderr).toContain("line 121: tokens_prompt: must be an integer >= 0");
       expect(run.stderr).toContain("--skip-invalid");
+      expect(run.stderr).toContain(
+        "import stopped at invalid lines 121, 131, 141 after 100 accepted records",
+      );
       await inspect(async (_s, a) => expect(await countActivity(a, "stop-")).toBe(100));
 
       // The human form says the same on stderr, with exit code 1.
@@ -205,6 +218,16 @@ for (const target of TARGETS) {
       expect(human.code).toBe(1);
       expect(human.stdout).toMatch(/^Import stopped: /);
       expect(human.stdout).toMatch(/duplicates:\s+100 /);
+    });
+
+    it("names the invalid lines, not the batch's first line, when it stops", async () => {
+      const rows: unknown[] = records(org.management_key_hash, "lines", 12);
+      for (let i = 2; i <= 8; i++) (rows[i] as { usage: number }).usage = -1; // lines 3-9
+      const run = await gatehouse(["import", "-"], env, { input: ndjson(rows) });
+      expect(run.code).toBe(1);
+      expect(run.stderr).toContain("import stopped at invalid lines 3-9 after 0 accepted records");
+      expect(run.stderr).not.toContain("line 1 ");
+      await inspect(async (_s, a) => expect(await countActivity(a, "lines-")).toBe(0));
     });
 
     it("--skip-invalid imports the valid records, reports the others and writes them to --rejects", async () => {
@@ -444,7 +467,11 @@ describe("importLines", () => {
   it("without skipInvalid, stops at the first rejected batch and reads no further", async () => {
     const sink = fakeSink();
     const s = await importLines(input(50), sink, { ...opts, batchSize: 20, skipInvalid: false });
-    expect(s).toMatchObject({ accepted: 0, rejected: 20, stoppedAt: { firstLine: 1, lastLine: 20 } });
+    expect(s).toMatchObject({
+      accepted: 0,
+      rejected: 20,
+      stoppedAt: { firstLine: 1, lastLine: 20, invalidLines: [4, 11], invalidCount: 3 },
+    });
     // Records 3, 10 and 17 are invalid: two listed, all three counted.
     expect(s.problems).toEqual(["line 4: bad: must be false", "line 11: bad: must be false"]);
     expect(s.problemCount).toBe(3);
@@ -453,6 +480,14 @@ describe("importLines", () => {
 });
 
 describe("import helpers", () => {
+  it("describes line numbers as ascending ranges, and how many more there are", () => {
+    expect(describeLines([3, 4, 5, 6, 7, 8, 9])).toBe("3-9");
+    expect(describeLines([15, 12, 16])).toBe("12, 15-16");
+    expect(describeLines([7])).toBe("7");
+    expect(describeLines([4, 11], 3)).toBe("4, 11 and 1 more");
+    expect(describeLines([1, 3, 5, 7], 4, 2)).toBe("1, 3 and 2 more");
+  });
+
   it("maps ingest problems to the record index and the field", () => {
     expect(parseProblem("generations[17].tokens_prompt: must be an integer >= 0")).toEqual({
       index: 17,

@@ -169,6 +169,47 @@ for (const target of TARGETS) {
       expect((await gatehouse(["reconcile"], env)).code).toBe(0);
     });
 
+    it("--all checks every organization, prints each, and exits 1 if any drifts", async () => {
+      const created = await gatehouse(["org", "create", "Second", "--json"], env);
+      expect(created.code).toBe(0);
+      const secondId = (JSON.parse(created.stdout) as { organization_id: string }).organization_id;
+
+      const clean = await gatehouse(["reconcile", "--all"], env);
+      expect(clean.stderr).toBe("");
+      expect(clean.code).toBe(0);
+      expect(clean.stdout).toContain(`Reconciled organization Acme (demo) (${orgId})`);
+      expect(clean.stdout).toContain(`Reconciled organization Second (${secondId})`);
+      expect(clean.stdout).toContain("2 organizations: no drift.");
+
+      await tamper(42n);
+      try {
+        const run = await gatehouse(["reconcile", "--all", "--json", "--recheck-ms", "0"], env);
+        expect(run.code).toBe(1);
+        const all = JSON.parse(run.stdout) as {
+          in_sync: boolean;
+          organizations: (Report & { organization_id: string })[];
+        };
+        expect(all.in_sync).toBe(false);
+        expect(all.organizations.map((o) => [o.organization_id, o.in_sync])).toEqual([
+          [orgId, false],
+          [secondId, true],
+        ]);
+        expect(all.organizations[0]!.drifts).toHaveLength(1);
+        expect(run.stderr).toContain(
+          `gatehouse: drift in 1 of 2 organizations: Acme (demo) (${orgId}): 1 ledger counter differs`,
+        );
+        const human = await gatehouse(["reconcile", "--all", "--recheck-ms", "0"], env);
+        expect(human.code).toBe(1);
+        expect(human.stdout).toContain("2 organizations: 1 with drift.");
+      } finally {
+        await tamper(-42n);
+      }
+
+      const both = await gatehouse(["reconcile", "--all", "--org", orgId], env);
+      expect(both.code).toBe(2);
+      expect(both.stderr).toContain("--all: not with --org");
+    });
+
     it("reports a generation deleted from the activity store in every window of its key and workspace", async () => {
       const activity = await openDuckDbActivityStore({ path: join(dir, "activity.duckdb") });
       try {

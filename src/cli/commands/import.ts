@@ -5,7 +5,7 @@ import { once } from "node:events";
 import { MAX_RECORDS } from "../../domain/ingest/validate-generations.js";
 import { systemClock } from "../../lib/clock.js";
 import type { CliIo } from "../cli-io.js";
-import { importLines, type ImportSummary } from "../import/import-lines.js";
+import { describeLines, importLines, type ImportSummary } from "../import/import-lines.js";
 import { ndjsonLines } from "../import/ndjson-lines.js";
 import { httpSink, storeSink, type BatchSink } from "../import/sinks.js";
 import { startProgress } from "../progress.js";
@@ -172,7 +172,12 @@ function report(
         rejected: s.rejected,
         problem_count: s.problemCount,
         problems: s.problems,
-        stopped_at: s.stoppedAt && { first_line: s.stoppedAt.firstLine, last_line: s.stoppedAt.lastLine },
+        stopped_at: s.stoppedAt && {
+          first_line: s.stoppedAt.firstLine,
+          last_line: s.stoppedAt.lastLine,
+          invalid_lines: s.stoppedAt.invalidLines,
+          invalid_count: s.stoppedAt.invalidCount,
+        },
         seconds: Math.round(seconds * 1000) / 1000,
         records_per_second: Math.round(rate),
       }) + "\n",
@@ -206,8 +211,13 @@ function report(
     );
   }
   if (s.stoppedAt) {
+    const { invalidLines, invalidCount, firstLine, lastLine } = s.stoppedAt;
+    const where =
+      invalidLines.length > 0
+        ? `at invalid line${invalidCount > 1 ? "s" : ""} ${describeLines(invalidLines, invalidCount)}`
+        : `at the batch of lines ${firstLine}-${lastLine}`;
     throw new ImportStopped(
-      `import stopped at line ${s.stoppedAt.firstLine} after ${fmt(s.accepted)} accepted records. Fix the lines ` +
+      `import stopped ${where} after ${fmt(s.accepted)} accepted records. Fix the lines ` +
         "and run the same command again (records already imported count as duplicates), or pass --skip-invalid " +
         "to import the valid records and report the others.",
     );

@@ -8,6 +8,7 @@ import {
 import { systemClock } from "../../lib/clock.js";
 import { nanoToUsd } from "../../lib/money.js";
 import type { CliIo } from "../cli-io.js";
+import { UsageError } from "../usage-error.js";
 import { parseIntOption, resolveOrganization, withStores } from "../with-stores.js";
 
 /** The ledger and the activity store disagree: exit code 1 after the report. */
@@ -17,6 +18,7 @@ export class DriftFound extends Error {
 
 interface ReconcileOpts {
   org?: string;
+  all?: boolean;
   current?: boolean;
   recheckMs: string;
   json?: boolean;
@@ -31,16 +33,26 @@ const money = (nano: bigint) => {
 const sameDrift = (a: Drift, b: Drift) =>
   a.scope === b.scope && a.scopeId === b.scopeId && a.window === b.window && a.windowIndex === b.windowIndex;
 
+/** Why a report is not in sync, in one line (the exit message). */
+function driftMessage(r: ReconcileReport): string {
+  const n = r.drifts.length;
+  return n > 0
+    ? `${n === 1 ? "1 ledger counter differs" : `${n} ledger counters differ`} from the activity store`
+    : `the record store accepted ${r.records.ledger} generations, the activity store holds ${r.records.activity}`;
+}
+
 /**
  * `gatehouse reconcile`: recomputes the usage ledger (per key and workspace, every day, week, month
  * and all time; credits and BYOK) from the activity store and compares it with the counters in the
- * record store. Prints the drifts; exit code 1 when there is any, 0 when none.
+ * record store, for one organization or, with --all, for each in turn. Prints the drifts; exit code
+ * 1 when there is any, 0 when none.
  */
 export function registerReconcile(program: Command, io: CliIo): void {
   program
     .command("reconcile")
     .description("compare the usage ledger with the activity store (exit 1 on any drift)")
     .option("--org <id>", "organization to check (default: the first organization)")
+    .option("--all", "check every organization, one after the other (exit 1 if any drifts)")
     .option("--current", "only the windows containing now (day, week, month) and all time")
     .option(
       "--recheck-ms <ms>",
@@ -50,18 +62,20 @@ export function registerReconcile(program: Command, io: CliIo): void {
     .option("--json", "print the report as one JSON object")
     .action(async (opts: ReconcileOpts) => {
       const recheckMs = parseIntOption("--recheck-ms", opts.recheckMs, 0, 600_000);
+      if (opts.all && opts.org !== undefined) throw new UsageError("--all: not with --org");
+      const json = Boolean(opts.json);
       await withStores(
         io,
         "Stop the server to reconcile an embedded DuckDB store (or use ClickHouse, CLICKHOUSE_URL, which many processes can share).",
         async ({ config, store, activity }) => {
-          const org = await resolveOrganization(store, opts.org);
-          const run = () =>
-            reconcileLedger({ store, activity, clock: systemClock }, org.id, {
-              windows: opts.current ? "current" : "all",
-              timeoutMs: Math.max(config.analytics.queryTimeoutMs, 60_000),
-            });
-          let report = await run();
-          if (!report.inSync && recheckMs > 0) {
+          const check = async (orgId: string): Promise<ReconcileReport> => {
+            const run = () =>
+              reconcileLedger({ store, activity, clock: systemClock }, orgId, {
+                windows: opts.current ? "current" : "all",
+                timeoutMs: Math.max(config.analytics.queryTimeoutMs, 60_000),
+              });
+            const report = await run();
+            if (report.inSync || recheckMs === 0) return report;
             // A batch committing between the two reads shows as a drift once; a real one stays.
             await new Promise((done) => setTimeout(done, recheckMs));
             const again = await run();
@@ -69,15 +83,51 @@ export function registerReconcile(program: Command, io: CliIo): void {
             const recordsDiffer =
               again.records.ledger !== again.records.activity &&
               report.records.ledger !== report.records.activity;
-            report = { ...again, drifts, inSync: drifts.length === 0 && !recordsDiffer };
+            return { ...again, drifts, inSync: drifts.length === 0 && !recordsDiffer };
+          };
+
+          if (!opts.all) {
+            const org = await resolveOrganization(store, opts.org);
+            const report = await check(org.id);
+            if (json) io.out(JSON.stringify(reportJson(report)) + "\n");
+            else print(io, org, report);
+            if (!report.inSync) throw new DriftFound(driftMessage(report));
+            return;
           }
-          print(io, org, report, Boolean(opts.json));
-          if (!report.inSync) {
-            const n = report.drifts.length;
+
+          const orgs = await store.db
+            .selectFrom("organizations")
+            .select(["id", "name"])
+            .orderBy("created_at")
+            .orderBy("id")
+            .execute();
+          const reports: ReconcileReport[] = [];
+          const drifting: string[] = [];
+          for (const org of orgs) {
+            const report = await check(org.id);
+            reports.push(report);
+            if (!report.inSync) drifting.push(`${org.name} (${org.id}): ${driftMessage(report)}`);
+            if (!json) {
+              if (reports.length > 1) io.out("\n");
+              print(io, org, report);
+            }
+          }
+          if (json) {
+            io.out(
+              JSON.stringify({ in_sync: drifting.length === 0, organizations: reports.map(reportJson) }) +
+                "\n",
+            );
+          } else {
+            const n = orgs.length;
+            io.out(
+              n === 0
+                ? "No organizations yet: nothing to reconcile.\n"
+                : `\n${n === 1 ? "1 organization" : `${n} organizations`}: ${drifting.length === 0 ? "no drift" : `${drifting.length} with drift`}.\n`,
+            );
+          }
+          if (drifting.length > 0) {
             throw new DriftFound(
-              n > 0
-                ? `${n === 1 ? "1 ledger counter differs" : `${n} ledger counters differ`} from the activity store`
-                : `the record store accepted ${report.records.ledger} generations, the activity store holds ${report.records.activity}`,
+              `drift in ${drifting.length} of ${orgs.length} organizations: ${drifting.join("; ")}`,
             );
           }
         },
@@ -85,34 +135,33 @@ export function registerReconcile(program: Command, io: CliIo): void {
     });
 }
 
-function print(io: CliIo, org: { id: string; name: string }, r: ReconcileReport, json: boolean): void {
-  if (json) {
-    io.out(
-      JSON.stringify({
-        organization_id: r.organizationId,
-        checked_at: r.checkedAt.toISOString(),
-        compared: r.compared,
-        in_sync: r.inSync,
-        records: r.records,
-        drifts: r.drifts.map((d) => ({
-          scope: d.scope,
-          id: d.scopeId,
-          name: d.name,
-          window: d.window,
-          window_index: d.windowIndex,
-          window_label: windowLabel(d.window, d.windowIndex),
-          current: d.current,
-          ledger: { usage: nanoToUsd(d.ledger.usage), byok_usage: nanoToUsd(d.ledger.byok) },
-          activity: { usage: nanoToUsd(d.activity.usage), byok_usage: nanoToUsd(d.activity.byok) },
-          difference: {
-            usage: nanoToUsd(d.ledger.usage - d.activity.usage),
-            byok_usage: nanoToUsd(d.ledger.byok - d.activity.byok),
-          },
-        })),
-      }) + "\n",
-    );
-    return;
-  }
+/** The --json form of one organization's report. */
+function reportJson(r: ReconcileReport): Record<string, unknown> {
+  return {
+    organization_id: r.organizationId,
+    checked_at: r.checkedAt.toISOString(),
+    compared: r.compared,
+    in_sync: r.inSync,
+    records: r.records,
+    drifts: r.drifts.map((d) => ({
+      scope: d.scope,
+      id: d.scopeId,
+      name: d.name,
+      window: d.window,
+      window_index: d.windowIndex,
+      window_label: windowLabel(d.window, d.windowIndex),
+      current: d.current,
+      ledger: { usage: nanoToUsd(d.ledger.usage), byok_usage: nanoToUsd(d.ledger.byok) },
+      activity: { usage: nanoToUsd(d.activity.usage), byok_usage: nanoToUsd(d.activity.byok) },
+      difference: {
+        usage: nanoToUsd(d.ledger.usage - d.activity.usage),
+        byok_usage: nanoToUsd(d.ledger.byok - d.activity.byok),
+      },
+    })),
+  };
+}
+
+function print(io: CliIo, org: { id: string; name: string }, r: ReconcileReport): void {
   const lines = [
     `Reconciled organization ${org.name} (${org.id}) at ${r.checkedAt.toISOString()}`,
     `  counters compared:  ${r.compared.toLocaleString("en-US")}`,

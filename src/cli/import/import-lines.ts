@@ -30,8 +30,28 @@ export interface ImportSummary {
   /** The first problems, `line 12: tokens_prompt: must be an integer >= 0`. */
   problems: string[];
   problemCount: number;
-  /** Set when the import stopped at an invalid batch: its line range (nothing of it was stored). */
-  stoppedAt: { firstLine: number; lastLine: number } | null;
+  /**
+   * Set when the import stopped at an invalid batch: its line range (nothing of it was stored), the
+   * invalid lines the answer named (ascending) and how many records were invalid in all (more than
+   * named when the answer lists only the first ones).
+   */
+  stoppedAt: { firstLine: number; lastLine: number; invalidLines: number[]; invalidCount: number } | null;
+}
+
+/** Line numbers as ranges, ascending: `3-9`, `12, 15-16`; at most `max` ranges, then `and N more`. */
+export function describeLines(lines: readonly number[], total = lines.length, max = 10): string {
+  const sorted = [...new Set(lines)].sort((a, b) => a - b);
+  const ranges: [number, number][] = [];
+  for (const n of sorted) {
+    const last = ranges[ranges.length - 1];
+    if (last && n === last[1] + 1) last[1] = n;
+    else ranges.push([n, n]);
+  }
+  const shown = ranges.slice(0, max);
+  const listed = shown.reduce((sum, [a, b]) => sum + b - a + 1, 0);
+  const text = shown.map(([a, b]) => (a === b ? `${a}` : `${a}-${b}`)).join(", ");
+  const more = Math.max(0, total - listed);
+  return more > 0 ? `${text} and ${more.toLocaleString("en-US")} more` : text;
 }
 
 const JSON_LINE_SUFFIX = / \(line \d+\)$/;
@@ -84,7 +104,7 @@ export async function importLines(
       problem(line, `longer than ${opts.maxLineChars.toLocaleString("en-US")} characters`);
     if (longLines.length > 0 && !opts.skipInvalid) {
       summary.rejected += longLines.length + items.length;
-      summary.stoppedAt = { firstLine, lastLine };
+      summary.stoppedAt = { firstLine, lastLine, invalidLines: longLines, invalidCount: longLines.length };
       return false;
     }
     for (const line of longLines) {
@@ -111,7 +131,13 @@ export async function importLines(
         if (!opts.skipInvalid) summary.problemCount += Math.max(0, err.total - err.problems.length);
         if (!opts.skipInvalid || bad.size === 0) {
           summary.rejected += items.length;
-          summary.stoppedAt = { firstLine, lastLine };
+          const invalidLines = [...bad].map((i) => (items[i] as BatchItem).line).sort((a, b) => a - b);
+          summary.stoppedAt = {
+            firstLine,
+            lastLine,
+            invalidLines,
+            invalidCount: Math.max(bad.size, err.total),
+          };
           return false;
         }
         const keep: BatchItem[] = [];
