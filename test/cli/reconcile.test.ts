@@ -198,9 +198,6 @@ for (const target of TARGETS) {
         expect(run.stderr).toContain(
           `gatehouse: drift in 1 of 2 organizations: Acme (demo) (${orgId}): 1 ledger counter differs`,
         );
-        const human = await gatehouse(["reconcile", "--all", "--recheck-ms", "0"], env);
-        expect(human.code).toBe(1);
-        expect(human.stdout).toContain("2 organizations: 1 with drift.");
       } finally {
         await tamper(-42n);
       }
