@@ -52,7 +52,7 @@ afterAll(() => {
 const baseEnv = () => ({ PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "" });
 
 describe("compiled build", () => {
-  it("dist/ holds no TypeScript and no reference to tsx", () => {
+  it("dist/ holds the compiled worker and no TypeScript", () => {
     const walk = (dir: string): string[] =>
       readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
         e.isDirectory() ? walk(join(dir, e.name)) : [join(dir, e.name)],
@@ -76,7 +76,7 @@ describe("compiled build", () => {
     c.stderr.on("data", (b: Buffer) => (err += b.toString("utf8")));
     const exited = new Promise<number | null>((done) => c.on("exit", (code) => done(code)));
     const base = await new Promise<string>((done, fail) => {
-      const timer = setTimeout(() => fail(new Error(`no start in 30 s:\n${out}\n${err}`)), 30_000);
+      const timer = setTimeout(() => fail(new Error(`no start in 60 s:\n${out}\n${err}`)), 60_000);
       c.stdout.on("data", () => {
         const line = out.split("\n").find((l) => l.includes("gatehouse listening"));
         if (!line) return;
@@ -138,5 +138,5 @@ describe("compiled build", () => {
     });
     const orgs = JSON.parse(cli.stdout) as unknown[];
     expect(orgs).toHaveLength(1);
-  }, 90_000);
+  }, 150_000);
 });
