@@ -165,7 +165,6 @@ function timedActivity(activity: ActivityStore): ActivityStore {
       owner: ex.owner,
       session: ex.session,
       logDir: ex.logDir,
-      discard: (org, ids, lo, hi) => ex.discard(org, ids, lo, hi),
       applied: () => ex.applied(),
       forget: (seqs) => ex.forget(seqs),
       beforeRead: (barrier) => ex.beforeRead(barrier),

@@ -70,7 +70,7 @@ export interface ActivityStore {
 
 /** Buffered writes of a single-writer activity store; see ActivityStore.exclusive. */
 export interface ExclusiveActivityWriter {
-  /** Identifies this store in the record store's buffer and in-flight markers (host and file). */
+  /** Identifies this store in the record store's buffer (host and file). */
   readonly owner: string;
   /**
    * Identifies this open handle of the store (new at every open): a new handle recovers the
@@ -92,11 +92,6 @@ export interface ExclusiveActivityWriter {
   applied(): Promise<number[]>;
   /** Forgets sequence numbers (once their buffer rows are deleted). */
   forget(seqs: readonly number[]): Promise<void>;
-  /**
-   * Deletes the organization's generations with these ids (and their tags) created in
-   * [minMs, maxMs]: recovery of in-flight markers left by an earlier version's ingest protocol.
-   */
-  discard(organizationId: string, ids: readonly string[], minMs: number, maxMs: number): Promise<void>;
   /**
    * Registers what every read of this store awaits first: the ingest buffer's drain, so that a
    * query sees every batch accepted before it (read-your-writes), of the query's organization when

@@ -150,17 +150,6 @@ export interface IngestBufferTable {
   token: string;
 }
 
-export interface IngestInflightTable {
-  token: string;
-  /** The activity store written (host and file of an embedded DuckDB). */
-  owner: string;
-  organization_id: string;
-  min_ms: Int64;
-  max_ms: Int64;
-  /** JSON array of the batch's generation ids. */
-  ids: string;
-}
-
 export interface Database {
   organizations: OrganizationsTable;
   workspaces: WorkspacesTable;
@@ -172,6 +161,5 @@ export interface Database {
   app_labels: AppLabelsTable;
   user_labels: UserLabelsTable;
   activity_versions: ActivityVersionsTable;
-  ingest_inflight: IngestInflightTable;
   ingest_buffer: IngestBufferTable;
 }

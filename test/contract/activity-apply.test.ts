@@ -14,7 +14,7 @@ import { activityRow, applyRows, tagOf } from "../helpers/activity-stores.js";
  * The single-writer entry point of the embedded activity store (ActivityStore.exclusive), which
  * the ingest buffer's flusher uses: applied rows land exactly as insert() writes them (every
  * column, every value), several batches in one transaction, together with their buffer sequence
- * numbers (all or nothing); discard deletes exactly the named ids of an organization.
+ * numbers (all or nothing).
  */
 const SELECT_ALL = `SELECT ${ACTIVITY_COLUMNS.map((c) => (c === "created_at_ms" ? "created_at" : c)).join(", ")}
   FROM generations WHERE organization_id = $org ORDER BY id`;
@@ -193,28 +193,6 @@ describe("DuckDB buffered writes (ActivityStore.exclusive)", () => {
     await writer.apply([good], [23]);
     expect((await rowsOf(org)).map((r) => r.id)).toEqual(["ok"]);
     await writer.forget([23]);
-  });
-
-  it("discard deletes the named ids (and their tags) of one organization in the time range only", async () => {
-    const org = "00000000-0000-4000-8000-0000000000d3";
-    const other = "00000000-0000-4000-8000-0000000000d4";
-    const at = Date.parse("2026-11-18T10:00:00Z");
-    const rows = ["x", "y", "z"].map((id, i) =>
-      activityRow({ organization_id: org, id, created_at_ms: at + i }),
-    );
-    const elsewhere = activityRow({ organization_id: other, id: "x", created_at_ms: at });
-    const later = activityRow({ organization_id: org, id: "w", created_at_ms: at + 10_000 });
-    await applyRows(
-      writer,
-      [...rows, later],
-      rows.map((r) => tagOf(r)),
-    );
-    await applyRows(writer, [elsewhere], [tagOf(elsewhere)]);
-    await writer.discard(org, ["x", "z", "w", "missing"], at, at + 5);
-    expect((await rowsOf(org)).map((r) => r.id)).toEqual(["w", "y"]);
-    expect((await tagsOf(org)).map((r) => r.generation_id)).toEqual(["y"]);
-    expect((await rowsOf(other)).map((r) => r.id)).toEqual(["x"]);
-    expect(await tagsOf(other)).toHaveLength(1);
   });
 
   it("applies a large batch (more rows than one vector) in one transaction", async () => {

@@ -90,7 +90,6 @@ function lossy(inner: ActivityStore, drop: Set<string>): ActivityStore {
       owner: ex.owner,
       session: ex.session,
       logDir: ex.logDir,
-      discard: (org, ids, minMs, maxMs) => ex.discard(org, ids, minMs, maxMs),
       apply: (batches, seqs) =>
         ex.apply(
           batches.map((b) => withoutIds(b, drop)),

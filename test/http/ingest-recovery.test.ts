@@ -2,7 +2,6 @@ import { mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { addInflight } from "../../src/domain/ingest/inflight-repo.js";
 import { drainIngestBuffer, startIngestBuffer } from "../../src/domain/ingest/ingest-buffer.js";
 import { createOrganization } from "../../src/domain/organizations/create-organization.js";
 import { toRow } from "../../src/domain/ingest/prepare-batch.js";
@@ -20,8 +19,7 @@ import { ingest, wireRecord } from "./ingest-helpers.js";
 /**
  * The embedded store's ingest path accepts batches into a buffer in the record store and writes
  * them to DuckDB afterwards, without checking for ids already present (ingest-buffer.ts). These
- * tests leave behind exactly what a crash or a failure leaves at each step (and what the previous
- * protocol's in-flight markers left), restart, and retry: every id ends up once in the activity
+ * tests leave behind exactly what a crash or a failure leaves at each step, restart, and retry: every id ends up once in the activity
  * store and once in the ledger.
  */
 const dirs: string[] = [];
@@ -71,90 +69,10 @@ async function counts(t: TestApp, ids: string[]) {
 const usageOf = async (t: TestApp) =>
   (await t.call({ method: "GET", url: "/api/v1/key" })).json().data.usage as number;
 
-const markers = async (t: TestApp) =>
-  (await t.ctx.store.db.selectFrom("ingest_inflight").select("token").execute()).length;
-
 const buffered = async (t: TestApp) =>
   (await t.ctx.store.db.selectFrom("ingest_buffer").select("seq").execute()).length;
 
 describe("ingest recovery on the embedded store (SQLite + DuckDB files)", () => {
-  it("an in-flight marker of the previous protocol: the restarted server deletes its unaccepted rows and the retry counts each record once", async () => {
-    const dir = newDir();
-    let s = await openStores(dir);
-    let t = await makeTestApp(s);
-    const hash = hashKey(t.key);
-    const [a, b, c] = ["rec-a", "rec-b", "rec-c"].map((id, i) =>
-      wireRecord(t, { id, usage: (i + 1) / 1000, classifications: [tag] }),
-    ) as [Record<string, unknown>, Record<string, unknown>, Record<string, unknown>];
-    expect((await ingest(t, [b])).json().data).toEqual({ accepted: 1, duplicates: 0 });
-
-    // The crash state of batch [a, b, c]: its new rows (a, c) committed to the activity store with
-    // their tags, its marker committed, its record-store transaction never committed.
-    const parsed = parseRecords([a, c], t.clock.now().getTime(), new Problems());
-    const key = await t.ctx.store.db
-      .selectFrom("api_keys")
-      .select(["id", "workspace_id", "creator_user_id"])
-      .where("hash", "=", hash)
-      .executeTakeFirstOrThrow();
-    const rows = parsed.map((r) =>
-      toRow(r, t.organizationId, {
-        id: Number(key.id),
-        workspaceId: key.workspace_id,
-        creatorUserId: key.creator_user_id,
-      }),
-    );
-    const writer = t.ctx.activity.exclusive;
-    if (!writer) throw new Error("the DuckDB store offers the fast path");
-    await addInflight(t.ctx.store.db, {
-      token: "crashed-batch",
-      owner: writer.owner,
-      organizationId: t.organizationId,
-      minMs: Math.min(...rows.map((r) => r.created_at_ms)),
-      maxMs: Math.max(...rows.map((r) => r.created_at_ms)),
-      ids: ["rec-a", "rec-b", "rec-c"],
-    });
-    const tags = rows.map((r) => ({
-      organization_id: r.organization_id,
-      generation_id: r.id,
-      workspace_id: r.workspace_id,
-      created_at_ms: r.created_at_ms,
-      ...tag,
-    }));
-    await applyRows(writer, rows, tags);
-    expect(await counts(t, ["rec-a", "rec-b", "rec-c"])).toEqual({ "rec-a": 1, "rec-b": 1, "rec-c": 1 });
-    const usageBefore = await usageOf(t);
-    expect(usageBefore).toBe(0.002); // only b was accepted
-
-    // Restart on the same files, then the client retries the batch it never got a 200 for.
-    await stop(s, t);
-    s = await openStores(dir);
-    t = await makeTestApp(s);
-    const hash2 = hashKey(t.key);
-    const retry = [a, b, c].map((r) => ({ ...r, api_key_hash: hash2 }));
-    // The restarted test app has a new organization: move the recovered batch there.
-    expect((await ingest(t, retry)).json().data).toEqual({ accepted: 3, duplicates: 0 });
-    expect(await markers(t)).toBe(0);
-
-    // The first organization's orphans are gone, its accepted record stays.
-    const left = await t.ctx.activity.query(
-      { sql: "SELECT organization_id, id FROM generations ORDER BY organization_id, id", params: {} },
-      { timeoutMs: 10_000 },
-    );
-    const firstOrg = left.filter((r) => r.organization_id !== t.organizationId).map((r) => r.id);
-    expect(firstOrg).toEqual(["rec-b"]);
-    const tagsLeft = await t.ctx.activity.query(
-      {
-        sql: "SELECT generation_id FROM generation_tags WHERE organization_id <> $org ORDER BY generation_id",
-        params: { org: t.organizationId },
-      },
-      { timeoutMs: 10_000 },
-    );
-    expect(tagsLeft.map((r) => r.generation_id)).toEqual(["rec-b"]);
-    expect(await counts(t, ["rec-a", "rec-b", "rec-c"])).toEqual({ "rec-a": 1, "rec-b": 1, "rec-c": 1 });
-    expect(await usageOf(t)).toBe(0.006);
-    await stop(s, t);
-  });
-
   it("a record-store commit that fails leaves nothing behind; the retry counts each record once", async () => {
     const dir = newDir();
     const s = await openStores(dir);

@@ -14,7 +14,6 @@ import {
 import { IngestLog } from "./ingest-log.js";
 import type { PreparedRows } from "./prepare-batch.js";
 import { recordAcceptance } from "./record-acceptance.js";
-import { recoverInflight } from "./recover-inflight.js";
 import { claimGenerationIds } from "./seen-repo.js";
 
 /*
@@ -78,13 +77,11 @@ class IngestBuffer {
   ) {}
 
   /**
-   * Opens the log once, settling what an earlier session left: in-flight markers of the previous
-   * ingest protocol, buffer rows already applied (a crash between the activity commit and their
+   * Opens the log once, settling what an earlier session left: buffer rows already applied (a crash between the activity commit and their
    * deletion), and payloads of batches no longer buffered (or never accepted).
    */
   private opened(): Promise<IngestLog> {
     this.opening ??= (async () => {
-      await recoverInflight(this.store.db, this.writer);
       await this.settleApplied();
       const log = IngestLog.open(this.writer.logDir);
       const buffered = await bufferedOf(this.store.db, this.writer.owner);

@@ -387,31 +387,6 @@ export async function openDuckDbActivityStore(opts: DuckDbStoreOptions): Promise
   /** Awaited by every read first (ExclusiveActivityWriter.beforeRead). */
   let readBarrier: ((organizationId?: string) => Promise<void>) | null = null;
 
-  async function discard(org: string, ids: readonly string[], minMs: number, maxMs: number): Promise<void> {
-    assertOpen();
-    if (ids.length === 0) return;
-    if (ids.some((id) => id.includes(ID_SEPARATOR))) throw new Error("discard: an id contains U+0001");
-    const values = {
-      org,
-      lo: tsValue(minMs),
-      hi: tsValue(maxMs),
-      ids: ids.join(ID_SEPARATOR),
-      sep: ID_SEPARATOR,
-    };
-    const types = { org: VARCHAR, lo: TIMESTAMP, hi: TIMESTAMP, ids: VARCHAR, sep: VARCHAR };
-    const where = (idColumn: string) =>
-      `WHERE organization_id = $org AND created_at BETWEEN $lo AND $hi
-         AND ${idColumn} IN (SELECT unnest(string_split($ids, $sep)))`;
-    await deleting(() =>
-      serialised(() =>
-        inWriterTransaction(async () => {
-          await writer.run(`DELETE FROM generations ${where("id")}`, values, types);
-          await writer.run(`DELETE FROM generation_tags ${where("generation_id")}`, values, types);
-        }),
-      ),
-    );
-  }
-
   const exclusive: ExclusiveActivityWriter = {
     owner:
       opts.path === ":memory:"
@@ -422,7 +397,6 @@ export async function openDuckDbActivityStore(opts: DuckDbStoreOptions): Promise
     apply,
     applied,
     forget,
-    discard,
     beforeRead: (barrier) => {
       readBarrier = barrier;
     },

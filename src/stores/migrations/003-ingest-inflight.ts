@@ -6,7 +6,7 @@ import type { DialectCaps } from "../dialect.js";
  * before the batch's activity rows are, and deleted in the record-store transaction that accepts
  * the batch. A row that outlives its batch (a crash or a failed commit in between) names the ids
  * whose activity rows may lack their record-store acceptance; recovery deletes those rows before
- * the next batch is written (see src/domain/ingest/inflight-repo.ts).
+ * the next batch is written. Replaced before any release by the ingest buffer (004); dropped by 005.
  */
 export function ingestInflight(_caps: DialectCaps) {
   return {
