@@ -5,8 +5,8 @@ import { buildApp } from "./http/app.js";
 import { loggerOptions } from "./http/logger.js";
 import { systemClock } from "./lib/clock.js";
 import { SecretBox, loadEncryptionKey } from "./lib/secret-box.js";
-import { drainIngestBuffer, startIngestBuffer } from "./domain/ingest/ingest-buffer.js";
-import { ingestPreparerFor } from "./domain/ingest/prepare-pool.js";
+import { drainIngestBuffer, startIngestBuffer } from "./domain/ingest/pipeline/ingest-buffer.js";
+import { ingestPreparerFor } from "./domain/ingest/workers/prepare-pool.js";
 import { openActivityStore } from "./stores/open-activity-store.js";
 import { openRecordStore } from "./stores/open-record-store.js";
 

@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import { loadConfig, type Config } from "../config/config.js";
-import { drainIngestBuffer, startIngestBuffer } from "../domain/ingest/ingest-buffer.js";
+import { drainIngestBuffer, startIngestBuffer } from "../domain/ingest/pipeline/ingest-buffer.js";
 import type { ActivityStore } from "../stores/activity-store.js";
 import { openActivityStore } from "../stores/open-activity-store.js";
 import { openRecordStore } from "../stores/open-record-store.js";

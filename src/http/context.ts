@@ -1,6 +1,6 @@
 import type { Redis } from "ioredis";
 import type { Config } from "../config/config.js";
-import type { BatchPreparer } from "../domain/ingest/batch-preparer.js";
+import type { BatchPreparer } from "../domain/ingest/pipeline/preparer-port.js";
 import type { Clock } from "../lib/clock.js";
 import type { SecretBox } from "../lib/secret-box.js";
 import type { ActivityStore } from "../stores/activity-store.js";

@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ActivityRow } from "../../src/activity/activity-row.js";
-import { drainIngestBuffer } from "../../src/domain/ingest/ingest-buffer.js";
+import { drainIngestBuffer } from "../../src/domain/ingest/pipeline/ingest-buffer.js";
 import { ingestGenerations } from "../../src/domain/ingest/ingest-generations.js";
 import { createKey } from "../../src/domain/keys/key-service.js";
 import { createOrganization } from "../../src/domain/organizations/create-organization.js";

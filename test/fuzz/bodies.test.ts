@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { accepts, partlyWrongBody, validFor } from "./helpers-arbitraries.js";
-import { MAX_RECORDS } from "../../src/domain/ingest/validate-generations.js";
+import { MAX_RECORDS } from "../../src/domain/ingest/records/validate-generations.js";
 import {
   FUZZ_STORES,
   fillPath,

@@ -1,7 +1,7 @@
 import type { Redis } from "ioredis";
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from "fastify";
 import { loadConfig, type Config } from "../../src/config/config.js";
-import type { BatchPreparer } from "../../src/domain/ingest/batch-preparer.js";
+import type { BatchPreparer } from "../../src/domain/ingest/pipeline/preparer-port.js";
 import { createOrganization } from "../../src/domain/organizations/create-organization.js";
 import { buildApp, type BuildOptions } from "../../src/http/app.js";
 import type { AppContext } from "../../src/http/context.js";

@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { readActivityVersion } from "../../src/domain/ingest/activity-version.js";
-import { readAppLabels, readUserLabels } from "../../src/domain/ingest/labels-repo.js";
+import { readActivityVersion } from "../../src/domain/ingest/repos/activity-version.js";
+import { readAppLabels, readUserLabels } from "../../src/domain/ingest/repos/labels-repo.js";
 import { createOrganization } from "../../src/domain/organizations/create-organization.js";
 import { hashKey } from "../../src/lib/ids.js";
-import type { BatchPreparer } from "../../src/domain/ingest/batch-preparer.js";
-import { startPreparePool } from "../../src/domain/ingest/prepare-pool.js";
+import type { BatchPreparer } from "../../src/domain/ingest/pipeline/preparer-port.js";
+import { startPreparePool } from "../../src/domain/ingest/workers/prepare-pool.js";
 import { makeTestApp, type TestApp } from "../helpers/app.js";
 import { activityRows, ingest, ndjson, wireRecord } from "./ingest-helpers.js";
 

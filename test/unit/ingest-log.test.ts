@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { open, type FileHandle } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, describe, expect, it, vi } from "vitest";
-import { IngestLog } from "../../src/domain/ingest/ingest-log.js";
+import { IngestLog } from "../../src/stores/duckdb/ingest-log.js";
 
 /*
  * The ingest log (payloads of accepted batches until they are in the activity store): what was

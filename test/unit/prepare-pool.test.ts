@@ -1,9 +1,14 @@
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
-import { inlinePreparer, type PreparedBatch, type Resolve } from "../../src/domain/ingest/batch-preparer.js";
+import {
+  inlinePreparer,
+  type PreparedBatch,
+  type Resolve,
+} from "../../src/domain/ingest/pipeline/preparer-port.js";
 import { DomainError } from "../../src/domain/errors.js";
-import type { IngestInput, KeyRef } from "../../src/domain/ingest/prepare-batch.js";
-import { startPreparePool } from "../../src/domain/ingest/prepare-pool.js";
+import type { KeyRef } from "../../src/domain/ingest/records/normalise-batch.js";
+import type { IngestInput } from "../../src/domain/ingest/records/read-body.js";
+import { startPreparePool } from "../../src/domain/ingest/workers/prepare-pool.js";
 
 /*
  * The worker pool against inline preparation: the same input gives the same answer (the prepared

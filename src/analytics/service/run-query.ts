@@ -1,5 +1,5 @@
 import { performance } from "node:perf_hooks";
-import { readActivityVersion } from "../../domain/ingest/activity-version.js";
+import { readActivityVersion } from "../../domain/ingest/repos/activity-version.js";
 import { DomainError, invalid } from "../../domain/errors.js";
 import type { Clock } from "../../lib/clock.js";
 import { ActivityTimeoutError, type ActivityStore, type BoundQuery } from "../../stores/activity-store.js";

@@ -1,7 +1,7 @@
 import type { Command } from "commander";
 import { ingestGenerations } from "../../domain/ingest/ingest-generations.js";
 import { createOrganization } from "../../domain/organizations/create-organization.js";
-import { MAX_RECORDS } from "../../domain/ingest/validate-generations.js";
+import { MAX_RECORDS } from "../../domain/ingest/records/validate-generations.js";
 import { systemClock } from "../../lib/clock.js";
 import { nanoToUsd, usdToNano } from "../../lib/money.js";
 import { parseTimestamp } from "../../lib/time.js";

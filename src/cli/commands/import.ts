@@ -2,7 +2,7 @@ import type { Command } from "commander";
 import { createReadStream, createWriteStream, type WriteStream } from "node:fs";
 import { stat } from "node:fs/promises";
 import { once } from "node:events";
-import { MAX_RECORDS } from "../../domain/ingest/validate-generations.js";
+import { MAX_RECORDS } from "../../domain/ingest/records/validate-generations.js";
 import { systemClock } from "../../lib/clock.js";
 import type { CliIo } from "../cli-io.js";
 import { describeLines, importLines, type ImportSummary } from "../import/import-lines.js";

@@ -1,4 +1,4 @@
-import { UnparsableLine } from "../../domain/ingest/validate-generations.js";
+import { UnparsableLine } from "../../domain/ingest/records/validate-generations.js";
 import type { LineChunk } from "./ndjson-lines.js";
 import { BatchRejected, SinkFailure, type BatchItem, type BatchSink } from "./sinks.js";
 

@@ -1,21 +1,23 @@
 import type { Clock } from "../../lib/clock.js";
 import type { ActivityStore } from "../../stores/activity-store.js";
 import type { Db, RecordStore } from "../../stores/record-store.js";
-import { inlinePreparer, type BatchPreparer } from "./batch-preparer.js";
-import { writeExclusive } from "./ingest-buffer.js";
-import { recordAcceptance } from "./record-acceptance.js";
+import { inlinePreparer, type BatchPreparer } from "./pipeline/preparer-port.js";
+import { writeExclusive } from "./pipeline/ingest-buffer.js";
+import { recordAcceptance } from "./pipeline/record-acceptance.js";
 import {
   acceptanceOf,
   checkRecords,
   normaliseBatch,
   tagsOf,
   type Batch,
-  type IngestInput,
   type KeyRef,
   type RefsNeeded,
   type ResolvedRefs,
-} from "./prepare-batch.js";
-import { claimGenerationIds } from "./seen-repo.js";
+} from "./records/normalise-batch.js";
+import type { IngestInput } from "./records/read-body.js";
+import { claimGenerationIds } from "./repos/seen-repo.js";
+
+export type { IngestInput };
 
 export interface IngestResult {
   accepted: number;

@@ -1,8 +1,8 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { DomainError } from "../../domain/errors.js";
 import { ingestGenerations } from "../../domain/ingest/ingest-generations.js";
-import type { IngestInput } from "../../domain/ingest/prepare-batch.js";
-import { MAX_RECORDS } from "../../domain/ingest/validate-generations.js";
+import type { IngestInput } from "../../domain/ingest/records/read-body.js";
+import { MAX_RECORDS } from "../../domain/ingest/records/validate-generations.js";
 import type { AppContext } from "../context.js";
 import { charsetProblem } from "../utf8-only.js";
 import { principal } from "../plugins/auth.js";

@@ -1,5 +1,5 @@
 import { Type } from "typebox";
-import { MAX_RECORDS } from "../../domain/ingest/validate-generations.js";
+import { MAX_RECORDS } from "../../domain/ingest/records/validate-generations.js";
 import { Nullable } from "./common.js";
 
 /**

@@ -1,7 +1,7 @@
 import { sql } from "kysely";
-import type { DialectCaps } from "../../stores/dialect.js";
-import type { Db } from "../../stores/record-store.js";
-import { jsonTexts } from "../../stores/sqlite/json-rows.js";
+import type { DialectCaps } from "../../../stores/dialect.js";
+import type { Db } from "../../../stores/record-store.js";
+import { jsonTexts } from "../../../stores/sqlite/json-rows.js";
 
 /** Ids per statement: 2 bound values each, well under SQLite's and PostgreSQL's limits. */
 const CHUNK = 2_000;

@@ -2,11 +2,11 @@ import {
   checkRecords,
   normaliseBatch,
   preparedRowsOf,
-  type IngestInput,
   type PreparedRows,
   type RefsNeeded,
   type ResolvedRefs,
-} from "./prepare-batch.js";
+} from "../records/normalise-batch.js";
+import type { IngestInput } from "../records/read-body.js";
 
 /** Looks up, in the record store, what a batch references. */
 export type Resolve = (refs: RefsNeeded) => Promise<ResolvedRefs>;

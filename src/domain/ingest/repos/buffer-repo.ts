@@ -1,4 +1,4 @@
-import type { Db } from "../../stores/record-store.js";
+import type { Db } from "../../../stores/record-store.js";
 
 /** A batch accepted but not yet in the activity store (migration 004). */
 export interface BufferedBatch {

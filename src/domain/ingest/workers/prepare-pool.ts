@@ -1,8 +1,9 @@
 import { Worker, type ResourceLimits } from "node:worker_threads";
-import type { ActivityStore } from "../../stores/activity-store.js";
-import { DomainError, type ErrorCode } from "../errors.js";
-import type { BatchPreparer, PreparedBatch } from "./batch-preparer.js";
-import type { IngestInput, PreparedRows, RefsNeeded, ResolvedRefs } from "./prepare-batch.js";
+import type { ActivityStore } from "../../../stores/activity-store.js";
+import { DomainError, type ErrorCode } from "../../errors.js";
+import type { BatchPreparer, PreparedBatch } from "../pipeline/preparer-port.js";
+import type { PreparedRows, RefsNeeded, ResolvedRefs } from "../records/normalise-batch.js";
+import type { IngestInput } from "../records/read-body.js";
 
 /*
  * Ingest's CPU-bound steps (parse, validate, normalise, tally, encode: ~10 ms per 1,000 records)

@@ -1,8 +1,8 @@
-import type { DialectCaps } from "../../stores/dialect.js";
-import type { Db } from "../../stores/record-store.js";
-import { addUsageTally, type CounterRow } from "../usage/ledger.js";
-import { bumpActivityVersion } from "./activity-version.js";
-import { upsertAppLabels, upsertUserLabels, type UserLabel } from "./labels-repo.js";
+import type { DialectCaps } from "../../../stores/dialect.js";
+import type { Db } from "../../../stores/record-store.js";
+import { addUsageTally, type CounterRow } from "../../usage/ledger.js";
+import { bumpActivityVersion } from "../repos/activity-version.js";
+import { upsertAppLabels, upsertUserLabels, type UserLabel } from "../repos/labels-repo.js";
 
 /** What the record store learns about accepted rows (PreparedRows carries it). */
 export interface Acceptance {

@@ -1,8 +1,8 @@
-import type { ExclusiveActivityWriter } from "../../stores/activity-store.js";
-import { encodedOf } from "../../stores/column-texts.js";
-import type { RecordStore } from "../../stores/record-store.js";
-import type { PreparedBatch } from "./batch-preparer.js";
-import { newId } from "../../lib/ids.js";
+import type { ExclusiveActivityWriter } from "../../../stores/activity-store.js";
+import { encodedOf } from "../../../stores/column-texts.js";
+import type { RecordStore } from "../../../stores/record-store.js";
+import type { PreparedBatch } from "./preparer-port.js";
+import { newId } from "../../../lib/ids.js";
 import {
   appendBuffer,
   bufferedOf,
@@ -10,11 +10,11 @@ import {
   hasBuffered,
   lastBuffered,
   readBuffer,
-} from "./buffer-repo.js";
-import { IngestLog } from "./ingest-log.js";
-import type { PreparedRows } from "./prepare-batch.js";
+} from "../repos/buffer-repo.js";
+import { IngestLog } from "../../../stores/duckdb/ingest-log.js";
+import type { PreparedRows } from "../records/normalise-batch.js";
 import { recordAcceptance } from "./record-acceptance.js";
-import { claimGenerationIds } from "./seen-repo.js";
+import { claimGenerationIds } from "../repos/seen-repo.js";
 
 /*
  * Ingest on a single-writer activity store (embedded DuckDB), through a buffer in the record store.

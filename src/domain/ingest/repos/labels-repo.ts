@@ -1,7 +1,7 @@
 import { sql } from "kysely";
-import type { DialectCaps } from "../../stores/dialect.js";
-import type { Db } from "../../stores/record-store.js";
-import { jsonRows } from "../../stores/sqlite/json-rows.js";
+import type { DialectCaps } from "../../../stores/dialect.js";
+import type { Db } from "../../../stores/record-store.js";
+import { jsonRows } from "../../../stores/sqlite/json-rows.js";
 
 /**
  * Labels of analytics dimensions whose values are ids: app titles and user names/emails. Ingest

@@ -1,5 +1,5 @@
-import type { Db } from "../../stores/record-store.js";
-import { toBigInt } from "../../lib/money.js";
+import type { Db } from "../../../stores/record-store.js";
+import { toBigInt } from "../../../lib/money.js";
 
 /**
  * A per-organization counter bumped in every ingest transaction that accepts at least one record.

@@ -1,12 +1,12 @@
 import { parentPort } from "node:worker_threads";
-import { DomainError } from "../errors.js";
+import { DomainError } from "../../errors.js";
 import {
   checkRecords,
   normaliseBatch,
   preparedRowsOf,
   type Batch,
   type CheckedRecords,
-} from "./prepare-batch.js";
+} from "../records/normalise-batch.js";
 import type { PoolReply, PoolRequest, WireError } from "./prepare-pool.js";
 
 /**

@@ -1,6 +1,6 @@
-import { UUID_RE, HASH_RE } from "../../lib/ids.js";
-import { MAX_USD, usdToNano } from "../../lib/money.js";
-import { parseTimestamp } from "../../lib/time.js";
+import { UUID_RE, HASH_RE } from "../../../lib/ids.js";
+import { MAX_USD, usdToNano } from "../../../lib/money.js";
+import { parseTimestamp } from "../../../lib/time.js";
 
 /** Records per request (spec/activity.md); more is 413. */
 export const MAX_RECORDS = 10_000;
