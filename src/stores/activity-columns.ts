@@ -1,11 +1,7 @@
 import { ACTIVITY_COLUMNS, type ActivityRow, type ClassificationRow } from "../activity/activity-row.js";
+import { DERIVED_COLUMNS, GENERATION_FIELDS, type ColumnKind } from "../activity/generation-fields.js";
 
-/**
- * Storage kinds of the activity tables, shared by every engine's DDL and inserter so that the
- * engines agree column by column. `created_at_ms` is stored as the timestamp column `created_at`.
- */
-export type ColumnKind =
-  "string" | "string?" | "timestamp" | "int64" | "int64?" | "bool" | "float64" | "float64?";
+export type { ColumnKind };
 
 export interface StorageColumn<Row> {
   /** Column name in storage. */
@@ -15,55 +11,37 @@ export interface StorageColumn<Row> {
   kind: ColumnKind;
 }
 
-const GENERATION_KINDS: Record<(typeof ACTIVITY_COLUMNS)[number], ColumnKind> = {
-  organization_id: "string",
-  id: "string",
-  created_at_ms: "timestamp",
-  api_key_id: "int64",
-  api_key_hash: "string",
-  workspace_id: "string?",
-  model: "string",
-  provider: "string",
-  variant: "string?",
-  app_id: "int64?",
-  user_id: "string?",
-  external_user: "string?",
-  origin: "string?",
-  country: "string?",
-  finish_reason: "string?",
-  context_length_bucket: "string",
-  tokens_prompt: "int64",
-  tokens_completion: "int64",
-  tokens_reasoning: "int64",
-  tokens_cached: "int64",
-  is_byok: "bool",
-  streamed: "bool",
-  cancelled: "bool",
-  response_cached: "bool",
-  guardrail_invoked: "bool",
-  usage_nano: "int64",
-  byok_usage_inference_nano: "int64",
-  usage_upstream_nano: "int64",
-  usage_cache_nano: "int64",
-  usage_data_nano: "int64",
-  usage_web_nano: "int64",
-  usage_upstream_web_nano: "int64",
-  usage_file_nano: "int64",
-  usage_upstream_file_nano: "int64",
-  usage_web_fetch_nano: "int64",
-  usage_upstream_web_fetch_nano: "int64",
-  latency_ms: "float64",
-  generation_time_ms: "float64?",
-  throughput: "float64?",
-};
+/**
+ * Storage kind of every column of `generations`, from the field table (wire columns) and its
+ * derived columns, so that every engine's DDL and inserter agree column by column.
+ */
+const GENERATION_KINDS = new Map<string, ColumnKind>([
+  ...GENERATION_FIELDS.flatMap((f) =>
+    "column" in f.target ? [[f.target.column, f.target.kind] as const] : [],
+  ),
+  ...Object.entries(DERIVED_COLUMNS),
+]);
+
+if (GENERATION_KINDS.size !== ACTIVITY_COLUMNS.length) {
+  throw new Error("the field table's columns and ACTIVITY_COLUMNS differ");
+}
+
+function kindOf(field: string): ColumnKind {
+  const kind = GENERATION_KINDS.get(field);
+  if (kind === undefined) throw new Error(`activity column ${field}: not in the field table`);
+  return kind;
+}
 
 const storageName = (field: string): string => (field === "created_at_ms" ? "created_at" : field);
 
-/** Columns of `generations`, in ACTIVITY_COLUMNS order. */
+/**
+ * Columns of `generations`, in ACTIVITY_COLUMNS order (the storage order of every engine's DDL;
+ * `created_at_ms` is stored as the timestamp column `created_at`).
+ */
 export const GENERATION_COLUMNS: readonly StorageColumn<ActivityRow>[] = ACTIVITY_COLUMNS.map((field) => ({
   name: storageName(field),
   field,
-  kind: GENERATION_KINDS[field],
+  kind: kindOf(field),
 }));
 
 /** Columns of `generation_tags`. */

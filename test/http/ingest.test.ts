@@ -157,6 +157,21 @@ for (const mode of MODES) {
         ["tokens_prompt negative", { tokens_prompt: -1 }, "tokens_prompt: must be an integer >= 0"],
         ["tokens_prompt string", { tokens_prompt: "10" }, "tokens_prompt: must be an integer >= 0"],
         ["tokens_completion missing", { tokens_completion: undefined }, "tokens_completion: is required"],
+        [
+          "tokens_prompt too large for an exact integer",
+          { tokens_prompt: 1152921504606846976 },
+          "tokens_prompt: must be at most 9007199254740991 (2^53 - 1, the largest integer kept exactly)",
+        ],
+        [
+          "app_id too large for an exact integer",
+          { app_id: 2 ** 53 },
+          "app_id: must be at most 9007199254740991 (2^53 - 1, the largest integer kept exactly)",
+        ],
+        [
+          "tokens_prompt largest exact integer",
+          { tokens_prompt: Number.MAX_SAFE_INTEGER, usage: "x" },
+          "usage: must be a number >= 0",
+        ],
         ["tokens_reasoning fraction", { tokens_reasoning: 0.5 }, "tokens_reasoning: must be an integer >= 0"],
         ["tokens_cached negative", { tokens_cached: -3 }, "tokens_cached: must be an integer >= 0"],
         ["is_byok", { is_byok: 1 }, "is_byok: must be a boolean"],
