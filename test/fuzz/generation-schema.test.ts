@@ -203,11 +203,11 @@ describe("the published generation record schema and the ingest validator", () =
         if (bySchema) valid += 1;
         else invalid += 1;
       }),
-      { numRuns: 3_000 },
+      { numRuns: 1_000 },
     );
     // Both sides of the question were asked often.
-    expect(valid).toBeGreaterThan(300);
-    expect(invalid).toBeGreaterThan(300);
+    expect(valid).toBeGreaterThan(100);
+    expect(invalid).toBeGreaterThan(100);
   });
 
   it("agree on values that are not records", () => {
