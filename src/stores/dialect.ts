@@ -10,6 +10,16 @@ export interface DialectCaps {
   autoIncrementType: "integer" | "bigserial";
   /** Column type of a double-precision float. */
   floatType: "real" | "double precision";
+  /**
+   * Many rows go into one statement as a single JSON text parameter (json_each), not as a
+   * multi-row VALUES list: on SQLite binding thousands of values costs more than parsing one text.
+   */
+  bulkRowsAsJson: boolean;
+  /**
+   * A commit is on disk when it returns (PostgreSQL; SQLite runs with synchronous=NORMAL), so
+   * files written before it (the ingest log) are synced too.
+   */
+  syncsCommits: boolean;
 }
 
 export const SQLITE_CAPS: DialectCaps = {
@@ -17,6 +27,8 @@ export const SQLITE_CAPS: DialectCaps = {
   supportsForUpdate: false,
   autoIncrementType: "integer",
   floatType: "real",
+  bulkRowsAsJson: true,
+  syncsCommits: false,
 };
 
 export const POSTGRES_CAPS: DialectCaps = {
@@ -24,4 +36,6 @@ export const POSTGRES_CAPS: DialectCaps = {
   supportsForUpdate: true,
   autoIncrementType: "bigserial",
   floatType: "double precision",
+  bulkRowsAsJson: false,
+  syncsCommits: true,
 };

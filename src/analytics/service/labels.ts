@@ -1,3 +1,4 @@
+import { flatMapChunks } from "../../lib/chunks.js";
 import type { Db } from "../../stores/record-store.js";
 import type { LabelKind } from "../model/dimensions.js";
 import { aliasOf } from "../plan/columns.js";
@@ -15,11 +16,8 @@ export type LabelMaps = Partial<Record<Exclude<LabelKind, "none">, Map<string, L
 
 const CHUNK = 500;
 
-async function lookup<R>(ids: readonly string[], fn: (chunk: string[]) => Promise<R[]>): Promise<R[]> {
-  const out: R[] = [];
-  for (let i = 0; i < ids.length; i += CHUNK) out.push(...(await fn(ids.slice(i, i + CHUNK))));
-  return out;
-}
+const lookup = <R>(ids: readonly string[], fn: (chunk: string[]) => Promise<readonly R[]>): Promise<R[]> =>
+  flatMapChunks(ids, CHUNK, fn);
 
 /**
  * Labels of the ids in the result rows, read from the record store: key names, workspace names

@@ -1,14 +1,12 @@
+import { flatMapChunks } from "../../lib/chunks.js";
 import { HASH_RE } from "../../lib/ids.js";
 import type { Db } from "../../stores/record-store.js";
 import type { Plan, PlanFilter } from "../plan/plan.js";
 
 const CHUNK = 500;
 
-async function chunked<T, R>(items: readonly T[], fn: (chunk: T[]) => Promise<R[]>): Promise<R[]> {
-  const out: R[] = [];
-  for (let i = 0; i < items.length; i += CHUNK) out.push(...(await fn(items.slice(i, i + CHUNK))));
-  return out;
-}
+const chunked = <T, R>(items: readonly T[], fn: (chunk: T[]) => Promise<readonly R[]>): Promise<R[]> =>
+  flatMapChunks(items, CHUNK, fn);
 
 /** Key references (numeric id or 64-hex hash) → the organization's numeric key ids (deleted keys too: history). */
 async function keyIds(db: Db, organizationId: string, refs: readonly (string | number)[]) {

@@ -16,6 +16,8 @@ import {
 } from "./records/normalise-batch.js";
 import type { IngestInput } from "./records/read-body.js";
 import { claimGenerationIds } from "./repos/seen-repo.js";
+import { keysByHashes } from "../keys/key-repo.js";
+import { findDefaultWorkspace, workspaceIdsIn } from "../workspaces/workspace-repo.js";
 
 export type { IngestInput };
 
@@ -24,8 +26,6 @@ export interface IngestResult {
   duplicates: number;
 }
 
-const LOOKUP_CHUNK = 1_000;
-
 /** The organization's keys among the given hashes (deleted keys included: late activity counts). */
 async function keysByHash(
   db: Db,
@@ -33,43 +33,10 @@ async function keysByHash(
   hashes: readonly string[],
 ): Promise<Map<string, KeyRef>> {
   const out = new Map<string, KeyRef>();
-  for (let i = 0; i < hashes.length; i += LOOKUP_CHUNK) {
-    const rows = await db
-      .selectFrom("api_keys")
-      .select(["id", "hash", "workspace_id", "creator_user_id"])
-      .where("organization_id", "=", organizationId)
-      .where("hash", "in", hashes.slice(i, i + LOOKUP_CHUNK))
-      .execute();
-    for (const r of rows) {
-      out.set(r.hash, { id: Number(r.id), workspaceId: r.workspace_id, creatorUserId: r.creator_user_id });
-    }
+  for (const r of await keysByHashes(db, organizationId, hashes)) {
+    out.set(r.hash, { id: Number(r.id), workspaceId: r.workspace_id, creatorUserId: r.creator_user_id });
   }
   return out;
-}
-
-async function workspacesOf(db: Db, organizationId: string, ids: readonly string[]): Promise<Set<string>> {
-  const out = new Set<string>();
-  for (let i = 0; i < ids.length; i += LOOKUP_CHUNK) {
-    const rows = await db
-      .selectFrom("workspaces")
-      .select("id")
-      .where("organization_id", "=", organizationId)
-      .where("id", "in", ids.slice(i, i + LOOKUP_CHUNK))
-      .execute();
-    for (const r of rows) out.add(r.id);
-  }
-  return out;
-}
-
-async function defaultWorkspace(db: Db, organizationId: string): Promise<string | null> {
-  const row = await db
-    .selectFrom("workspaces")
-    .select("id")
-    .where("organization_id", "=", organizationId)
-    .where("is_default", "=", 1)
-    .where("deleted_at", "is", null)
-    .executeTakeFirst();
-  return row?.id ?? null;
 }
 
 /**
@@ -114,7 +81,7 @@ const cachedKeys = (store: RecordStore, organizationId: string, hashes: readonly
 
 const cachedWorkspaces = (store: RecordStore, organizationId: string, ids: readonly string[]) =>
   remembered(workspaceCache, store, organizationId, ids, async (db, org, missing) => {
-    const found = await workspacesOf(db, org, missing);
+    const found = await workspaceIdsIn(db, org, missing);
     return new Map([...found].map((id) => [id, true as const]));
   });
 
@@ -129,7 +96,9 @@ async function resolveRefs(
     refs.workspaceIds.length > 0
       ? new Set((await cachedWorkspaces(store, organizationId, refs.workspaceIds)).keys())
       : new Set<string>();
-  const legacyWorkspace = refs.legacy ? await defaultWorkspace(store.db, organizationId) : null;
+  const legacyWorkspace = refs.legacy
+    ? ((await findDefaultWorkspace(store.db, organizationId))?.id ?? null)
+    : null;
   return { keys, workspaces, legacyWorkspace };
 }
 

@@ -1,3 +1,4 @@
+import { flatMapChunks } from "../../lib/chunks.js";
 import type { Selectable, Updateable } from "kysely";
 import type { Db } from "../../stores/record-store.js";
 import type { ApiKeysTable } from "../../stores/schema.js";
@@ -143,4 +144,26 @@ export async function softDeleteOrdinaryKey(
     .where("deleted_at", "is", null)
     .executeTakeFirst();
   return res.numUpdatedRows > 0n;
+}
+
+/** Keys per lookup statement (bound values stay far under each engine's limit). */
+const LOOKUP_CHUNK = 1_000;
+
+/**
+ * The organization's keys among the given hashes, deleted keys included (late activity still
+ * counts): id, workspace and creator of each.
+ */
+export function keysByHashes(
+  db: Db,
+  organizationId: string,
+  hashes: readonly string[],
+): Promise<Pick<KeyRow, "id" | "hash" | "workspace_id" | "creator_user_id">[]> {
+  return flatMapChunks(hashes, LOOKUP_CHUNK, (chunk) =>
+    db
+      .selectFrom("api_keys")
+      .select(["id", "hash", "workspace_id", "creator_user_id"])
+      .where("organization_id", "=", organizationId)
+      .where("hash", "in", chunk)
+      .execute(),
+  );
 }

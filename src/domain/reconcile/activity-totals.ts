@@ -1,5 +1,8 @@
 import type { ActivityStore, BoundQuery } from "../../stores/activity-store.js";
+import { DIALECTS } from "../../analytics/emit/compile.js";
 import { toBigInt } from "../../lib/money.js";
+
+const DAY_MS = 86_400_000;
 
 /** Usage of one key, one workspace value (null = legacy activity) and one UTC day, from the activity store. */
 export interface ActivityDayTotal {
@@ -18,20 +21,15 @@ export interface ActivityDayTotal {
  * enough to recompute all of them.
  */
 export function activityTotalsQuery(dialect: ActivityStore["dialect"], organizationId: string): BoundQuery {
-  const sql =
-    dialect === "duckdb"
-      ? `SELECT api_key_hash, workspace_id, epoch_ms(created_at) // 86400000 AS day,
-       sum(usage_nano) AS usage, sum(byok_usage_inference_nano) AS byok, count(*) AS records
+  // Printed by the analytics SQL dialects (placeholders, day buckets, aggregates): no engine names here.
+  const d = DIALECTS[dialect];
+  const sql = `SELECT api_key_hash, workspace_id, ${d.bucket("day", "created_at")} AS day_ms,
+       ${d.sum("usage_nano", null)} AS usage, ${d.sum("byok_usage_inference_nano", null)} AS byok,
+       ${d.count(null)} AS records
 FROM generations
-WHERE organization_id = $org
-GROUP BY api_key_hash, workspace_id, day
-ORDER BY api_key_hash, workspace_id, day`
-      : `SELECT api_key_hash, workspace_id, intDiv(toUnixTimestamp64Milli(created_at), 86400000) AS day,
-       sum(usage_nano) AS usage, sum(byok_usage_inference_nano) AS byok, count() AS records
-FROM generations
-WHERE organization_id = {org:String}
-GROUP BY api_key_hash, workspace_id, day
-ORDER BY api_key_hash, workspace_id, day`;
+WHERE organization_id = ${d.param("org", "String")}
+GROUP BY api_key_hash, workspace_id, day_ms
+ORDER BY api_key_hash, workspace_id, day_ms`;
   return { sql, params: { org: organizationId } };
 }
 
@@ -44,7 +42,7 @@ export async function readActivityTotals(
   return rows.map((r) => ({
     keyHash: r.api_key_hash as string,
     workspaceId: (r.workspace_id as string | null) ?? null,
-    day: Number(r.day),
+    day: Math.floor(Number(r.day_ms) / DAY_MS),
     usage: toBigInt(r.usage as bigint),
     byok: toBigInt(r.byok as bigint),
     records: Number(r.records),

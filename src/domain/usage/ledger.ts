@@ -1,3 +1,4 @@
+import { chunksOf } from "../../lib/chunks.js";
 import type { Db } from "../../stores/record-store.js";
 import { sql } from "kysely";
 import { toBigInt } from "../../lib/money.js";
@@ -180,20 +181,19 @@ export async function addUsageTally(
 ): Promise<void> {
   const rows = tally instanceof UsageTally ? tally.rows() : tally;
   if (rows.length === 0) return;
-  const json =
-    caps?.name === "sqlite"
-      ? jsonRows(
-          rows.map((r) => [
-            r.scope,
-            r.scope_id,
-            r.window,
-            r.window_index,
-            r.organization_id,
-            r.usage_nano,
-            r.byok_nano,
-          ]),
-        )
-      : null;
+  const json = caps?.bulkRowsAsJson
+    ? jsonRows(
+        rows.map((r) => [
+          r.scope,
+          r.scope_id,
+          r.window,
+          r.window_index,
+          r.organization_id,
+          r.usage_nano,
+          r.byok_nano,
+        ]),
+      )
+    : null;
   if (json !== null) {
     await sql`
       INSERT INTO usage_counters (scope, scope_id, "window", window_index, organization_id, usage_nano, byok_nano)
@@ -204,10 +204,10 @@ export async function addUsageTally(
         byok_nano = usage_counters.byok_nano + excluded.byok_nano`.execute(db);
     return;
   }
-  for (let i = 0; i < rows.length; i += 500) {
+  for (const chunk of chunksOf(rows, 500)) {
     await db
       .insertInto("usage_counters")
-      .values(rows.slice(i, i + 500))
+      .values(chunk)
       .onConflict((oc) =>
         oc.columns(["scope", "scope_id", "window", "window_index"]).doUpdateSet((eb) => ({
           usage_nano: eb("usage_counters.usage_nano", "+", eb.ref("excluded.usage_nano")),

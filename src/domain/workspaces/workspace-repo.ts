@@ -1,3 +1,4 @@
+import { flatMapChunks } from "../../lib/chunks.js";
 import type { Selectable, Updateable } from "kysely";
 import { newId } from "../../lib/ids.js";
 import type { Db } from "../../stores/record-store.js";
@@ -121,4 +122,24 @@ export async function slugInUse(
 export function isUniqueViolation(err: unknown): boolean {
   const code = (err as { code?: unknown } | null)?.code;
   return code === "23505" || code === "SQLITE_CONSTRAINT_UNIQUE";
+}
+
+/** Ids per lookup statement (bound values stay far under each engine's limit). */
+const LOOKUP_CHUNK = 1_000;
+
+/** Which of the ids are workspaces of the organization (deleted ones included: ids are never reused). */
+export async function workspaceIdsIn(
+  db: Db,
+  organizationId: string,
+  ids: readonly string[],
+): Promise<Set<string>> {
+  const rows = await flatMapChunks(ids, LOOKUP_CHUNK, (chunk) =>
+    db
+      .selectFrom("workspaces")
+      .select("id")
+      .where("organization_id", "=", organizationId)
+      .where("id", "in", chunk)
+      .execute(),
+  );
+  return new Set(rows.map((r) => r.id));
 }

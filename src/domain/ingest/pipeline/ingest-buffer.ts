@@ -143,7 +143,7 @@ class IngestBuffer {
         token = newId();
         // On disk before the row naming it commits (synced too when the record store syncs its
         // commits: PostgreSQL; SQLite runs with synchronous=NORMAL).
-        await log.append(token, fresh.payload, store.caps.name !== "sqlite");
+        await log.append(token, fresh.payload, store.caps.syncsCommits);
         await appendBuffer(trx, { owner: writer.owner, organizationId, rowCount: fresh.ids.length, token });
         return fresh.ids.length;
       });

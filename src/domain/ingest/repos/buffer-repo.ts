@@ -1,3 +1,4 @@
+import { chunksOf } from "../../../lib/chunks.js";
 import type { Db } from "../../../stores/record-store.js";
 
 /** A batch accepted but not yet in the activity store (migration 004). */
@@ -86,10 +87,7 @@ export async function lastBuffered(db: Db, owner: string, organizationId?: strin
 const CHUNK = 1_000;
 
 export async function deleteBuffered(db: Db, seqs: readonly number[]): Promise<void> {
-  for (let i = 0; i < seqs.length; i += CHUNK) {
-    await db
-      .deleteFrom("ingest_buffer")
-      .where("seq", "in", seqs.slice(i, i + CHUNK))
-      .execute();
+  for (const chunk of chunksOf(seqs, CHUNK)) {
+    await db.deleteFrom("ingest_buffer").where("seq", "in", chunk).execute();
   }
 }

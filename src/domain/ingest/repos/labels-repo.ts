@@ -1,3 +1,4 @@
+import { chunksOf } from "../../../lib/chunks.js";
 import { sql } from "kysely";
 import type { DialectCaps } from "../../../stores/dialect.js";
 import type { Db } from "../../../stores/record-store.js";
@@ -25,7 +26,7 @@ export async function upsertAppLabels(
   titles: ReadonlyMap<number, string>,
   caps?: DialectCaps,
 ): Promise<void> {
-  const json = caps?.name === "sqlite" ? jsonRows([...titles]) : null;
+  const json = caps?.bulkRowsAsJson ? jsonRows([...titles]) : null;
   if (json !== null) {
     await sql`
       INSERT INTO app_labels (organization_id, app_id, title)
@@ -38,10 +39,10 @@ export async function upsertAppLabels(
     app_id: appId,
     title,
   }));
-  for (let i = 0; i < rows.length; i += CHUNK) {
+  for (const chunk of chunksOf(rows, CHUNK)) {
     await db
       .insertInto("app_labels")
-      .values(rows.slice(i, i + CHUNK))
+      .values(chunk)
       .onConflict((oc) =>
         oc.columns(["organization_id", "app_id"]).doUpdateSet((eb) => ({ title: eb.ref("excluded.title") })),
       )
@@ -56,7 +57,7 @@ export async function upsertUserLabels(
   labels: ReadonlyMap<string, UserLabel>,
   caps?: DialectCaps,
 ): Promise<void> {
-  const json = caps?.name === "sqlite" ? jsonRows([...labels].map(([id, l]) => [id, l.name, l.email])) : null;
+  const json = caps?.bulkRowsAsJson ? jsonRows([...labels].map(([id, l]) => [id, l.name, l.email])) : null;
   if (json !== null) {
     await sql`
       INSERT INTO user_labels (organization_id, user_id, name, email)
@@ -72,10 +73,10 @@ export async function upsertUserLabels(
     name: l.name,
     email: l.email,
   }));
-  for (let i = 0; i < rows.length; i += CHUNK) {
+  for (const chunk of chunksOf(rows, CHUNK)) {
     await db
       .insertInto("user_labels")
-      .values(rows.slice(i, i + CHUNK))
+      .values(chunk)
       .onConflict((oc) =>
         oc.columns(["organization_id", "user_id"]).doUpdateSet((eb) => ({
           name: eb.fn.coalesce(eb.ref("excluded.name"), eb.ref("user_labels.name")),

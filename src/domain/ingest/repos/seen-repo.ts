@@ -1,3 +1,4 @@
+import { chunksOf } from "../../../lib/chunks.js";
 import { sql } from "kysely";
 import type { DialectCaps } from "../../../stores/dialect.js";
 import type { Db } from "../../../stores/record-store.js";
@@ -19,7 +20,7 @@ export async function claimGenerationIds(
   caps?: DialectCaps,
 ): Promise<Set<string>> {
   const claimed = new Set<string>();
-  const list = caps?.name === "sqlite" && ids.length > 0 ? jsonTexts(ids) : null;
+  const list = caps?.bulkRowsAsJson && ids.length > 0 ? jsonTexts(ids) : null;
   if (list !== null) {
     const { rows } = await sql<{ id: string }>`
       INSERT INTO generations_seen (organization_id, id)
@@ -29,10 +30,10 @@ export async function claimGenerationIds(
     for (const r of rows) claimed.add(r.id);
     return claimed;
   }
-  for (let i = 0; i < ids.length; i += CHUNK) {
+  for (const chunk of chunksOf(ids, CHUNK)) {
     const rows = await db
       .insertInto("generations_seen")
-      .values(ids.slice(i, i + CHUNK).map((id) => ({ organization_id: organizationId, id })))
+      .values(chunk.map((id) => ({ organization_id: organizationId, id })))
       .onConflict((oc) => oc.columns(["organization_id", "id"]).doNothing())
       .returning("id")
       .execute();
