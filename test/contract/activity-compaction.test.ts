@@ -8,7 +8,7 @@ import { buildPlan } from "../../src/analytics/plan/build-plan.js";
 import type { QueryRequest } from "../../src/analytics/plan/query-request.js";
 import type { ExclusiveActivityWriter } from "../../src/stores/activity-store.js";
 import { openDuckDbActivityStore, type DuckDbActivityStore } from "../../src/stores/duckdb/duckdb-store.js";
-import { activityRow, applyRows, tagOf } from "../helpers/activity-stores.js";
+import { activityRow, applyRows } from "../helpers/activity-stores.js";
 
 /**
  * Compaction of the embedded activity store (src/stores/duckdb/duckdb-compaction.ts): sealed rows

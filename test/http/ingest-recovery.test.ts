@@ -4,15 +4,11 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { drainIngestBuffer, startIngestBuffer } from "../../src/domain/ingest/pipeline/ingest-buffer.js";
 import { createOrganization } from "../../src/domain/organizations/create-organization.js";
-import { toRow } from "../../src/domain/ingest/records/normalise-batch.js";
-import { parseRecords, Problems } from "../../src/domain/ingest/records/validate-generations.js";
-import { hashKey } from "../../src/lib/ids.js";
 import { nanoToUsd } from "../../src/lib/money.js";
 import type { ActivityStore, ExclusiveActivityWriter } from "../../src/stores/activity-store.js";
 import { openDuckDbActivityStore } from "../../src/stores/duckdb/duckdb-store.js";
 import type { RecordStore } from "../../src/stores/record-store.js";
 import { openSqliteStore } from "../../src/stores/sqlite/open-sqlite.js";
-import { applyRows } from "../helpers/activity-stores.js";
 import { makeTestApp, type TestApp } from "../helpers/app.js";
 import { ingest, wireRecord } from "./ingest-helpers.js";
 
@@ -374,5 +370,3 @@ describe("ingest recovery on the embedded store (SQLite + DuckDB files)", () => 
     await stop(s, t);
   });
 });
-
-const tag = { classifier_id: "33333333-3333-4333-8333-333333333333", dimension_name: "topic", value: "x" };

@@ -65,7 +65,7 @@ export async function openDuckDbActivityStore(opts: DuckDbStoreOptions): Promise
     dialect: "duckdb",
     insert: (rows, tags) => serialised(() => writer.insert(rows, tags)),
     exclusive: writer.exclusive,
-    query: duckDbQuery(conns, writer.readBarrier),
+    query: duckDbQuery(conns, () => writer.readBarrier()),
     ping: async () => {
       const conn = await conns.acquire();
       try {
