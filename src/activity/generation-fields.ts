@@ -119,11 +119,7 @@ const label = (wire: "app_title" | "user_name" | "user_email", description: stri
   description,
 });
 
-const count = (
-  wire: ColumnName,
-  required: boolean,
-  description: string,
-): GenerationField => ({
+const count = (wire: ColumnName, required: boolean, description: string): GenerationField => ({
   wire,
   required,
   check: { type: "integer", min: 0 },

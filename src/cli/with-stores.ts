@@ -71,7 +71,7 @@ export async function withStores<T>(
   }
   try {
     // Batches a server accepted and did not write to the embedded store yet are written first, and
-    // what this command accepts is written before it exits (src/domain/ingest/ingest-buffer.ts).
+    // what this command accepts is written before it exits (src/domain/ingest/pipeline/ingest-buffer.ts).
     if (activity.exclusive) await startIngestBuffer(store, activity.exclusive);
     try {
       return await fn({ config, store, activity });

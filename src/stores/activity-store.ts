@@ -63,7 +63,7 @@ export interface ActivityStore {
   /**
    * Present when one process alone writes this store (embedded DuckDB: the file is locked): the
    * ingest path that accepts batches into a buffer in the record store and writes them here in
-   * larger transactions (src/domain/ingest/ingest-buffer.ts). Absent on ClickHouse.
+   * larger transactions (src/domain/ingest/pipeline/ingest-buffer.ts). Absent on ClickHouse.
    */
   readonly exclusive?: ExclusiveActivityWriter;
 }

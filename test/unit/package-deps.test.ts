@@ -18,7 +18,7 @@ const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as {
 const DEV_ONLY_FILES: Record<string, string> = {
   // Loaded only when the ingest pool runs from TypeScript sources (tsx, vitest); compiled, the
   // pool starts prepare-worker.js directly.
-  "src/domain/ingest/prepare-worker-boot.mjs": "tsx",
+  "src/domain/ingest/workers/prepare-worker-boot.mjs": "tsx",
   // The in-process ClickHouse adapter of the test suites; no production module imports it.
   "src/stores/clickhouse/chdb-store.ts": "chdb",
 };

@@ -23,6 +23,6 @@ const table = (name: string, cols: readonly StorageColumn<never>[]): string =>
 export const DUCKDB_DDL: readonly string[] = [
   table("generations", GENERATION_COLUMNS),
   table("generation_tags", TAG_COLUMNS),
-  // Record-store buffer rows already written here (src/domain/ingest/ingest-buffer.ts).
+  // Record-store buffer rows already written here (src/domain/ingest/pipeline/ingest-buffer.ts).
   "CREATE TABLE IF NOT EXISTS ingest_applied (seq BIGINT NOT NULL)",
 ];
