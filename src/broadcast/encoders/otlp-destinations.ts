@@ -20,6 +20,7 @@ export const OTLP_ENCODERS = {
     url: (c) => field("webhook", c, "url"),
     method: (c) => (field("webhook", c, "method") === "PUT" ? "PUT" : "POST"),
     headers: (c) => headersFor(c, {}),
+    batchIdHeader: "webhook-id",
   }),
   /** Grafana Cloud's OTLP gateway: Basic instanceId:apiKey. */
   grafana: otlpEncoder({

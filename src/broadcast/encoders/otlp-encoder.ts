@@ -1,7 +1,12 @@
 import type { DestinationConfig } from "../../domain/destinations/validate-config.js";
-import type { DestinationEncoder, EncodedRequest } from "./encoder.js";
+import type { BroadcastGeneration, DestinationEncoder, EncodedRequest } from "./encoder.js";
 import { DEFAULT_OTLP_OPTIONS, EMPTY_OTLP_JSON, otlpTraceJson, type OtlpOptions } from "./otlp-json.js";
+import { sha256Hex } from "./ids.js";
 import { splitBySize } from "./split-by-size.js";
+
+/** `msg_` + a hash of the batch's generation ids: the same batch always has the same id. */
+export const batchId = (batch: readonly BroadcastGeneration[]): string =>
+  `msg_${sha256Hex(batch.map((g) => g.id).join("\n")).slice(0, 32)}`;
 
 /** How one OTLP destination type differs from the others: where, how authenticated, what extra. */
 export interface OtlpTarget {
@@ -12,6 +17,8 @@ export interface OtlpTarget {
   /** Attribute options; may depend on the config (Arize's project is `modelId`). */
   options?(config: DestinationConfig): Partial<OtlpOptions>;
   maxBatch?: number;
+  /** A header naming the batch deterministically (the webhook's `webhook-id`), for receiver dedup. */
+  batchIdHeader?: string;
   /** Largest body per request; bigger batches are split (New Relic accepts 1 MB). */
   maxBytes?: number;
 }
