@@ -44,7 +44,9 @@ export function otlpEncoder(target: OtlpTarget): DestinationEncoder<DestinationC
       const options: OtlpOptions = { ...DEFAULT_OTLP_OPTIONS, ...target.options?.(config) };
       return splitBySize(batch, target.maxBytes ?? OTLP_MAX_BYTES, (part) =>
         otlpTraceJson(part, options),
-      ).map(({ body }) => request(config, body));
+      ).map(({ part, body }) =>
+        request(config, body, target.batchIdHeader ? { [target.batchIdHeader]: batchId(part) } : {}),
+      );
     },
     testRequest: (config) => request(config, EMPTY_OTLP_JSON, { "x-test-connection": "true" }),
   };
