@@ -168,7 +168,7 @@ describe("OTLP specifics", () => {
     const gen = spans.find((s) => s.attrs["gen_ai.response.id"] === "gen-a")!;
     expect(wrapper.span.parentSpanId).toBe(parent);
     expect(gen.span.parentSpanId).toBe(wrapper.span.spanId);
-    expect(new Set(spans.map((s) => s.span.traceId)).size).toBe(1);
+    expect(new Set(spans.map((s): string => String(s.span.traceId))).size).toBe(1);
   });
 
   it("a 32-hex client trace id is used as the OTLP trace id", () => {
@@ -185,7 +185,7 @@ describe("OTLP specifics", () => {
     const [gen] = spansOf(decodeOtlpJson(body).message);
     const lengths = Object.values(gen!.attrs)
       .filter((v) => typeof v === "string")
-      .map((v) => (v as string).length);
+      .map((v) => (v).length);
     expect(Math.max(...lengths)).toBe(4095);
   });
 

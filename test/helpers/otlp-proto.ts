@@ -9,8 +9,8 @@ import { createRequire } from "node:module";
  * wrong type, does not survive the round trip and fails the check.
  */
 const require = createRequire(import.meta.url);
-// eslint-disable-next-line @typescript-eslint/no-require-imports -- a generated CommonJS module without ESM entry
-const root = require("otlp-proto-definitions/build/src/generated/root.js") as any;
+ 
+const root = require("otlp-proto-definitions/build/src/generated/root.js");
 const Request = root.opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest;
 
 const ID_FIELDS = new Set(["traceId", "spanId", "parentSpanId"]);
@@ -82,4 +82,4 @@ function anyValue(v: any): unknown {
 }
 
 export const attrRecord = (kvs: any[]): Record<string, unknown> =>
-  Object.fromEntries(kvs.map((kv) => [kv.key, anyValue(kv.value)]));
+  Object.fromEntries(kvs.map((kv): [string, unknown] => [String(kv.key), anyValue(kv.value)]));
