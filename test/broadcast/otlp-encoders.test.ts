@@ -185,7 +185,7 @@ describe("OTLP specifics", () => {
     const [gen] = spansOf(decodeOtlpJson(body).message);
     const lengths = Object.values(gen!.attrs)
       .filter((v) => typeof v === "string")
-      .map((v) => (v).length);
+      .map((v) => v.length);
     expect(Math.max(...lengths)).toBe(4095);
   });
 

@@ -125,7 +125,12 @@ export async function signS3(
       ...(u.port !== "" ? { port: Number(u.port) } : {}),
       path: u.pathname,
       query: Object.fromEntries(u.searchParams),
-      headers: { ...request.headers, host: u.host },
+      // S3 needs Content-Length on PutObject; signing it pins the body size too.
+      headers: {
+        ...request.headers,
+        host: u.host,
+        "content-length": String(Buffer.byteLength(request.body)),
+      },
       body: request.body,
     },
     { signingDate: now },
