@@ -5,6 +5,12 @@ import { startCaptureServer } from "../helpers/capture-server.js";
 import { bareGeneration, privateGeneration, sampleGeneration } from "../helpers/broadcast-generations.js";
 import { configFor, planted } from "../helpers/destination-configs.js";
 import { decodeOtlpJson, spansOf } from "../helpers/otlp-proto.js";
+import { LANGFUSE_GENERATION_ATTRIBUTES, NUMBER_MAP } from "./schemas/langfuse-otel-attributes.js";
+import { Ajv } from "ajv";
+import addFormatsModule from "ajv-formats";
+
+const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
+const ajv = addFormats(new Ajv({ allErrors: true, strict: false }));
 
 const basic = (user: string, pass: string): string =>
   `Basic ${Buffer.from(`${user}:${pass}`).toString("base64")}`;
@@ -223,5 +229,25 @@ describe("OTLP specifics", () => {
     expect(a.headers["webhook-id"]).toMatch(/^msg_[0-9a-f]{32}$/);
     expect(b.headers["webhook-id"]).toBe(a.headers["webhook-id"]);
     expect(c.headers["webhook-id"]).not.toBe(a.headers["webhook-id"]);
+  });
+});
+
+describe("Langfuse (OTLP endpoint)", () => {
+  it("the generation span carries Langfuse's documented langfuse.* directives with valid values", () => {
+    const body = encoderFor("langfuse").encode([sampleGeneration()], configFor("langfuse"))[0]!.body;
+    const decoded = decodeOtlpJson(body);
+    expect(decoded.roundTrip).toEqual(decoded.input);
+    const [gen, attempt] = spansOf(decoded.message);
+    const validate = ajv.compile(LANGFUSE_GENERATION_ATTRIBUTES);
+    expect(validate(gen!.attrs), ajv.errorsText(validate.errors)).toBe(true);
+    expect(gen!.attrs["langfuse.observation.type"]).toBe("generation");
+    const numbers = ajv.compile(NUMBER_MAP);
+    const usage = JSON.parse(String(gen!.attrs["langfuse.observation.usage_details"]));
+    const cost = JSON.parse(String(gen!.attrs["langfuse.observation.cost_details"]));
+    expect(numbers(usage) && numbers(cost)).toBe(true);
+    expect(usage).toMatchObject({ input: 120, output: 45, total: 165 });
+    expect(cost).toEqual({ input: 0.0003, output: 0.000465, total: 0.000765 });
+    expect(attempt!.attrs["langfuse.observation.type"]).toBe("span");
+    expect(attempt!.attrs["langfuse.observation.level"]).toBe("ERROR");
   });
 });
