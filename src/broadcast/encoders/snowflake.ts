@@ -36,10 +36,13 @@ export const snowflakeTableName = (c: DestinationConfig): string =>
 export const snowflakeCreateTable = (c: DestinationConfig): string =>
   `CREATE TABLE IF NOT EXISTS ${snowflakeTableName(c)} (${WAREHOUSE_COLUMNS.map((col) => `${col} ${SQL_TYPES(col)}`).join(", ")})`;
 
-/** The SELECT list over VALUES' columnN, converting bound text into each column's type. */
+/**
+ * The SELECT list over VALUES' columnN. Every value is bound as TEXT ("" for null, so no binding
+ * depends on null handling) and converted here into its column's type.
+ */
 const selectList = WAREHOUSE_COLUMNS.map((col, i) => {
-  const ref = `column${i + 1}`;
-  if (col === "TIMESTAMP") return `TO_TIMESTAMP_NTZ(${ref}, 3)`;
+  const ref = `NULLIF(column${i + 1}, '')`;
+  if (col === "TIMESTAMP") return `TO_TIMESTAMP_NTZ(${ref}::NUMBER(38,0), 3)`;
   if (VARIANT.has(col)) return `PARSE_JSON(${ref})`;
   if (NUMBER.has(col)) return `${ref}::NUMBER(38,0)`;
   if (FLOAT.has(col)) return `${ref}::FLOAT`;
@@ -47,18 +50,14 @@ const selectList = WAREHOUSE_COLUMNS.map((col, i) => {
 }).join(", ");
 
 interface Binding {
-  type: "TEXT" | "FIXED" | "REAL";
-  value: string | null;
+  type: "TEXT";
+  value: string;
 }
 
-function bind(col: (typeof WAREHOUSE_COLUMNS)[number], row: WarehouseRow): Binding {
+const bind = (col: (typeof WAREHOUSE_COLUMNS)[number], row: WarehouseRow): Binding => {
   const value = row[col];
-  if (col === "TIMESTAMP") return { type: "FIXED", value: String(value) };
-  if (value === null) return { type: "TEXT", value: null };
-  if (NUMBER.has(col)) return { type: "FIXED", value: String(value) };
-  if (FLOAT.has(col)) return { type: "REAL", value: String(value) };
-  return { type: "TEXT", value: String(value) };
-}
+  return { type: "TEXT", value: value === null ? "" : String(value) };
+};
 
 /** `requestId` null: Snowflake assigns one (connection tests must run every time). */
 function statementRequest(
