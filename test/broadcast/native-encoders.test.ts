@@ -262,6 +262,11 @@ describe("snowflake", () => {
     expect(
       Object.values(body.bindings).some((b: any) => String(b.value).includes("Summarise my basket")),
     ).toBe(true);
+    // No null bindings: every value is TEXT, "" for null, converted by NULLIF/PARSE_JSON in the SELECT.
+    expect(
+      Object.values(body.bindings).every((b: any) => b.type === "TEXT" && typeof b.value === "string"),
+    ).toBe(true);
+    expect(body.statement).toContain("PARSE_JSON(NULLIF(column21, ''))");
     expect(json(create!.body).statement).toMatch(
       /^CREATE TABLE IF NOT EXISTS "SNOWFLAKE_LEARNING_DB"\."PUBLIC"\."OPENROUTER_TRACES" \(.*ATTRIBUTES VARIANT/,
     );
