@@ -34,7 +34,8 @@ export async function startCaptureServer(status = 200): Promise<{
         headers: req.headers,
         body: Buffer.concat(chunks),
       });
-      res.writeHead(status, { "content-type": "application/json" }).end("{}");
+      // No keep-alive: a reused socket can race the server closing it after a long synchronous test step.
+      res.writeHead(status, { "content-type": "application/json", connection: "close" }).end("{}");
     });
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
