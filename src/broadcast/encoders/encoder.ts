@@ -71,4 +71,10 @@ export interface DestinationEncoder<Config = Record<string, unknown>> {
   encode(batch: readonly BroadcastGeneration[], config: Config): EncodedRequest[];
   /** The request the destination's connection test sends (an empty payload for OTLP types). */
   testRequest(config: Config): EncodedRequest;
+  /**
+   * For types whose authentication needs the clock (S3's SigV4): the delivery worker calls this
+   * with the current time just before sending each request (batch and test alike) and sends what
+   * it returns. Types without it send their requests as encoded.
+   */
+  sign?(request: EncodedRequest, config: Config, now: Date): Promise<EncodedRequest>;
 }

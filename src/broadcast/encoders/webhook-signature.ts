@@ -1,0 +1,35 @@
+import { createHmac } from "node:crypto";
+import type { EncodedRequest } from "./encoder.js";
+
+/**
+ * Standard Webhooks signing (github.com/standard-webhooks/standard-webhooks, spec/standard-webhooks.md):
+ * `webhook-id`, `webhook-timestamp` (Unix seconds) and `webhook-signature: v1,<base64 HMAC-SHA256
+ * of "{id}.{timestamp}.{body}">`. The secret is `whsec_<base64 key>` (the key is the decoded part)
+ * or raw text. The `webhook` destination type has no secret field yet, so deliveries are not
+ * signed; this is the function a delivery worker applies once one exists (docs/broadcast.md).
+ */
+export function signStandardWebhook(
+  request: EncodedRequest,
+  secret: string,
+  messageId: string,
+  now: Date,
+): EncodedRequest {
+  const key = secret.startsWith("whsec_")
+    ? Buffer.from(secret.slice(6), "base64")
+    : Buffer.from(secret, "utf8");
+  const timestamp = String(Math.floor(now.getTime() / 1000));
+  const body =
+    typeof request.body === "string" ? Buffer.from(request.body, "utf8") : Buffer.from(request.body);
+  const mac = createHmac("sha256", key);
+  mac.update(`${messageId}.${timestamp}.`);
+  mac.update(body);
+  return {
+    ...request,
+    headers: {
+      ...request.headers,
+      "webhook-id": messageId,
+      "webhook-timestamp": timestamp,
+      "webhook-signature": `v1,${mac.digest("base64")}`,
+    },
+  };
+}
