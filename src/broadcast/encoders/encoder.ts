@@ -44,7 +44,12 @@ export interface BroadcastGeneration {
   /** broadcast_generation_cost: USD amounts. */
   cost: { totalUsd: number; promptUsd: number | null; completionUsd: number | null; byokUsd: number } | null;
   /** broadcast_generation_identity: who made the request. */
-  identity: { apiKeyName: string | null; apiKeyHashPrefix: string; userId: string | null; externalUser: string | null } | null;
+  identity: {
+    apiKeyName: string | null;
+    apiKeyHashPrefix: string;
+    userId: string | null;
+    externalUser: string | null;
+  } | null;
   /** broadcast_generation_request_context: where it came from. */
   requestContext: { appTitle: string | null; referer: string | null; sessionId: string | null } | null;
   /** Absent in privacy mode, and for generations whose content was not kept. */
