@@ -45,7 +45,11 @@ export class RefusedAddressError extends Error {
   }
 }
 
-type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
+type LookupCallback = (
+  err: NodeJS.ErrnoException | null,
+  address: string | LookupAddress[],
+  family?: number,
+) => void;
 
 /**
  * A `lookup` for http.request that refuses private addresses: the check is made on the address
@@ -61,7 +65,7 @@ export function guardedLookup(
   dnsLookup(hostname, { ...opts, all: true } as { all: true }, (err, addresses) => {
     if (err) return callback(err, []);
     const bad = addresses.find((a) => isPrivateAddress(a.address));
-    if (bad) return callback(new RefusedAddressError(hostname) as NodeJS.ErrnoException, []);
+    if (bad) return callback(new RefusedAddressError(hostname), []);
     if (opts.all) return callback(null, addresses);
     const first = addresses[0] as LookupAddress;
     callback(null, first.address, first.family);

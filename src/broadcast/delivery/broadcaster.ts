@@ -71,9 +71,16 @@ export class Broadcaster {
   private unsubscribe: (() => void) | null = null;
   private lastMaintenance = 0;
   private readonly busy = new Set<string>();
+  private log: BroadcasterDeps["log"];
 
   constructor(private readonly deps: BroadcasterDeps) {
+    this.log = deps.log;
     this.breaker = new CircuitBreaker(deps.settings.breakerThreshold, deps.settings.breakerCooldownMs);
+  }
+
+  /** Where pass failures are logged (the server's logger, known once the app is built). */
+  useLogger(log: NonNullable<BroadcasterDeps["log"]>): void {
+    this.log = log;
   }
 
   start(): void {
@@ -110,7 +117,7 @@ export class Broadcaster {
       try {
         worked = await this.runOnce();
       } catch (err) {
-        this.deps.log?.warn({ err: String(err) }, "broadcast worker pass failed");
+        this.log?.warn({ err: String(err) }, "broadcast worker pass failed");
       }
       if (!worked && !this.stopped) await this.idle();
     }
@@ -167,7 +174,7 @@ export class Broadcaster {
         try {
           if (await this.deliverDestination(id)) worked = true;
         } catch (err) {
-          this.deps.log?.warn({ err: String(err), destination: id }, "broadcast delivery failed");
+          this.log?.warn({ err: String(err), destination: id }, "broadcast delivery failed");
         } finally {
           this.busy.delete(id);
         }
@@ -182,9 +189,11 @@ export class Broadcaster {
     const { store } = this.deps;
     let claimedAny = false;
     for (let turn = 0; turn < CLAIMS_PER_TURN && !this.stopped; turn++) {
-      const row = (await store.db.selectFrom("destinations").selectAll().where("id", "=", id).executeTakeFirst()) as
-        | DestinationRow
-        | undefined;
+      const row = await store.db
+        .selectFrom("destinations")
+        .selectAll()
+        .where("id", "=", id)
+        .executeTakeFirst();
       if (row === undefined || row.deleted_at !== null) {
         await discardDestinationQueue(store.db, id);
         this.breaker.forget(id);
@@ -228,9 +237,13 @@ export class Broadcaster {
     let requests: EncodedRequest[] = [];
     if (failure === null && generations.length > 0) {
       try {
-        requests = encoder.encode(generations, config as Record<string, unknown>);
+        requests = encoder.encode(generations, config);
       } catch (err) {
-        failure = { text: `encode: ${err instanceof Error ? err.message : String(err)}`, retry: false, retryAfterMs: null };
+        failure = {
+          text: `encode: ${err instanceof Error ? err.message : String(err)}`,
+          retry: false,
+          retryAfterMs: null,
+        };
       }
     }
     for (const req of requests) {
@@ -266,9 +279,16 @@ export class Broadcaster {
     let anyDead = false;
     for (const c of claimed) {
       const attempts = c.attempts + 1;
-      const dead = !failure.retry || attempts >= settings.maxAttempts || now - c.createdAtMs >= settings.maxAgeMs;
+      const dead =
+        !failure.retry || attempts >= settings.maxAttempts || now - c.createdAtMs >= settings.maxAgeMs;
       anyDead ||= dead;
-      const wait = backoffMs(attempts, settings.retryBaseMs, settings.retryMaxMs, failure.retryAfterMs, this.deps.random);
+      const wait = backoffMs(
+        attempts,
+        settings.retryBaseMs,
+        settings.retryMaxMs,
+        failure.retryAfterMs,
+        this.deps.random,
+      );
       await markFailed(store.db, c.id, this.owner, now, text, dead, now + wait);
     }
     await recordError(store.db, row.id, now, text);
@@ -313,7 +333,10 @@ export class Broadcaster {
       ? await keyNames(db, organizationId, [...new Set(picked.map((p) => p.row.api_key_hash))])
       : new Map<string, string>();
     return picked.map((p) =>
-      toBroadcastGeneration({ row: p.row, context: p.context, apiKeyName: names.get(p.row.api_key_hash) ?? null }, flags),
+      toBroadcastGeneration(
+        { row: p.row, context: p.context, apiKeyName: names.get(p.row.api_key_hash) ?? null },
+        flags,
+      ),
     );
   }
 }

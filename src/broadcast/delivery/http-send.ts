@@ -60,7 +60,14 @@ export function sendRequest(req: EncodedRequest, opts: SendOptions): Promise<Sen
     const tls = url.protocol === "https:";
     const host = url.hostname.replace(/^\[|\]$/g, "");
     if (opts.refusePrivateAddresses && isIP(host) !== 0 && isPrivateAddress(host)) {
-      resolve(done({ status: null, retryAfterMs: null, text: new RefusedAddressError(host).message, refused: true }));
+      resolve(
+        done({
+          status: null,
+          retryAfterMs: null,
+          text: new RefusedAddressError(host).message,
+          refused: true,
+        }),
+      );
       return;
     }
     const agent = opts.refusePrivateAddresses
@@ -79,27 +86,25 @@ export function sendRequest(req: EncodedRequest, opts: SendOptions): Promise<Sen
       clearTimeout(timer);
       resolve(done(r));
     };
-    const request = (tls ? https : http).request(
-      url,
-      { method: req.method, headers, agent },
-      (res) => {
-        const chunks: Buffer[] = [];
-        let size = 0;
-        res.on("data", (c: Buffer) => {
-          if (size < MAX_TEXT) chunks.push(c);
-          size += c.length;
-        });
-        res.on("end", () =>
-          finish({
-            status: res.statusCode ?? null,
-            retryAfterMs: retryAfterMs(res.headers["retry-after"], Date.now()),
-            text: Buffer.concat(chunks).toString("utf8").slice(0, MAX_TEXT),
-            refused: false,
-          }),
-        );
-        res.on("error", (err) => finish({ status: null, retryAfterMs: null, text: err.message, refused: false }));
-      },
-    );
+    const request = (tls ? https : http).request(url, { method: req.method, headers, agent }, (res) => {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      res.on("data", (c: Buffer) => {
+        if (size < MAX_TEXT) chunks.push(c);
+        size += c.length;
+      });
+      res.on("end", () =>
+        finish({
+          status: res.statusCode ?? null,
+          retryAfterMs: retryAfterMs(res.headers["retry-after"], Date.now()),
+          text: Buffer.concat(chunks).toString("utf8").slice(0, MAX_TEXT),
+          refused: false,
+        }),
+      );
+      res.on("error", (err) =>
+        finish({ status: null, retryAfterMs: null, text: err.message, refused: false }),
+      );
+    });
     const timer = setTimeout(() => {
       request.destroy(new Error(`timed out after ${opts.timeoutMs} ms`));
     }, opts.timeoutMs);

@@ -86,7 +86,12 @@ export async function claimDeliveries(
 }
 
 /** Marks leased rows delivered (only while this worker still holds their lease). */
-export async function markDelivered(db: Db, ids: readonly number[], owner: string, nowMs: number): Promise<number> {
+export async function markDelivered(
+  db: Db,
+  ids: readonly number[],
+  owner: string,
+  nowMs: number,
+): Promise<number> {
   const r = await db
     .updateTable("broadcast_deliveries")
     .set((eb) => ({
@@ -147,10 +152,11 @@ export async function releaseBatches(db: Db, seqs?: readonly number[]): Promise<
   let q = db
     .deleteFrom("broadcast_batches")
     .where("fanned_out", "=", 1)
-    .where(({ not, exists, selectFrom }) =>
-      not(
-        exists(
-          selectFrom("broadcast_deliveries")
+    .where((eb) =>
+      eb.not(
+        eb.exists(
+          eb
+            .selectFrom("broadcast_deliveries")
             .select("broadcast_deliveries.id")
             .whereRef("broadcast_deliveries.batch_seq", "=", "broadcast_batches.seq")
             .where("broadcast_deliveries.state", "=", "pending"),
@@ -172,7 +178,12 @@ export async function recordSuccess(db: Db, destinationId: string, nowMs: number
     .execute();
 }
 
-export async function recordError(db: Db, destinationId: string, nowMs: number, error: string): Promise<void> {
+export async function recordError(
+  db: Db,
+  destinationId: string,
+  nowMs: number,
+  error: string,
+): Promise<void> {
   await db
     .insertInto("broadcast_destination_stats")
     .values({ destination_id: destinationId, last_error: error, last_error_ms: nowMs, cap_dropped: 0 })
@@ -205,9 +216,10 @@ export async function pruneDeliveries(
     .execute();
   await db
     .deleteFrom("broadcast_deliveries")
-    .where(({ exists, selectFrom }) =>
-      exists(
-        selectFrom("destinations")
+    .where((eb) =>
+      eb.exists(
+        eb
+          .selectFrom("destinations")
           .select("destinations.id")
           .whereRef("destinations.id", "=", "broadcast_deliveries.destination_id")
           .where("destinations.deleted_at", "is not", null),
@@ -255,14 +267,22 @@ export async function enforceCaps(store: RecordStore, cap: number, nowMs: number
       await store.transaction(async (trx) => {
         await trx
           .updateTable("broadcast_deliveries")
-          .set({ state: "dead", finished_at_ms: nowMs, last_error: CAP_ERROR, lease_owner: null, lease_until_ms: null })
+          .set({
+            state: "dead",
+            finished_at_ms: nowMs,
+            last_error: CAP_ERROR,
+            lease_owner: null,
+            lease_until_ms: null,
+          })
           .where("id", "in", ids)
           .execute();
         await trx
           .insertInto("broadcast_destination_stats")
           .values({ destination_id: o.destination_id, cap_dropped: n })
           .onConflict((oc) =>
-            oc.column("destination_id").doUpdateSet({ cap_dropped: sql`broadcast_destination_stats.cap_dropped + ${n}` }),
+            oc
+              .column("destination_id")
+              .doUpdateSet({ cap_dropped: sql`broadcast_destination_stats.cap_dropped + ${n}` }),
           )
           .execute();
       });

@@ -9,7 +9,11 @@ const INSERT_CHUNK = 200;
 const LOOKUP_CHUNK = 1_000;
 
 /** Names of the organization's keys among the hashes (deleted keys too). */
-export async function keyNames(db: Db, organizationId: string, hashes: readonly string[]): Promise<Map<string, string>> {
+export async function keyNames(
+  db: Db,
+  organizationId: string,
+  hashes: readonly string[],
+): Promise<Map<string, string>> {
   const out = new Map<string, string>();
   for (let i = 0; i < hashes.length; i += LOOKUP_CHUNK) {
     const rows = await db
