@@ -170,8 +170,8 @@ export interface BroadcastBatchesTable {
   payload: string;
   /** JSON object: generation id → LiveContext (served content); null when none. */
   contexts: string | null;
-  /** A replay: offered to this destination only. */
-  only_destination_id: string | null;
+  /** JSON array: the destinations the batch is offered to (enabled at acceptance; a replay's one). */
+  destination_ids: string;
   fanned_out: Bool;
 }
 

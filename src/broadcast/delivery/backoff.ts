@@ -1,7 +1,10 @@
+/** A Retry-After longer than this is read as this (a receiver cannot park a queue for days). */
+export const MAX_RETRY_AFTER_MS = 3_600_000;
+
 /**
  * Exponential backoff with full jitter: the n-th retry (n >= 1) waits a uniform random time in
  * [0, min(maxMs, baseMs * 2^(n-1))]. A Retry-After from the receiver is honoured: the wait is at
- * least that long (capped at maxMs).
+ * least that long (up to MAX_RETRY_AFTER_MS).
  */
 export function backoffMs(
   attempt: number,
@@ -12,7 +15,7 @@ export function backoffMs(
 ): number {
   const ceiling = Math.min(maxMs, baseMs * 2 ** Math.min(attempt - 1, 40));
   const jittered = Math.floor(random() * ceiling);
-  return retryAfter === null ? jittered : Math.max(jittered, Math.min(retryAfter, maxMs));
+  return retryAfter === null ? jittered : Math.max(jittered, Math.min(retryAfter, MAX_RETRY_AFTER_MS));
 }
 
 /**

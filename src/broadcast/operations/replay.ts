@@ -99,7 +99,7 @@ export async function replayDestination(
         created_at_ms: deps.nowMs,
         payload: payloadOfRows(page),
         contexts: null,
-        only_destination_id: row.id,
+        destination_ids: JSON.stringify([row.id]),
         fanned_out: 0,
       })
       .execute();

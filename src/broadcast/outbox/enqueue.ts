@@ -13,8 +13,9 @@ export interface BroadcastOffer {
  * crash can accept a generation and lose its delivery. One row per batch whatever the number of
  * destinations (docs/broadcast.md "Write amplification"); the fan-out to destinations happens
  * after the commit. Nothing is written when the organization has no enabled destination (read in
- * this transaction, so a destination enabled before it commits sees the batch). Returns whether a
- * row was written.
+ * this transaction, so a destination enabled before it commits sees the batch); the row names the
+ * destinations enabled now, which take it even if paused before the fan-out (their queue then
+ * waits). Returns whether a row was written.
  */
 export async function enqueueBroadcast(
   trx: Db,
@@ -23,15 +24,14 @@ export async function enqueueBroadcast(
   payload: () => string,
   offer: BroadcastOffer,
 ): Promise<boolean> {
-  const any = await trx
+  const enabled = await trx
     .selectFrom("destinations")
     .select("id")
     .where("organization_id", "=", organizationId)
     .where("enabled", "=", 1)
     .where("deleted_at", "is", null)
-    .limit(1)
-    .executeTakeFirst();
-  if (any === undefined) return false;
+    .execute();
+  if (enabled.length === 0) return false;
   let contexts: string | null = null;
   if (offer.contexts !== null && offer.contexts.size > 0) {
     const kept: Record<string, LiveContext> = {};
@@ -52,7 +52,7 @@ export async function enqueueBroadcast(
       created_at_ms: offer.nowMs,
       payload: payload(),
       contexts,
-      only_destination_id: null,
+      destination_ids: JSON.stringify(enabled.map((d) => d.id)),
       fanned_out: 0,
     })
     .execute();

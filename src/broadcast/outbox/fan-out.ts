@@ -61,8 +61,8 @@ interface NewDelivery {
 }
 
 /**
- * Turns outbox batches into deliveries, in one transaction per call: for each batch, each live
- * destination of its organization (or the one a replay names) takes the generations it selects
+ * Turns outbox batches into deliveries, in one transaction per call: for each batch, each
+ * destination it names (enabled at acceptance, or the one a replay names) that still exists takes the generations it selects
  * (selection.ts), in delivery rows of at most its encoder's batch size. A batch nobody selected
  * from is deleted at once; the others stay (they hold the content) until no delivery of theirs is
  * pending. Several instances may call this together: batches are locked with SKIP LOCKED on
@@ -72,7 +72,7 @@ export async function fanOutOnce(store: RecordStore, opts: FanOutOptions): Promi
   return store.transaction(async (trx) => {
     let q = trx
       .selectFrom("broadcast_batches")
-      .select(["seq", "organization_id", "payload", "contexts", "only_destination_id", "created_at_ms"])
+      .select(["seq", "organization_id", "payload", "contexts", "destination_ids", "created_at_ms"])
       .where("fanned_out", "=", 0)
       .orderBy("seq")
       .limit(opts.maxBatches);
@@ -86,12 +86,12 @@ export async function fanOutOnce(store: RecordStore, opts: FanOutOptions): Promi
       .selectAll()
       .where("organization_id", "in", orgs)
       .where("deleted_at", "is", null)
-      .where("enabled", "=", 1)
       .execute();
     const byOrg = new Map<string, DestinationRule[]>();
     for (const d of destinations as DestinationRow[]) {
       const list = byOrg.get(d.organization_id) ?? [];
-      list.push(ruleOf(d));
+      // Offered while enabled (the batch names it): paused since, its queue waits.
+      list.push({ ...ruleOf(d), enabled: true });
       byOrg.set(d.organization_id, list);
     }
 
@@ -101,8 +101,8 @@ export async function fanOutOnce(store: RecordStore, opts: FanOutOptions): Promi
     for (const b of batches) {
       const seq = Number(b.seq);
       done.push(seq);
-      let rules = byOrg.get(b.organization_id) ?? [];
-      if (b.only_destination_id !== null) rules = rules.filter((r) => r.id === b.only_destination_id);
+      const offered = new Set(JSON.parse(b.destination_ids) as string[]);
+      const rules = (byOrg.get(b.organization_id) ?? []).filter((r) => offered.has(r.id));
       if (rules.length === 0) {
         empty.push(seq);
         continue;

@@ -6,7 +6,8 @@ import type { DialectCaps } from "../dialect.js";
  * - broadcast_batches: one row per accepted ingest batch that some enabled destination of its
  *   organization may take, written in the transaction that accepts the batch. It holds the
  *   batch's rows (the ingest payload, column texts) and, separately, the served content
- *   (LiveContext JSON by generation id). A fan-out step turns it into deliveries; the row is
+ *   (LiveContext JSON by generation id), and the destinations enabled when it was accepted
+ *   (or the one a replay names). A fan-out step turns it into deliveries; the row is
  *   deleted once no pending delivery needs it.
  * - broadcast_deliveries: one row per (destination, batch) with the generation ids the
  *   destination selected, its state (pending | delivered | dead), attempts, next attempt time,
@@ -27,7 +28,7 @@ export function broadcastOutbox(caps: DialectCaps) {
         .addColumn("created_at_ms", "bigint", (c) => c.notNull())
         .addColumn("payload", "text", (c) => c.notNull())
         .addColumn("contexts", "text")
-        .addColumn("only_destination_id", "text")
+        .addColumn("destination_ids", "text", (c) => c.notNull())
         .addColumn("fanned_out", "integer", (c) => c.notNull().defaultTo(0))
         .execute();
       await db.schema
