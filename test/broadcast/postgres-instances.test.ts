@@ -20,46 +20,49 @@ afterAll(async () => {
   for (const c of cleanups.reverse()) await c();
 });
 
-describe.skipIf(!PG_URL)(`Broadcast on PostgreSQL with two instances${PG_URL ? "" : ` (${PG_SKIP_REASON})`}`, () => {
-  it("never delivers the same batch twice at once, and delivers everything", async () => {
-    const dbi = await freshPostgresDatabase();
-    const storeA = await openPostgresStore(dbi.url, 5);
-    const storeB = await openPostgresStore(dbi.url, 5);
-    cleanups.push(async () => {
-      await storeA.close();
-      await storeB.close();
-      await dbi.drop();
-    });
-    const t = await makeTestApp({ store: storeA, clock: systemClock });
-    cleanups.push(() => t.close());
-    const rx = new TestReceiver();
-    rx.okDelayMs = 20;
-    await rx.start();
-    cleanups.push(() => rx.stop());
-    await createWebhook(t, rx.url);
-    const recs = records(t, 3_000);
-    for (let i = 0; i < recs.length; i += 250) await ingestRecords(t, recs.slice(i, i + 250));
-
-    const settings = testSettings({ attemptTimeoutMs: 5_000, concurrency: 2 });
-    const make = (store: typeof storeA) =>
-      new Broadcaster({
-        store,
-        secretBox: new SecretBox(TEST_ENCRYPTION_KEY),
-        clock: systemClock,
-        settings,
-        encoderFor: defaultEncoderLookup,
+describe.skipIf(!PG_URL)(
+  `Broadcast on PostgreSQL with two instances${PG_URL ? "" : ` (${PG_SKIP_REASON})`}`,
+  () => {
+    it("never delivers the same batch twice at once, and delivers everything", async () => {
+      const dbi = await freshPostgresDatabase();
+      const storeA = await openPostgresStore(dbi.url, 5);
+      const storeB = await openPostgresStore(dbi.url, 5);
+      cleanups.push(async () => {
+        await storeA.close();
+        await storeB.close();
+        await dbi.drop();
       });
-    const a = make(storeA);
-    const b = make(storeB);
-    a.start();
-    b.start();
-    cleanups.push(async () => {
-      await a.stop();
-      await b.stop();
-    });
-    await waitFor(() => rx.delivered.size === recs.length, 60_000, "every generation delivered");
-    await new Promise((d) => setTimeout(d, 300));
-    expect(rx.overlaps).toBe(0);
-    expect([...rx.delivered.values()].every((n) => n === 1)).toBe(true);
-  }, 90_000);
-});
+      const t = await makeTestApp({ store: storeA, clock: systemClock });
+      cleanups.push(() => t.close());
+      const rx = new TestReceiver();
+      rx.okDelayMs = 20;
+      await rx.start();
+      cleanups.push(() => rx.stop());
+      await createWebhook(t, rx.url);
+      const recs = records(t, 3_000);
+      for (let i = 0; i < recs.length; i += 250) await ingestRecords(t, recs.slice(i, i + 250));
+
+      const settings = testSettings({ attemptTimeoutMs: 5_000, concurrency: 2 });
+      const make = (store: typeof storeA) =>
+        new Broadcaster({
+          store,
+          secretBox: new SecretBox(TEST_ENCRYPTION_KEY),
+          clock: systemClock,
+          settings,
+          encoderFor: defaultEncoderLookup,
+        });
+      const a = make(storeA);
+      const b = make(storeB);
+      a.start();
+      b.start();
+      cleanups.push(async () => {
+        await a.stop();
+        await b.stop();
+      });
+      await waitFor(() => rx.delivered.size === recs.length, 60_000, "every generation delivered");
+      await new Promise((d) => setTimeout(d, 300));
+      expect(rx.overlaps).toBe(0);
+      expect([...rx.delivered.values()].every((n) => n === 1)).toBe(true);
+    }, 90_000);
+  },
+);
