@@ -1,14 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { sampledIn } from "../../src/broadcast/sampling.js";
 import { TestReceiver, waitFor } from "../helpers/broadcast-receiver.js";
-import {
-  createWebhook,
-  deliveries,
-  ingestRecords,
-  makeBroadcastApp,
-  records,
-  type BroadcastTestApp,
-} from "./broadcast-helpers.js";
+import { createWebhook, deliveries, ingestRecords, makeBroadcastApp, records } from "./broadcast-helpers.js";
 
 /**
  * Broadcast end to end on real components: the HTTP ingest endpoint writes the outbox in its
