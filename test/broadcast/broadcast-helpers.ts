@@ -83,7 +83,7 @@ export async function createWebhook(
     payload: { type: "webhook", name: "hook", config: { url, headers }, ...extra },
   });
   if (res.statusCode !== 201) throw new Error(`create destination: ${res.statusCode} ${res.body}`);
-  return (res.json() as { data: { id: string } }).data.id;
+  return res.json<{ data: { id: string } }>().data.id;
 }
 
 export async function ingestRecords(t: TestApp, recs: unknown[]): Promise<void> {
@@ -98,5 +98,5 @@ export async function ingestRecords(t: TestApp, recs: unknown[]): Promise<void> 
 export async function deliveries(t: TestApp, id: string): Promise<Record<string, unknown>> {
   const res = await t.call({ method: "GET", url: `/api/v1/observability/destinations/${id}/deliveries` });
   if (res.statusCode !== 200) throw new Error(`deliveries: ${res.statusCode} ${res.body}`);
-  return (res.json() as { data: Record<string, unknown> }).data;
+  return res.json<{ data: Record<string, unknown> }>().data;
 }

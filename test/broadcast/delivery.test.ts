@@ -133,7 +133,7 @@ describe("Broadcast delivery", () => {
       payload: { from, to },
     });
     expect(replay.statusCode).toBe(202);
-    expect((replay.json() as { data: { offered: number } }).data.offered).toBe(4);
+    expect(replay.json<{ data: { offered: number } }>().data.offered).toBe(4);
     await waitFor(() => rx.delivered.size === 4, 5_000, "replayed generations");
     expect([...rx.delivered.keys()].sort()).toEqual(idsOf(recs).sort());
   });

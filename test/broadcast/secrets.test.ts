@@ -74,7 +74,7 @@ describe("Broadcast secrets", () => {
 
     rx.queue.push({ kind: "echo-auth", status: 401 });
     const bad = await t.call({ method: "POST", url: `/api/v1/observability/destinations/${dest}/test` });
-    const data = (bad.json() as { data: { ok: boolean; status: number; error: string; latency_ms: number } })
+    const data = bad.json<{ data: { ok: boolean; status: number; error: string; latency_ms: number } }>()
       .data;
     expect(data.ok).toBe(false);
     expect(data.status).toBe(401);
@@ -104,7 +104,7 @@ describe("Broadcast secrets", () => {
     );
     const dest = await createWebhook(t, `http://localhost:${rx.port}/v1/traces`);
     const res = await t.call({ method: "POST", url: `/api/v1/observability/destinations/${dest}/test` });
-    const data = (res.json() as { data: { ok: boolean; error: string } }).data;
+    const data = res.json<{ data: { ok: boolean; error: string } }>().data;
     expect(data.ok).toBe(false);
     expect(data.error).toMatch(/private or loopback/);
     expect(rx.requests).toEqual([]);
