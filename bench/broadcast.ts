@@ -59,7 +59,7 @@ async function setup(name: string, destinations: number) {
       type: "otel-collector",
       name: `d${i}`,
       config: { endpoint: url },
-    } as Parameters<typeof createDestination>[4]);
+    });
   }
   return { store, activity, org, hash: hashKey(org.managementKey) };
 }
