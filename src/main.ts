@@ -7,6 +7,8 @@ import { systemClock } from "./lib/clock.js";
 import { SecretBox, loadEncryptionKey } from "./lib/secret-box.js";
 import { drainIngestBuffer, startIngestBuffer } from "./domain/ingest/pipeline/ingest-buffer.js";
 import { ingestPreparerFor } from "./domain/ingest/workers/prepare-pool.js";
+import { Broadcaster } from "./broadcast/delivery/broadcaster.js";
+import { defaultEncoderLookup } from "./broadcast/encoder-lookup.js";
 import { openActivityStore } from "./stores/open-activity-store.js";
 import { openRecordStore } from "./stores/open-record-store.js";
 
@@ -43,10 +45,32 @@ async function main(): Promise<void> {
   // Batches an earlier process accepted and did not write to the embedded store are written now.
   if (activity.exclusive) await startIngestBuffer(store, activity.exclusive);
   const preparer = ingestPreparerFor(config.ingestWorkers, activity);
+  const broadcaster = config.broadcast.workers
+    ? new Broadcaster({
+        store,
+        secretBox,
+        clock,
+        settings: config.broadcast,
+        encoderFor: defaultEncoderLookup,
+      })
+    : null;
   const app = await buildApp(
-    { config, store, activity, clock, secretBox, redis, ...(preparer ? { preparer } : {}) },
+    {
+      config,
+      store,
+      activity,
+      clock,
+      secretBox,
+      redis,
+      ...(preparer ? { preparer } : {}),
+      ...(broadcaster ? { broadcaster } : {}),
+    },
     { logger: loggerOptions(config) },
   );
+  if (broadcaster) {
+    broadcaster.useLogger(app.log);
+    broadcaster.start();
+  }
 
   let closing = false;
   const shutdown = (signal: string) => {
@@ -57,6 +81,7 @@ async function main(): Promise<void> {
     force.unref();
     void (async () => {
       await app.close();
+      await broadcaster?.stop();
       await preparer?.close();
       // Accepted batches still buffered are written now (or by the next start if this fails).
       if (activity.exclusive) await drainIngestBuffer(store, activity.exclusive).catch(() => undefined);

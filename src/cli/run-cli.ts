@@ -2,6 +2,7 @@ import { Command, CommanderError } from "commander";
 import { ConfigError } from "../config/config.js";
 import type { CliIo } from "./cli-io.js";
 import { registerDemo } from "./commands/demo.js";
+import { registerDestinations } from "./commands/destinations.js";
 import { registerImport } from "./commands/import.js";
 import { registerReconcile } from "./commands/reconcile.js";
 import { registerKeysCreateManagement } from "./commands/keys-create-management.js";
@@ -24,6 +25,7 @@ export function buildProgram(io: CliIo): Command {
   registerImport(program, io);
   registerDemo(program, io);
   registerReconcile(program, io);
+  registerDestinations(program, io);
   return program;
 }
 

@@ -43,11 +43,40 @@ export interface Config {
     /** How often to look for a ready chunk. */
     intervalMs: number;
   };
+  broadcast: BroadcastConfig;
   encryptionKey: Buffer | null;
   bootstrapKey: string | null;
   logLevel: "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
   rateLimit: { management: RateLimitConfig; keyUpdate: RateLimitConfig; analytics: RateLimitConfig };
   trustProxy: boolean;
+}
+
+/** Delivery to observability destinations (docs/broadcast.md "Retry schedule", "Caps"). */
+export interface BroadcastConfig {
+  /** Run delivery workers in this process (the outbox is written either way). */
+  workers: boolean;
+  /** How often an idle worker looks for due deliveries written by other instances. */
+  pollMs: number;
+  /** Time limit of one HTTP attempt. */
+  attemptTimeoutMs: number;
+  /** Full-jitter exponential backoff: delay in [0, min(retryMaxMs, retryBaseMs * 2^(n-1))]. */
+  retryBaseMs: number;
+  retryMaxMs: number;
+  /** A delivery is dead-lettered after this many attempts, or when older than maxAgeMs. */
+  maxAttempts: number;
+  maxAgeMs: number;
+  /** Pending generations per destination past which the oldest are dead-lettered. */
+  queueCap: number;
+  /** Consecutive failed sends that open a destination's circuit, and how long it stays open. */
+  breakerThreshold: number;
+  breakerCooldownMs: number;
+  /** How long delivered and dead rows are kept (status, recent dead letters) before pruning. */
+  deliveredRetentionMs: number;
+  deadRetentionMs: number;
+  /** Refuse destinations whose host resolves to a loopback, private or link-local address. */
+  refusePrivateAddresses: boolean;
+  /** Destinations delivered to at once by one process. */
+  concurrency: number;
 }
 
 export class ConfigError extends Error {
@@ -134,6 +163,15 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
   const trust = str("TRUST_PROXY") ?? "false";
   if (trust !== "true" && trust !== "false") problems.push("TRUST_PROXY: must be true or false");
 
+  const refusePrivate = str("BROADCAST_REFUSE_PRIVATE_ADDRESSES") ?? "false";
+  if (refusePrivate !== "true" && refusePrivate !== "false") {
+    problems.push("BROADCAST_REFUSE_PRIVATE_ADDRESSES: must be true or false");
+  }
+  const broadcastWorkers = str("BROADCAST_WORKERS") ?? "true";
+  if (broadcastWorkers !== "true" && broadcastWorkers !== "false") {
+    problems.push("BROADCAST_WORKERS: must be true or false");
+  }
+
   const rate = (prefix: string, max: number): RateLimitConfig => ({
     max: int(`${prefix}_MAX`, max, 1, 1_000_000),
     windowMs: int(`${prefix}_WINDOW_MS`, 60_000, 1_000, 86_400_000),
@@ -157,6 +195,22 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
       chunkRows: int("ACTIVITY_COMPACTION_CHUNK_ROWS", 1_000_000, 0, 100_000_000),
       sealMs: int("ACTIVITY_COMPACTION_SEAL_MS", 3_600_000, 0, 30 * 86_400_000),
       intervalMs: int("ACTIVITY_COMPACTION_INTERVAL_MS", 60_000, 1_000, 86_400_000),
+    },
+    broadcast: {
+      workers: broadcastWorkers === "true",
+      pollMs: int("BROADCAST_POLL_MS", 250, 5, 60_000),
+      attemptTimeoutMs: int("BROADCAST_ATTEMPT_TIMEOUT_MS", 15_000, 100, 300_000),
+      retryBaseMs: int("BROADCAST_RETRY_BASE_MS", 1_000, 1, 3_600_000),
+      retryMaxMs: int("BROADCAST_RETRY_MAX_MS", 900_000, 1, 86_400_000),
+      maxAttempts: int("BROADCAST_MAX_ATTEMPTS", 20, 1, 1_000),
+      maxAgeMs: int("BROADCAST_MAX_AGE_MS", 86_400_000, 1_000, 30 * 86_400_000),
+      queueCap: int("BROADCAST_QUEUE_CAP", 1_000_000, 1, 1_000_000_000),
+      breakerThreshold: int("BROADCAST_BREAKER_THRESHOLD", 5, 1, 1_000),
+      breakerCooldownMs: int("BROADCAST_BREAKER_COOLDOWN_MS", 30_000, 1, 3_600_000),
+      deliveredRetentionMs: int("BROADCAST_DELIVERED_RETENTION_MS", 3_600_000, 0, 30 * 86_400_000),
+      deadRetentionMs: int("BROADCAST_DEAD_RETENTION_MS", 7 * 86_400_000, 0, 365 * 86_400_000),
+      refusePrivateAddresses: refusePrivate === "true",
+      concurrency: int("BROADCAST_CONCURRENCY", 4, 1, 64),
     },
     encryptionKey,
     bootstrapKey,

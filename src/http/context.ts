@@ -1,4 +1,5 @@
 import type { Redis } from "ioredis";
+import type { Broadcaster, EncoderLookup } from "../broadcast/delivery/broadcaster.js";
 import type { Config } from "../config/config.js";
 import type { BatchPreparer } from "../domain/ingest/pipeline/preparer-port.js";
 import type { Clock } from "../lib/clock.js";
@@ -16,6 +17,10 @@ export interface AppContext {
   secretBox: SecretBox;
   /** Where ingest bodies are parsed and validated (a worker pool); absent = inline. */
   preparer?: BatchPreparer;
+  /** This process's Broadcast delivery worker, when it runs one (status shows its circuit breakers). */
+  broadcaster?: Broadcaster;
+  /** Encoders by destination type; default: src/broadcast/encoders (tests may substitute). */
+  encoderFor?: EncoderLookup;
   /** Shared rate-limit state across instances; null = in-process. */
   redis: Redis | null;
 }

@@ -150,6 +150,50 @@ export interface IngestBufferTable {
   token: string;
 }
 
+/** An accepted batch waiting for its Broadcast fan-out or deliveries (migration 007). */
+export interface BroadcastBatchesTable {
+  seq: Generated<Int64>;
+  organization_id: string;
+  created_at_ms: Int64;
+  /** The batch's rows as ingest column texts (column-texts.ts payloadOf). */
+  payload: string;
+  /** JSON object: generation id → LiveContext (served content); null when none. */
+  contexts: string | null;
+  /** JSON array: the destinations the batch is offered to (enabled at acceptance; a replay's one). */
+  destination_ids: string;
+  fanned_out: Bool;
+}
+
+/** One destination's delivery of the generations it selected from one batch (migration 007). */
+export interface BroadcastDeliveriesTable {
+  id: Generated<Int64>;
+  destination_id: string;
+  organization_id: string;
+  batch_seq: Int64;
+  /** JSON array of generation ids. */
+  ids: string;
+  item_count: number;
+  min_created_ms: Int64;
+  max_created_ms: Int64;
+  /** pending | delivered | dead */
+  state: string;
+  attempts: number;
+  created_at_ms: Int64;
+  next_attempt_ms: Int64;
+  lease_owner: string | null;
+  lease_until_ms: Int64 | null;
+  last_error: string | null;
+  finished_at_ms: Int64 | null;
+}
+
+export interface BroadcastDestinationStatsTable {
+  destination_id: string;
+  last_success_ms: Int64 | null;
+  last_error: string | null;
+  last_error_ms: Int64 | null;
+  cap_dropped: Int64;
+}
+
 export interface Database {
   organizations: OrganizationsTable;
   workspaces: WorkspacesTable;
@@ -162,4 +206,7 @@ export interface Database {
   user_labels: UserLabelsTable;
   activity_versions: ActivityVersionsTable;
   ingest_buffer: IngestBufferTable;
+  broadcast_batches: BroadcastBatchesTable;
+  broadcast_deliveries: BroadcastDeliveriesTable;
+  broadcast_destination_stats: BroadcastDestinationStatsTable;
 }

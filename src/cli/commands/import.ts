@@ -31,6 +31,7 @@ interface ImportOpts {
   url?: string;
   key?: string;
   json?: boolean;
+  broadcast?: boolean;
 }
 
 const fmt = (n: number) => n.toLocaleString("en-US");
@@ -56,6 +57,7 @@ export function registerImport(program: Command, io: CliIo): void {
     .option("--url <url>", "import through a running server (http://host:port) instead of opening the stores")
     .option("--key <key>", "management key for --url (default: $GATEHOUSE_KEY)")
     .option("--json", "print the summary as one JSON object")
+    .option("--broadcast", "offer the records to the observability destinations (default: not broadcast)")
     .action(async (file: string, opts: ImportOpts) => {
       const batchSize = parseIntOption("--batch", opts.batch, 1, MAX_RECORDS);
       if (opts.rejects !== undefined && !opts.skipInvalid) {
@@ -117,7 +119,10 @@ export function registerImport(program: Command, io: CliIo): void {
       };
 
       if (opts.url !== undefined) {
-        await run(httpSink({ url: opts.url, key: key as string }), opts.url);
+        await run(
+          httpSink({ url: opts.url, key: key as string, broadcast: Boolean(opts.broadcast) }),
+          opts.url,
+        );
         return;
       }
       await withStores(
@@ -126,7 +131,7 @@ export function registerImport(program: Command, io: CliIo): void {
         async ({ store, activity }) => {
           const org = await resolveOrganization(store, opts.org);
           await run(
-            storeSink({ store, activity, clock: systemClock }, org.id),
+            storeSink({ store, activity, clock: systemClock }, org.id, Boolean(opts.broadcast)),
             `organization ${org.name} (${org.id})`,
           );
         },

@@ -54,6 +54,7 @@ function rejectedFrom(metadata: Record<string, unknown> | null | undefined, mess
 export function storeSink(
   deps: { store: RecordStore; activity: ActivityStore; clock: Clock },
   organizationId: string,
+  broadcast = false,
 ): BatchSink {
   return {
     submit: async (items) => {
@@ -62,6 +63,7 @@ export function storeSink(
           deps,
           organizationId,
           items.map((i) => i.value),
+          { broadcast },
         );
       } catch (err) {
         if (err instanceof DomainError && err.code === "invalid_request") {
@@ -86,6 +88,8 @@ export interface HttpSinkOptions {
   attempts?: number;
   timeoutMs?: number;
   sleep?: (ms: number) => Promise<void>;
+  /** Offer the records to observability destinations (`--broadcast`); default false. */
+  broadcast?: boolean;
 }
 
 /** The ingest endpoint of the API whose base the user gave (with or without /api/v1). */
@@ -104,7 +108,7 @@ const delay = (ms: number) => new Promise<void>((done) => setTimeout(done, ms));
  * retry after a lost answer never counts a record twice.
  */
 export function httpSink(opts: HttpSinkOptions): BatchSink {
-  const url = ingestUrl(opts.url);
+  const url = `${ingestUrl(opts.url)}?broadcast=${opts.broadcast ? "true" : "false"}`;
   const attempts = opts.attempts ?? 8;
   const sleep = opts.sleep ?? delay;
   return {

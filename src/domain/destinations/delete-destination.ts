@@ -1,9 +1,13 @@
+import { discardDestinationQueue } from "../../broadcast/outbox/deliveries-repo.js";
 import type { Clock } from "../../lib/clock.js";
 import type { RecordStore } from "../../stores/record-store.js";
 import { updateDestinationRow } from "./destination-repo.js";
 import { requireDestinationRow } from "./get-destination.js";
 
-/** Soft delete: sets deleted_at. A destination already deleted (or never seen) is 404. */
+/**
+ * Soft delete: sets deleted_at and discards the destination's Broadcast queue in the same
+ * transaction. A destination already deleted (or never seen) is 404.
+ */
 export async function deleteDestination(
   store: RecordStore,
   clock: Clock,
@@ -14,5 +18,6 @@ export async function deleteDestination(
     const row = await requireDestinationRow(trx, organizationId, id, store.caps.supportsForUpdate);
     const at = clock.now().toISOString();
     await updateDestinationRow(trx, row.id, { deleted_at: at, updated_at: at });
+    await discardDestinationQueue(trx, row.id);
   });
 }

@@ -1,6 +1,10 @@
 import type { Clock } from "../../lib/clock.js";
 import type { ActivityStore } from "../../stores/activity-store.js";
 import type { Db, RecordStore } from "../../stores/record-store.js";
+import type { BroadcastOffer } from "../../broadcast/outbox/enqueue.js";
+import { signalOutboxWrite } from "../../broadcast/outbox/outbox-signal.js";
+import type { LiveContext } from "../../broadcast/live-context.js";
+import { payloadOfRows } from "../../broadcast/payload-rows.js";
 import { inlinePreparer, type BatchPreparer } from "./pipeline/preparer-port.js";
 import { writeExclusive } from "./pipeline/ingest-buffer.js";
 import { recordAcceptance } from "./pipeline/record-acceptance.js";
@@ -108,18 +112,32 @@ async function resolveRefs(
  * write them to the activity store, which skips ids it already holds (only possible after a crash
  * between its write and the record-store commit); then commit.
  */
-async function ingestChecked(store: RecordStore, activity: ActivityStore, batch: Batch): Promise<number> {
+async function ingestChecked(
+  store: RecordStore,
+  activity: ActivityStore,
+  batch: Batch,
+  broadcast: BroadcastOffer | undefined,
+): Promise<number> {
   const { organizationId, rows } = batch;
-  return store.transaction(async (trx) => {
+  let offered = false;
+  const accepted = await store.transaction(async (trx) => {
     // Sorted, so that concurrent batches sharing ids lock them in the same order (no deadlock).
     const claimed = await claimGenerationIds(trx, organizationId, rows.map((r) => r.id).sort(), store.caps);
     if (claimed.size === 0) return 0;
     const fresh = claimed.size === rows.length ? rows : rows.filter((r) => claimed.has(r.id));
     const { usage, apps, users } = acceptanceOf(batch, fresh);
-    await recordAcceptance(trx, store.caps, organizationId, { counters: usage.rows(), apps, users });
+    offered = await recordAcceptance(
+      trx,
+      store.caps,
+      organizationId,
+      { counters: usage.rows(), apps, users },
+      broadcast && { offer: broadcast, ids: fresh.map((r) => r.id), payload: () => payloadOfRows(fresh) },
+    );
     await activity.insert(fresh, tagsOf(batch, fresh));
     return fresh.length;
   });
+  if (offered) signalOutboxWrite();
+  return accepted;
 }
 
 export interface IngestDeps {
@@ -128,6 +146,17 @@ export interface IngestDeps {
   clock: Clock;
   /** Where bodies are parsed and validated for the single-writer path; default: inline. */
   preparer?: BatchPreparer | undefined;
+}
+
+/** How a batch is offered to Broadcast (docs/broadcast.md "Selection"). */
+export interface IngestOptions {
+  /**
+   * Offer the accepted generations to the organization's destinations. Live ingest and the
+   * gateway: true; `gatehouse import`: false unless `--broadcast`. Default false.
+   */
+  broadcast?: boolean;
+  /** Served content and request details by generation id (the gateway's LiveContext). */
+  liveContexts?: ReadonlyMap<string, LiveContext>;
 }
 
 /**
@@ -145,10 +174,14 @@ export async function ingestGenerations(
   deps: IngestDeps,
   organizationId: string,
   body: IngestInput | readonly unknown[],
+  options: IngestOptions = {},
 ): Promise<IngestResult> {
   const { store, activity, clock } = deps;
   const input: IngestInput = isRecordList(body) ? { format: "records", records: body } : body;
   const nowMs = clock.now().getTime();
+  const broadcast: BroadcastOffer | undefined = options.broadcast
+    ? { nowMs, contexts: options.liveContexts ?? null }
+    : undefined;
   const resolve = (refs: RefsNeeded) => resolveRefs(store, organizationId, refs);
   let total: number;
   let accepted: number;
@@ -156,7 +189,7 @@ export async function ingestGenerations(
     const batch = await (deps.preparer ?? inlinePreparer).prepare(input, organizationId, nowMs, resolve);
     try {
       total = batch.received;
-      accepted = await writeExclusive(store, activity.exclusive, organizationId, batch);
+      accepted = await writeExclusive(store, activity.exclusive, organizationId, batch, broadcast);
     } finally {
       batch.release();
     }
@@ -164,7 +197,7 @@ export async function ingestGenerations(
     const checked = checkRecords(input, nowMs);
     const batch = normaliseBatch(checked, organizationId, await resolve(checked.refs));
     total = batch.received;
-    accepted = await ingestChecked(store, activity, batch);
+    accepted = await ingestChecked(store, activity, batch, broadcast);
   }
   return { accepted, duplicates: total - accepted };
 }

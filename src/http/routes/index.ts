@@ -1,6 +1,7 @@
 import type { FastifyInstance } from "fastify";
 import type { AppContext } from "../context.js";
 import { analyticsRoutes } from "./analytics.js";
+import { broadcastRoutes } from "./broadcast.js";
 import { budgetsRoutes } from "./budgets.js";
 import { destinationsRoutes } from "./destinations.js";
 import { ingestRoutes } from "./ingest.js";
@@ -14,6 +15,7 @@ export async function apiRoutes(app: FastifyInstance, ctx: AppContext): Promise<
   await workspacesRoutes(app, ctx);
   await budgetsRoutes(app, ctx);
   await destinationsRoutes(app, ctx);
+  await broadcastRoutes(app, ctx);
   await ingestRoutes(app, ctx);
   await analyticsRoutes(app, ctx);
 }

@@ -7,7 +7,7 @@ import type { AppContext } from "../context.js";
 import { charsetProblem } from "../utf8-only.js";
 import { principal } from "../plugins/auth.js";
 import { routeLimit } from "../plugins/rate-limit.js";
-import { IngestBody, IngestResponse } from "../schemas/ingest.js";
+import { IngestBody, IngestQuery, IngestResponse } from "../schemas/ingest.js";
 import { validatorCompiler } from "../validation.js";
 
 /** Ingest bodies carry up to 10,000 records: a larger limit than management requests. */
@@ -57,6 +57,7 @@ export async function ingestRoutes(root: FastifyInstance, ctx: AppContext): Prom
           description:
             'Body: application/json {"generations": [...]} or application/x-ndjson (one record per line), ' +
             `1 to ${MAX_RECORDS} records. All or nothing; idempotent by id.`,
+          querystring: IngestQuery,
           body: IngestBody,
           response: { 200: IngestResponse },
         },
@@ -65,7 +66,10 @@ export async function ingestRoutes(root: FastifyInstance, ctx: AppContext): Prom
       },
       async (request) => {
         const input = request.body as IngestInput;
-        const result = await ingestGenerations(ctx, principal(request).organizationId, input);
+        const { broadcast } = request.query as { broadcast?: "true" | "false" };
+        const result = await ingestGenerations(ctx, principal(request).organizationId, input, {
+          broadcast: broadcast !== "false",
+        });
         return { data: result };
       },
     );

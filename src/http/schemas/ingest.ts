@@ -93,3 +93,15 @@ export const IngestResponse = Type.Object({
     duplicates: Type.Integer({ minimum: 0 }),
   }),
 });
+
+/** `?broadcast=false` loads history without offering it to destinations (gatehouse import). */
+export const IngestQuery = Type.Object(
+  {
+    broadcast: Type.Optional(
+      Type.Union([Type.Literal("true"), Type.Literal("false")], {
+        description: "Offer the records to the workspace's observability destinations (default true)",
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);

@@ -14,6 +14,8 @@ import {
 import { IngestLog } from "../../../stores/duckdb/ingest-log.js";
 import type { PreparedRows } from "../records/normalise-batch.js";
 import { recordAcceptance } from "./record-acceptance.js";
+import type { BroadcastOffer } from "../../../broadcast/outbox/enqueue.js";
+import { signalOutboxWrite } from "../../../broadcast/outbox/outbox-signal.js";
 import { claimGenerationIds } from "../repos/seen-repo.js";
 
 /*
@@ -128,18 +130,25 @@ class IngestBuffer {
   }
 
   /** Accepts a batch (see the top of this file); resolves to the number of rows accepted. */
-  async accept(organizationId: string, batch: PreparedBatch): Promise<number> {
+  async accept(organizationId: string, batch: PreparedBatch, broadcast?: BroadcastOffer): Promise<number> {
     const log = await this.opened();
     while (this.pendingRows > this.limits.maxPendingRows) await this.nextStep();
     const { store, writer } = this;
     let token: string | null = null;
+    let offered = false;
     try {
       const accepted = await store.transaction(async (trx) => {
         // Sorted, so that concurrent batches sharing ids lock them in the same order (no deadlock).
         const claimed = await claimGenerationIds(trx, organizationId, [...batch.ids].sort(), store.caps);
         if (claimed.size === 0) return 0;
         const fresh: PreparedRows = claimed.size < batch.ids.length ? await batch.subset(claimed) : batch;
-        await recordAcceptance(trx, store.caps, organizationId, fresh);
+        offered = await recordAcceptance(
+          trx,
+          store.caps,
+          organizationId,
+          fresh,
+          broadcast && { offer: broadcast, ids: fresh.ids, payload: () => fresh.payload },
+        );
         token = newId();
         // On disk before the row naming it commits (synced too when the record store syncs its
         // commits: PostgreSQL; SQLite runs with synchronous=NORMAL).
@@ -151,6 +160,7 @@ class IngestBuffer {
         this.pendingRows += accepted;
         this.kick();
       }
+      if (offered) signalOutboxWrite();
       return accepted;
     } catch (err) {
       if (token !== null) log.release([token]);
@@ -288,8 +298,9 @@ export function writeExclusive(
   writer: ExclusiveActivityWriter,
   organizationId: string,
   batch: PreparedBatch,
+  broadcast?: BroadcastOffer,
 ): Promise<number> {
-  return bufferOf(store, writer).accept(organizationId, batch);
+  return bufferOf(store, writer).accept(organizationId, batch, broadcast);
 }
 
 /**

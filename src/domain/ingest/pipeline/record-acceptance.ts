@@ -1,3 +1,4 @@
+import { enqueueBroadcast, type BroadcastOffer } from "../../../broadcast/outbox/enqueue.js";
 import type { DialectCaps } from "../../../stores/dialect.js";
 import type { Db } from "../../../stores/record-store.js";
 import { addUsageTally, type CounterRow } from "../../usage/ledger.js";
@@ -11,15 +12,28 @@ export interface Acceptance {
   users: ReadonlyMap<string, UserLabel>;
 }
 
-/** Ledger, labels and activity version for accepted rows. Call inside the batch's transaction. */
+/** The accepted rows offered to Broadcast: their ids and payload (computed only when needed). */
+export interface BroadcastRows {
+  offer: BroadcastOffer;
+  ids: readonly string[];
+  payload: () => string;
+}
+
+/**
+ * Ledger, labels, activity version and (when offered) the Broadcast outbox row for accepted rows.
+ * Call inside the batch's transaction. Resolves to whether an outbox row was written.
+ */
 export async function recordAcceptance(
   trx: Db,
   caps: DialectCaps,
   organizationId: string,
   a: Acceptance,
-): Promise<void> {
+  broadcast?: BroadcastRows,
+): Promise<boolean> {
   await addUsageTally(trx, a.counters, caps);
   if (a.apps.size > 0) await upsertAppLabels(trx, organizationId, a.apps, caps);
   if (a.users.size > 0) await upsertUserLabels(trx, organizationId, a.users, caps);
   await bumpActivityVersion(trx, organizationId);
+  if (broadcast === undefined) return false;
+  return enqueueBroadcast(trx, organizationId, broadcast.ids, broadcast.payload, broadcast.offer);
 }

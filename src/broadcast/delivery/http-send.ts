@@ -1,0 +1,134 @@
+import http from "node:http";
+import https from "node:https";
+import { isIP } from "node:net";
+import type { EncodedRequest } from "../encoders/encoder.js";
+import { guardedLookup, isPrivateAddress, RefusedAddressError } from "./address-guard.js";
+
+export interface SendResult {
+  /** HTTP status, or null when no response came (network error, timeout, refused address). */
+  status: number | null;
+  /** Retry-After in milliseconds, when the receiver sent one. */
+  retryAfterMs: number | null;
+  /** The start of the response body (error texts), or the network error's message. */
+  text: string;
+  latencyMs: number;
+  /** The request was refused before sending (private address): not worth retrying. */
+  refused: boolean;
+}
+
+export interface SendOptions {
+  timeoutMs: number;
+  refusePrivateAddresses: boolean;
+}
+
+const KEEP_ALIVE = { keepAlive: true, maxSockets: 16 };
+const agents = {
+  plain: new http.Agent(KEEP_ALIVE),
+  tls: new https.Agent(KEEP_ALIVE),
+  plainGuarded: new http.Agent({ ...KEEP_ALIVE, lookup: guardedLookup } as http.AgentOptions),
+  tlsGuarded: new https.Agent({ ...KEEP_ALIVE, lookup: guardedLookup } as https.AgentOptions),
+};
+
+const MAX_TEXT = 2_048;
+
+/** Retry-After as seconds or an HTTP date → milliseconds from now (null when absent or unreadable). */
+export function retryAfterMs(value: string | undefined, nowMs: number): number | null {
+  if (value === undefined || value.trim() === "") return null;
+  if (/^\d+$/.test(value.trim())) return Number(value.trim()) * 1_000;
+  const at = Date.parse(value);
+  return Number.isNaN(at) ? null : Math.max(0, at - nowMs);
+}
+
+/**
+ * Sends one request with a time limit for the whole exchange (connect, send, response body).
+ * Never throws: failures are results. Keep-alive connections are reused across batches.
+ */
+export function sendRequest(req: EncodedRequest, opts: SendOptions): Promise<SendResult> {
+  const started = performance.now();
+  const done = (r: Omit<SendResult, "latencyMs">): SendResult => ({
+    ...r,
+    latencyMs: Math.round((performance.now() - started) * 10) / 10,
+  });
+  return new Promise<SendResult>((resolve) => {
+    let url: URL;
+    try {
+      url = new URL(req.url);
+    } catch {
+      resolve(done({ status: null, retryAfterMs: null, text: "invalid destination URL", refused: true }));
+      return;
+    }
+    const tls = url.protocol === "https:";
+    const host = url.hostname.replace(/^\[|\]$/g, "");
+    if (opts.refusePrivateAddresses && isIP(host) !== 0 && isPrivateAddress(host)) {
+      resolve(
+        done({
+          status: null,
+          retryAfterMs: null,
+          text: new RefusedAddressError(host).message,
+          refused: true,
+        }),
+      );
+      return;
+    }
+    const agent = opts.refusePrivateAddresses
+      ? tls
+        ? agents.tlsGuarded
+        : agents.plainGuarded
+      : tls
+        ? agents.tls
+        : agents.plain;
+    const body = typeof req.body === "string" ? Buffer.from(req.body, "utf8") : req.body;
+    const headers: Record<string, string | number> = { ...req.headers, "content-length": body.byteLength };
+    let settled = false;
+    const finish = (r: Omit<SendResult, "latencyMs">) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      resolve(done(r));
+    };
+    const request = (tls ? https : http).request(url, { method: req.method, headers, agent }, (res) => {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      res.on("data", (c: Buffer) => {
+        if (size < MAX_TEXT) chunks.push(c);
+        size += c.length;
+      });
+      res.on("end", () =>
+        finish({
+          status: res.statusCode ?? null,
+          retryAfterMs: retryAfterMs(res.headers["retry-after"], Date.now()),
+          text: Buffer.concat(chunks).toString("utf8").slice(0, MAX_TEXT),
+          refused: false,
+        }),
+      );
+      res.on("error", (err) =>
+        finish({ status: null, retryAfterMs: null, text: err.message, refused: false }),
+      );
+    });
+    const timer = setTimeout(() => {
+      request.destroy(new Error(`timed out after ${opts.timeoutMs} ms`));
+    }, opts.timeoutMs);
+    request.on("error", (err) =>
+      finish({
+        status: null,
+        retryAfterMs: null,
+        text: err.message || (err as NodeJS.ErrnoException).code || "network error",
+        refused: err instanceof RefusedAddressError,
+      }),
+    );
+    request.end(body);
+  });
+}
+
+/**
+ * Whether a failed attempt is worth retrying (broadcast-facts.md §4, the OTLP client rules): no
+ * response, 408, 409, 425, 429 and 5xx are; other answers (4xx: the receiver refuses the payload
+ * or the credentials) are dead-lettered at once.
+ */
+export function retryable(r: SendResult): boolean {
+  if (r.refused) return false;
+  if (r.status === null) return true;
+  return r.status === 408 || r.status === 409 || r.status === 425 || r.status === 429 || r.status >= 500;
+}
+
+export const succeeded = (r: SendResult): boolean => r.status !== null && r.status >= 200 && r.status < 300;

@@ -1,0 +1,109 @@
+import { requireDestinationRow } from "../../domain/destinations/get-destination.js";
+import type { Db } from "../../stores/record-store.js";
+
+export interface DeadLetter {
+  id: number;
+  generations: number;
+  /** Range of the generations' created_at (ISO), for a replay. */
+  from: string;
+  to: string;
+  attempts: number;
+  last_error: string | null;
+  dead_at: string | null;
+}
+
+export interface DeliveryStatus {
+  destination_id: string;
+  /** Generations by state (delivered and dead: those still kept, see the retention settings). */
+  pending: number;
+  delivered: number;
+  dead: number;
+  /** Milliseconds since the oldest pending generation was accepted; null when none. */
+  oldest_pending_age_ms: number | null;
+  last_success_at: string | null;
+  last_error: string | null;
+  last_error_at: string | null;
+  /** Generations dead-lettered because the queue passed its cap (since the destination was created). */
+  dropped_over_cap: number;
+  /** This instance's circuit breaker for the destination. */
+  circuit: "closed" | "open" | "half_open";
+  recent_dead_letters: DeadLetter[];
+}
+
+const iso = (ms: unknown): string | null =>
+  ms === null || ms === undefined ? null : new Date(Number(ms)).toISOString();
+
+/** Delivery state of one destination of the organization (404 for another organization's). */
+export async function deliveryStatus(
+  db: Db,
+  organizationId: string,
+  destinationId: string,
+  nowMs: number,
+  circuit: (id: string) => DeliveryStatus["circuit"] = () => "closed",
+): Promise<DeliveryStatus> {
+  const row = await requireDestinationRow(db, organizationId, destinationId);
+  return statusOfRow(db, row.id, nowMs, circuit);
+}
+
+export async function statusOfRow(
+  db: Db,
+  destinationId: string,
+  nowMs: number,
+  circuit: (id: string) => DeliveryStatus["circuit"] = () => "closed",
+): Promise<DeliveryStatus> {
+  const counts = await db
+    .selectFrom("broadcast_deliveries")
+    .select([
+      "state",
+      (eb) => eb.fn.sum<number>("item_count").as("n"),
+      (eb) => eb.fn.min("created_at_ms").as("oldest"),
+    ])
+    .where("destination_id", "=", destinationId)
+    .groupBy("state")
+    .execute();
+  const by = (s: string) => counts.find((c) => c.state === s);
+  const stats = await db
+    .selectFrom("broadcast_destination_stats")
+    .selectAll()
+    .where("destination_id", "=", destinationId)
+    .executeTakeFirst();
+  const dead = await db
+    .selectFrom("broadcast_deliveries")
+    .select([
+      "id",
+      "item_count",
+      "min_created_ms",
+      "max_created_ms",
+      "attempts",
+      "last_error",
+      "finished_at_ms",
+    ])
+    .where("destination_id", "=", destinationId)
+    .where("state", "=", "dead")
+    .orderBy("id", "desc")
+    .limit(10)
+    .execute();
+  const oldest = by("pending")?.oldest;
+  return {
+    destination_id: destinationId,
+    pending: Number(by("pending")?.n ?? 0),
+    delivered: Number(by("delivered")?.n ?? 0),
+    dead: Number(by("dead")?.n ?? 0),
+    oldest_pending_age_ms:
+      oldest === undefined || oldest === null ? null : Math.max(0, nowMs - Number(oldest)),
+    last_success_at: iso(stats?.last_success_ms),
+    last_error: stats?.last_error ?? null,
+    last_error_at: iso(stats?.last_error_ms),
+    dropped_over_cap: Number(stats?.cap_dropped ?? 0),
+    circuit: circuit(destinationId),
+    recent_dead_letters: dead.map((d) => ({
+      id: Number(d.id),
+      generations: Number(d.item_count),
+      from: iso(d.min_created_ms) as string,
+      to: iso(d.max_created_ms) as string,
+      attempts: Number(d.attempts),
+      last_error: d.last_error,
+      dead_at: iso(d.finished_at_ms),
+    })),
+  };
+}

@@ -1,0 +1,170 @@
+import type { DestinationRow } from "../../domain/destinations/destination-repo.js";
+import type { RecordStore, Db } from "../../stores/record-store.js";
+import type { Candidate } from "../broadcast-generation.js";
+import type { LiveContext } from "../live-context.js";
+import { rowsOfPayload } from "../payload-rows.js";
+import { ruleOf, selects, type DestinationRule } from "../selection.js";
+
+const INSERT_CHUNK = 200;
+const LOOKUP_CHUNK = 1_000;
+
+/** Names of the organization's keys among the hashes (deleted keys too). */
+export async function keyNames(
+  db: Db,
+  organizationId: string,
+  hashes: readonly string[],
+): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  for (let i = 0; i < hashes.length; i += LOOKUP_CHUNK) {
+    const rows = await db
+      .selectFrom("api_keys")
+      .select(["hash", "name"])
+      .where("organization_id", "=", organizationId)
+      .where("hash", "in", hashes.slice(i, i + LOOKUP_CHUNK))
+      .execute();
+    for (const r of rows) out.set(r.hash, r.name);
+  }
+  return out;
+}
+
+async function defaultWorkspaceOf(db: Db, organizationId: string): Promise<string | null> {
+  const row = await db
+    .selectFrom("workspaces")
+    .select("id")
+    .where("organization_id", "=", organizationId)
+    .where("is_default", "=", 1)
+    .executeTakeFirst();
+  return row?.id ?? null;
+}
+
+export interface FanOutOptions {
+  nowMs: number;
+  /** Ids per delivery row for a destination type (its encoder's batch limit). */
+  chunkOf(type: string): number;
+  /** Batches per transaction at most. */
+  maxBatches: number;
+}
+
+/** A delivery to write: one destination, one batch, up to its chunk size of generation ids. */
+interface NewDelivery {
+  destination_id: string;
+  organization_id: string;
+  batch_seq: number;
+  ids: string;
+  item_count: number;
+  min_created_ms: number;
+  max_created_ms: number;
+  state: string;
+  attempts: number;
+  created_at_ms: number;
+  next_attempt_ms: number;
+}
+
+/**
+ * Turns outbox batches into deliveries, in one transaction per call: for each batch, each
+ * destination it names (enabled at acceptance, or the one a replay names) that still exists takes the generations it selects
+ * (selection.ts), in delivery rows of at most its encoder's batch size. A batch nobody selected
+ * from is deleted at once; the others stay (they hold the content) until no delivery of theirs is
+ * pending. Several instances may call this together: batches are locked with SKIP LOCKED on
+ * PostgreSQL (SQLite runs one transaction at a time). Resolves to the number of batches handled.
+ */
+export async function fanOutOnce(store: RecordStore, opts: FanOutOptions): Promise<number> {
+  return store.transaction(async (trx) => {
+    let q = trx
+      .selectFrom("broadcast_batches")
+      .select(["seq", "organization_id", "payload", "contexts", "destination_ids", "created_at_ms"])
+      .where("fanned_out", "=", 0)
+      .orderBy("seq")
+      .limit(opts.maxBatches);
+    if (store.caps.supportsForUpdate) q = q.forUpdate().skipLocked();
+    const batches = await q.execute();
+    if (batches.length === 0) return 0;
+
+    const orgs = [...new Set(batches.map((b) => b.organization_id))];
+    const destinations = await trx
+      .selectFrom("destinations")
+      .selectAll()
+      .where("organization_id", "in", orgs)
+      .where("deleted_at", "is", null)
+      .execute();
+    const byOrg = new Map<string, DestinationRule[]>();
+    for (const d of destinations as DestinationRow[]) {
+      const list = byOrg.get(d.organization_id) ?? [];
+      // Offered while enabled (the batch names it): paused since, its queue waits.
+      list.push({ ...ruleOf(d), enabled: true });
+      byOrg.set(d.organization_id, list);
+    }
+
+    const out: NewDelivery[] = [];
+    const empty: number[] = [];
+    const done: number[] = [];
+    for (const b of batches) {
+      const seq = Number(b.seq);
+      done.push(seq);
+      const offered = new Set(JSON.parse(b.destination_ids) as string[]);
+      const rules = (byOrg.get(b.organization_id) ?? []).filter((r) => offered.has(r.id));
+      if (rules.length === 0) {
+        empty.push(seq);
+        continue;
+      }
+      const rows = rowsOfPayload(b.payload);
+      const contexts = b.contexts === null ? {} : (JSON.parse(b.contexts) as Record<string, LiveContext>);
+      const names = await keyNames(trx, b.organization_id, [...new Set(rows.map((r) => r.api_key_hash))]);
+      const legacy = rows.some((r) => r.workspace_id === null)
+        ? await defaultWorkspaceOf(trx, b.organization_id)
+        : null;
+      const candidates: { c: Candidate; workspace: string | null }[] = rows.map((row) => ({
+        c: { row, context: contexts[row.id] ?? null, apiKeyName: names.get(row.api_key_hash) ?? null },
+        workspace: row.workspace_id ?? legacy,
+      }));
+      let any = false;
+      for (const rule of rules) {
+        const chunk = Math.max(1, opts.chunkOf(rule.type));
+        let ids: string[] = [];
+        let min = Infinity;
+        let max = -Infinity;
+        const flush = () => {
+          if (ids.length === 0) return;
+          out.push({
+            destination_id: rule.id,
+            organization_id: b.organization_id,
+            batch_seq: seq,
+            ids: JSON.stringify(ids),
+            item_count: ids.length,
+            min_created_ms: min,
+            max_created_ms: max,
+            state: "pending",
+            attempts: 0,
+            created_at_ms: opts.nowMs,
+            next_attempt_ms: opts.nowMs,
+          });
+          any = true;
+          ids = [];
+          min = Infinity;
+          max = -Infinity;
+        };
+        for (const { c, workspace } of candidates) {
+          if (workspace === null || !selects(rule, c, workspace)) continue;
+          ids.push(c.row.id);
+          min = Math.min(min, c.row.created_at_ms);
+          max = Math.max(max, c.row.created_at_ms);
+          if (ids.length >= chunk) flush();
+        }
+        flush();
+      }
+      if (!any) empty.push(seq);
+    }
+    for (let i = 0; i < out.length; i += INSERT_CHUNK) {
+      await trx
+        .insertInto("broadcast_deliveries")
+        .values(out.slice(i, i + INSERT_CHUNK))
+        .execute();
+    }
+    if (empty.length > 0) await trx.deleteFrom("broadcast_batches").where("seq", "in", empty).execute();
+    const kept = done.filter((s) => !empty.includes(s));
+    if (kept.length > 0) {
+      await trx.updateTable("broadcast_batches").set({ fanned_out: 1 }).where("seq", "in", kept).execute();
+    }
+    return batches.length;
+  });
+}

@@ -1,0 +1,224 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { sampledIn } from "../../src/broadcast/sampling.js";
+import { TestReceiver, waitFor } from "../helpers/broadcast-receiver.js";
+import { createWebhook, deliveries, ingestRecords, makeBroadcastApp, records } from "./broadcast-helpers.js";
+
+/**
+ * Broadcast end to end on real components: the HTTP ingest endpoint writes the outbox in its
+ * transaction, the Broadcaster delivers to a local OTLP/HTTP receiver on 127.0.0.1 through the
+ * webhook encoder, and the receiver decodes the spans' generation ids.
+ */
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+async function setup(over: Parameters<typeof makeBroadcastApp>[0] = {}) {
+  const t = await makeBroadcastApp(over);
+  const rx = new TestReceiver();
+  await rx.start();
+  cleanups.push(
+    () => t.close(),
+    () => rx.stop(),
+  );
+  return { t, rx };
+}
+
+const idsOf = (recs: Record<string, unknown>[]) => recs.map((r) => r.id as string);
+
+describe("Broadcast delivery", () => {
+  it("delivers every accepted generation once, in batches, and reports it", async () => {
+    const { t, rx } = await setup();
+    const dest = await createWebhook(t, rx.url);
+    const recs = records(t, 250);
+    await ingestRecords(t, recs.slice(0, 200));
+    await ingestRecords(t, recs.slice(200));
+    t.broadcaster.start();
+    await waitFor(() => rx.delivered.size === 250, 10_000, "250 generations delivered");
+    expect([...rx.delivered.keys()].sort()).toEqual(idsOf(recs).sort());
+    expect([...rx.delivered.values()].every((n) => n === 1)).toBe(true);
+    expect(rx.requests.length).toBeLessThan(250); // batched
+    await waitFor(async () => (await deliveries(t, dest)).delivered === 250, 5_000, "status");
+    const s = await deliveries(t, dest);
+    expect(s).toMatchObject({ pending: 0, dead: 0, delivered: 250, last_error: null });
+    expect(s.last_success_at).not.toBeNull();
+  });
+
+  it("import-style ingest (broadcast=false) is not delivered", async () => {
+    const { t, rx } = await setup();
+    await createWebhook(t, rx.url);
+    const hist = records(t, 5);
+    const res = await t.call({
+      method: "POST",
+      url: "/api/v1/activity/generations?broadcast=false",
+      payload: { generations: hist },
+    });
+    expect(res.statusCode).toBe(200);
+    const live = records(t, 3);
+    await ingestRecords(t, live);
+    t.broadcaster.start();
+    await waitFor(() => rx.delivered.size === 3, 5_000, "live generations");
+    await new Promise((d) => setTimeout(d, 200));
+    expect([...rx.delivered.keys()].sort()).toEqual(idsOf(live).sort());
+  });
+
+  it("retries 500s, 429 with Retry-After, timeouts and resets until delivered", async () => {
+    const { t, rx } = await setup({ attemptTimeoutMs: 200 });
+    await createWebhook(t, rx.url);
+    rx.queue.push(
+      { kind: "status", status: 500, body: "boom" },
+      { kind: "status", status: 503 },
+      { kind: "status", status: 429, headers: { "retry-after": "1" } },
+      { kind: "hang", ms: 600 },
+      { kind: "reset" },
+    );
+    const recs = records(t, 10);
+    await ingestRecords(t, recs);
+    t.broadcaster.start();
+    await waitFor(() => rx.delivered.size === 10, 15_000, "delivery after faults");
+    const statuses = rx.requests.map((r) => r.status);
+    expect(statuses.slice(0, 3)).toEqual([500, 503, 429]);
+    // Retry-After: 1 s was honoured between the 429 and the next attempt.
+    const i429 = statuses.indexOf(429);
+    expect(
+      (rx.requests[i429 + 1] as { at: number }).at - (rx.requests[i429] as { at: number }).at,
+    ).toBeGreaterThanOrEqual(950);
+    expect([...rx.delivered.values()].every((n) => n === 1)).toBe(true);
+  });
+
+  it("keeps the queue while the receiver is down and delivers when it is back", async () => {
+    const { t, rx } = await setup();
+    const dest = await createWebhook(t, rx.url);
+    const port = rx.port;
+    await rx.stop();
+    const recs = records(t, 30);
+    await ingestRecords(t, recs);
+    t.broadcaster.start();
+    await waitFor(async () => (await deliveries(t, dest)).last_error !== null, 5_000, "a failed attempt");
+    const down = await deliveries(t, dest);
+    expect(down.pending).toBe(30);
+    expect(String(down.last_error)).toMatch(/ECONNREFUSED|connect/);
+    await new Promise((d) => setTimeout(d, 300));
+    await rx.start(port);
+    await waitFor(() => rx.delivered.size === 30, 10_000, "delivery after the receiver came back");
+  });
+
+  it("dead-letters after the last attempt with its last error; replay delivers it", async () => {
+    const { t, rx } = await setup({ maxAttempts: 3 });
+    const dest = await createWebhook(t, rx.url);
+    rx.fallback = { kind: "status", status: 502, body: "bad gateway" };
+    const recs = records(t, 4);
+    await ingestRecords(t, recs);
+    t.broadcaster.start();
+    await waitFor(async () => (await deliveries(t, dest)).dead === 4, 5_000, "dead letter");
+    const s = await deliveries(t, dest);
+    expect(s.pending).toBe(0);
+    expect(String(s.last_error)).toContain("HTTP 502: bad gateway");
+    const letters = s.recent_dead_letters as { attempts: number; from: string; last_error: string }[];
+    expect(letters[0]?.attempts).toBe(3);
+    expect(rx.requests.length).toBe(3);
+    // Content is gone once nothing pending needs it.
+    await waitFor(
+      async () => (await t.ctx.store.db.selectFrom("broadcast_batches").select("seq").execute()).length === 0,
+      3_000,
+      "outbox batch released",
+    );
+
+    rx.fallback = { kind: "ok" };
+    const from = new Date(Date.now() - 2 * 3_600_000).toISOString();
+    const to = new Date().toISOString();
+    const replay = await t.call({
+      method: "POST",
+      url: `/api/v1/observability/destinations/${dest}/replay`,
+      payload: { from, to },
+    });
+    expect(replay.statusCode).toBe(202);
+    expect(replay.json<{ data: { offered: number } }>().data.offered).toBe(4);
+    await waitFor(() => rx.delivered.size === 4, 5_000, "replayed generations");
+    expect([...rx.delivered.keys()].sort()).toEqual(idsOf(recs).sort());
+  });
+
+  it("a 4xx other than 408/409/429 is dead-lettered at once", async () => {
+    const { t, rx } = await setup();
+    const dest = await createWebhook(t, rx.url);
+    rx.fallback = { kind: "status", status: 401, body: "no" };
+    await ingestRecords(t, records(t, 2));
+    t.broadcaster.start();
+    await waitFor(async () => (await deliveries(t, dest)).dead === 2, 5_000, "dead letter");
+    expect(rx.requests.length).toBe(1);
+  });
+
+  it("disabling pauses at once, enabling resumes, deleting discards the queue", async () => {
+    const { t, rx } = await setup();
+    const dest = await createWebhook(t, rx.url);
+    const patch = (enabled: boolean) =>
+      t.call({ method: "PATCH", url: `/api/v1/observability/destinations/${dest}`, payload: { enabled } });
+    await ingestRecords(t, records(t, 5)); // offered while enabled
+    expect((await patch(false)).statusCode).toBe(200);
+    t.broadcaster.start();
+    await new Promise((d) => setTimeout(d, 300));
+    expect(rx.requests.length).toBe(0);
+    expect((await deliveries(t, dest)).pending).toBe(5);
+    await patch(true);
+    await waitFor(() => rx.delivered.size === 5, 5_000, "resumed delivery");
+
+    rx.fallback = { kind: "status", status: 503 };
+    await ingestRecords(t, records(t, 3));
+    await waitFor(() => rx.requests.some((r) => r.status === 503), 5_000, "failing attempt");
+    const del = await t.call({ method: "DELETE", url: `/api/v1/observability/destinations/${dest}` });
+    expect(del.statusCode).toBe(200);
+    const left = await t.ctx.store.db
+      .selectFrom("broadcast_deliveries")
+      .select("id")
+      .where("destination_id", "=", dest)
+      .execute();
+    expect(left).toEqual([]);
+  });
+
+  it("sampling end to end: the delivered set is the deterministic prediction, and replay sends the same", async () => {
+    const { t, rx } = await setup();
+    const dest = await createWebhook(t, rx.url, { sampling_rate: 0.3 });
+    const recs = records(t, 400);
+    await ingestRecords(t, recs);
+    const expected = idsOf(recs).filter((id) => sampledIn(dest, 0.3, null, id));
+    t.broadcaster.start();
+    await waitFor(() => rx.delivered.size === expected.length, 5_000, "sampled delivery");
+    await new Promise((d) => setTimeout(d, 200));
+    expect([...rx.delivered.keys()].sort()).toEqual(expected.sort());
+    rx.delivered.clear();
+    const replay = await t.call({
+      method: "POST",
+      url: `/api/v1/observability/destinations/${dest}/replay`,
+      payload: { from: new Date(Date.now() - 7_200_000).toISOString(), to: new Date().toISOString() },
+    });
+    expect(replay.statusCode).toBe(202);
+    await waitFor(() => rx.delivered.size === expected.length, 5_000, "replayed sample");
+    await new Promise((d) => setTimeout(d, 200));
+    expect([...rx.delivered.keys()].sort()).toEqual(expected.sort());
+  });
+
+  it("selection: filter rules (an or group) decide what the destination takes", async () => {
+    const { t, rx } = await setup();
+    await createWebhook(t, rx.url, {
+      filter_rules: {
+        groups: [
+          {
+            logic: "or",
+            rules: [
+              { field: "model", operator: "starts_with", value: "anthropic/" },
+              { field: "total_tokens", operator: "gt", value: 1000 },
+            ],
+          },
+        ],
+      },
+    });
+    const a = records(t, 3, { model: "anthropic/claude-3" });
+    const b = records(t, 3, { tokens_prompt: 2000 });
+    const c = records(t, 3);
+    await ingestRecords(t, [...a, ...b, ...c]);
+    t.broadcaster.start();
+    await waitFor(() => rx.delivered.size === 6, 5_000, "filtered delivery");
+    await new Promise((d) => setTimeout(d, 200));
+    expect([...rx.delivered.keys()].sort()).toEqual(idsOf([...a, ...b]).sort());
+  });
+});
