@@ -7,7 +7,10 @@ import { systemClock } from "./lib/clock.js";
 import { SecretBox, loadEncryptionKey } from "./lib/secret-box.js";
 import { drainIngestBuffer, startIngestBuffer } from "./domain/ingest/ingest-buffer.js";
 import { ingestPreparerFor } from "./domain/ingest/prepare-pool.js";
+import { PolicyCache } from "./domain/policy/policy-cache.js";
+import { recordStoreLoader } from "./domain/policy/policy-loader.js";
 import { openActivityStore } from "./stores/open-activity-store.js";
+import { pgPolicyChannel } from "./stores/postgres/pg-policy-channel.js";
 import { openRecordStore } from "./stores/open-record-store.js";
 
 /** Longest a request waits on Redis before it is served without a rate limit (fail open). */
@@ -40,13 +43,28 @@ async function main(): Promise<void> {
   const secretBox = new SecretBox(loadEncryptionKey(config.encryptionKey, config.dataDir));
   const clock = systemClock;
   const boot = await bootstrap(store, clock, config.bootstrapKey);
+  // Policy changes made by other instances arrive over LISTEN/NOTIFY (PostgreSQL); with SQLite this
+  // process is the only writer. Until the channel listens, every lookup reads the record store.
+  let log: { warn(o: object, m: string): void; info(o: object, m: string): void } | null = null;
+  const policy = new PolicyCache(recordStoreLoader(store.db), {
+    channel:
+      store.caps.changeNotifications && config.databaseUrl
+        ? pgPolicyChannel(config.databaseUrl, {
+            onEvent: (event, err) =>
+              event === "lost"
+                ? log?.warn({ err }, "policy change channel lost: policy cache dropped, reconnecting")
+                : log?.info({}, "policy change channel listening"),
+          })
+        : null,
+  });
   // Batches an earlier process accepted and did not write to the embedded store are written now.
   if (activity.exclusive) await startIngestBuffer(store, activity.exclusive);
   const preparer = ingestPreparerFor(config.ingestWorkers, activity);
   const app = await buildApp(
-    { config, store, activity, clock, secretBox, redis, ...(preparer ? { preparer } : {}) },
+    { config, store, policy, activity, clock, secretBox, redis, ...(preparer ? { preparer } : {}) },
     { logger: loggerOptions(config) },
   );
+  log = app.log;
 
   let closing = false;
   const shutdown = (signal: string) => {
@@ -58,6 +76,7 @@ async function main(): Promise<void> {
     void (async () => {
       await app.close();
       await preparer?.close();
+      await policy.close();
       // Accepted batches still buffered are written now (or by the next start if this fails).
       if (activity.exclusive) await drainIngestBuffer(store, activity.exclusive).catch(() => undefined);
       await store.close();

@@ -10,6 +10,11 @@ export interface DialectCaps {
   autoIncrementType: "integer" | "bigserial";
   /** Column type of a double-precision float. */
   floatType: "real" | "double precision";
+  /**
+   * Committed changes to keys, workspaces and budgets are announced to every connected process
+   * (PostgreSQL NOTIFY from triggers, migration 008); SQLite has one server process and none.
+   */
+  changeNotifications: boolean;
 }
 
 export const SQLITE_CAPS: DialectCaps = {
@@ -17,6 +22,7 @@ export const SQLITE_CAPS: DialectCaps = {
   supportsForUpdate: false,
   autoIncrementType: "integer",
   floatType: "real",
+  changeNotifications: false,
 };
 
 export const POSTGRES_CAPS: DialectCaps = {
@@ -24,4 +30,5 @@ export const POSTGRES_CAPS: DialectCaps = {
   supportsForUpdate: true,
   autoIncrementType: "bigserial",
   floatType: "double precision",
+  changeNotifications: true,
 };

@@ -144,3 +144,24 @@ export async function softDeleteOrdinaryKey(
     .executeTakeFirst();
   return res.numUpdatedRows > 0n;
 }
+
+/** The key with this hash in any state (deleted too), with the columns the request path needs. */
+export function findKeyByHash(db: Db, hash: string) {
+  return db
+    .selectFrom("api_keys")
+    .select([
+      "id",
+      "hash",
+      "organization_id",
+      "workspace_id",
+      "is_management",
+      "disabled",
+      "expires_at",
+      "deleted_at",
+      "limit_nano",
+      "limit_reset",
+      "include_byok_in_limit",
+    ])
+    .where("hash", "=", hash)
+    .executeTakeFirst();
+}
