@@ -18,6 +18,18 @@ declare module "fastify" {
   interface FastifyRequest {
     principalOrNull: Principal | null;
   }
+  interface FastifyInstance {
+    /** Every route registered after the auth plugin, with the auth mode it gets (for audits and tests). */
+    authRoutes: readonly RouteAuth[];
+  }
+}
+
+export interface RouteAuth {
+  method: string;
+  url: string;
+  auth: AuthMode;
+  /** Whether the route said so itself (false: the management default applies). */
+  declared: boolean;
 }
 
 /** The authenticated caller of a route that requires auth. */
@@ -33,6 +45,19 @@ export function principal(request: FastifyRequest): Principal {
  */
 export const authPlugin = fp(async (app: FastifyInstance, ctx: AppContext) => {
   app.decorateRequest("principalOrNull", null);
+  const routes: RouteAuth[] = [];
+  app.decorate("authRoutes", routes);
+  app.addHook("onRoute", (route) => {
+    const declared = (route.config as { auth?: AuthMode } | undefined)?.auth;
+    for (const method of [route.method].flat()) {
+      routes.push({
+        method,
+        url: route.url,
+        auth: declared ?? "management",
+        declared: declared !== undefined,
+      });
+    }
+  });
   app.addHook("onRequest", async (request) => {
     if (request.is404) return;
     const mode = request.routeOptions.config?.auth ?? "management";
