@@ -1,3 +1,4 @@
+import { join } from "node:path";
 import { Redis } from "ioredis";
 import { ConfigError, loadConfig } from "./config/config.js";
 import { bootstrap } from "./domain/organizations/bootstrap.js";
@@ -9,7 +10,8 @@ import { drainIngestBuffer, startIngestBuffer } from "./domain/ingest/ingest-buf
 import { ingestPreparerFor } from "./domain/ingest/prepare-pool.js";
 import { PolicyCache } from "./domain/policy/policy-cache.js";
 import { recordStoreLoader } from "./domain/policy/policy-loader.js";
-import { openActivityStore } from "./stores/open-activity-store.js";
+import { isActivityLockError, openActivityStore } from "./stores/open-activity-store.js";
+import { holdActivityStoreLock } from "./stores/postgres/instance-lock.js";
 import { pgPolicyChannel } from "./stores/postgres/pg-policy-channel.js";
 import { openRecordStore } from "./stores/open-record-store.js";
 
@@ -39,7 +41,32 @@ async function main(): Promise<void> {
       })
     : null;
   redis?.on("error", () => undefined); // surfaced by /readyz; reconnects on its own
-  const activity = await openActivityStore(config);
+  // Instances sharing a PostgreSQL record store must share the activity store (ClickHouse).
+  const instanceLock =
+    config.databaseUrl && !config.allowSplitAnalytics
+      ? await holdActivityStoreLock(config.databaseUrl, config.clickhouseUrl === null).catch(
+          async (err: unknown) => {
+            await store.close();
+            throw err;
+          },
+        )
+      : null;
+  let activity;
+  try {
+    activity = await openActivityStore(config);
+  } catch (err) {
+    await store.close();
+    await instanceLock?.release();
+    if (isActivityLockError(err)) {
+      throw new Error(
+        `the activity store ${join(config.dataDir, "activity.duckdb")} is in use by another process ` +
+          "(another server, or a gatehouse CLI command, on this GATEHOUSE_DATA_DIR): a DuckDB file can " +
+          "be opened by one process only. Stop the other process, or give this instance its own " +
+          "GATEHOUSE_DATA_DIR (and, to share analytics between instances, CLICKHOUSE_URL)",
+      );
+    }
+    throw err;
+  }
   const secretBox = new SecretBox(loadEncryptionKey(config.encryptionKey, config.dataDir));
   const clock = systemClock;
   const boot = await bootstrap(store, clock, config.bootstrapKey);
@@ -81,6 +108,7 @@ async function main(): Promise<void> {
       if (activity.exclusive) await drainIngestBuffer(store, activity.exclusive).catch(() => undefined);
       await store.close();
       await activity.close();
+      await instanceLock?.release();
       redis?.disconnect();
       process.exit(0);
     })();

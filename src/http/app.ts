@@ -29,6 +29,8 @@ export async function buildApp(ctx: AppContext, opts: BuildOptions = {}): Promis
       return typeof given === "string" && /^[\w.-]{1,100}$/.test(given) ? given : randomUUID();
     },
     return503OnClosing: true,
+    // One log line per request (onResponse below) instead of Fastify's two.
+    disableRequestLogging: true,
     forceCloseConnections: "idle",
     frameworkErrors: frameworkErrorHandler,
   });
@@ -47,6 +49,12 @@ export async function buildApp(ctx: AppContext, opts: BuildOptions = {}): Promis
   });
   app.addHook("onSend", async (request, reply) => {
     void reply.header("x-request-id", request.id);
+  });
+  app.addHook("onResponse", async (request, reply) => {
+    request.log.info(
+      { req: request, res: { statusCode: reply.statusCode }, responseTime: reply.elapsedTime },
+      "request completed",
+    );
   });
 
   await app.register(swagger, {

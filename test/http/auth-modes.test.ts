@@ -38,11 +38,11 @@ describe("auth modes of every registered route", () => {
   it("walks every route: without a key 401 unless public; with an ordinary key 403 unless public or any-key", async () => {
     for (const r of t.app.authRoutes) {
       const url = concrete(r.url);
-      const anonymous = await t.call({ method: r.method as "GET", url, auth: null });
+      const anonymous = await t.call({ method: r.method, url, auth: null });
       if (r.auth === "none") expect(anonymous.statusCode, `${r.method} ${url}`).not.toBe(401);
       else expect(anonymous.statusCode, `${r.method} ${url}`).toBe(401);
 
-      const ordinary = await t.call({ method: r.method as "GET", url, auth: ordinaryKey });
+      const ordinary = await t.call({ method: r.method, url, auth: ordinaryKey });
       if (r.auth === "management") expect(ordinary.statusCode, `${r.method} ${url}`).toBe(403);
       else expect([401, 403], `${r.method} ${url}`).not.toContain(ordinary.statusCode);
     }

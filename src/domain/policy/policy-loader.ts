@@ -31,6 +31,8 @@ export function recordStoreLoader(db: Db): PolicyLoader {
         limitReset:
           r.limit_reset !== null && RESET_PERIODS.has(r.limit_reset) ? (r.limit_reset as ResetPeriod) : null,
         includeByokInLimit: Number(r.include_byok_in_limit) === 1,
+        label: r.label,
+        creatorUserId: r.creator_user_id,
       };
     },
     async workspace(id): Promise<WorkspacePolicy | null> {

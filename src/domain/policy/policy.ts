@@ -19,6 +19,9 @@ export interface KeyPolicy {
   limitNano: bigint | null;
   limitReset: ResetPeriod | null;
   includeByokInLimit: boolean;
+  /** The key's public label (`sk-gh-v1-abc...xyz`) and creator, for GET /key. */
+  label: string;
+  creatorUserId: string | null;
 }
 
 /** One budget of a workspace (the row, money in nano-USD). */

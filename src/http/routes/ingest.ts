@@ -50,7 +50,7 @@ export async function ingestRoutes(root: FastifyInstance, ctx: AppContext): Prom
       "/activity/generations",
       {
         bodyLimit: INGEST_BODY_LIMIT,
-        config: { auth: "management", rateLimit: routeLimit(ctx.config.rateLimit.management) },
+        config: { auth: "management", rateLimit: routeLimit(ctx.config.rateLimit.ingest) },
         schema: {
           tags: ["Activity"],
           summary: "Ingest generation records",

@@ -82,6 +82,6 @@ export async function keysRoutes(root: FastifyInstance, ctx: AppContext): Promis
       config: { auth: "any", rateLimit: routeLimit(ctx.config.rateLimit.management) },
       schema: { tags, response: { 200: CurrentKeyResponse } },
     },
-    async (request) => ({ data: await currentKey(store.db, clock, principal(request)) }),
+    async (request) => ({ data: await currentKey(store.db, ctx.policy, clock, principal(request)) }),
   );
 }

@@ -6,6 +6,9 @@ import {
   type PolicyChannelHandlers,
 } from "../../domain/policy/policy-channel.js";
 
+/** application_name of the listening connection (visible in pg_stat_activity). */
+export const POLICY_LISTENER_NAME = "gatehouse-policy-listener";
+
 export interface PgPolicyChannelOptions {
   /** How often the listening connection is checked; a check unanswered within this is a loss. */
   heartbeatMs?: number;
@@ -53,7 +56,12 @@ export function pgPolicyChannel(url: string, opts: PgPolicyChannelOptions = {}):
   const connect = () => {
     retry = null;
     if (closed) return;
-    const c = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5_000, keepAlive: true });
+    const c = new pg.Client({
+      connectionString: url,
+      connectionTimeoutMillis: 5_000,
+      keepAlive: true,
+      application_name: POLICY_LISTENER_NAME,
+    });
     client = c;
     c.on("error", (err) => lose(c, err));
     c.on("end", () => lose(c));
