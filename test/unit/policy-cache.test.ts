@@ -147,7 +147,7 @@ describe("policy cache (src/domain/policy/policy-cache.ts) on SQLite", () => {
     const refused = results.filter((r) => r.status === "rejected");
     expect(refused).toHaveLength(5);
     for (const r of refused) {
-      expect((r).reason).toMatchObject({ status: 429, message: LOOKUP_QUEUE_FULL });
+      expect(r.reason).toMatchObject({ status: 429, message: LOOKUP_QUEUE_FULL });
     }
     // A known key is unaffected once cached; the queue drains and later lookups run.
     expect(await cache.keyByHash(hashKey("sk-gh-v1-after"))).toBeNull();

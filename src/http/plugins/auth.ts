@@ -48,7 +48,7 @@ export const authPlugin = fp(async (app: FastifyInstance, ctx: AppContext) => {
   const routes: RouteAuth[] = [];
   app.decorate("authRoutes", routes);
   app.addHook("onRoute", (route) => {
-    const declared = (route.config)?.auth;
+    const declared = route.config?.auth;
     for (const method of [route.method].flat()) {
       routes.push({
         method,
