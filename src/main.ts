@@ -12,6 +12,7 @@ import { PolicyCache } from "./domain/policy/policy-cache.js";
 import { recordStoreLoader } from "./domain/policy/policy-loader.js";
 import { isActivityLockError, openActivityStore } from "./stores/open-activity-store.js";
 import { holdActivityStoreLock } from "./stores/postgres/instance-lock.js";
+import { warmUp } from "./warm-up.js";
 import { pgPolicyChannel } from "./stores/postgres/pg-policy-channel.js";
 import { openRecordStore } from "./stores/open-record-store.js";
 
@@ -87,6 +88,7 @@ async function main(): Promise<void> {
   // Batches an earlier process accepted and did not write to the embedded store are written now.
   if (activity.exclusive) await startIngestBuffer(store, activity.exclusive);
   const preparer = ingestPreparerFor(config.ingestWorkers, activity);
+  await warmUp({ preparer, workers: config.ingestWorkers, activity });
   const app = await buildApp(
     { config, store, policy, activity, clock, secretBox, redis, ...(preparer ? { preparer } : {}) },
     { logger: loggerOptions(config) },
