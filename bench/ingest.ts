@@ -12,6 +12,8 @@
  *                           [--cpu-prof FILE]   (main-thread profile of the measured run)
  *   npm run bench:ingest
  */
+import { PolicyCache } from "../src/domain/policy/policy-cache.js";
+import { recordStoreLoader } from "../src/domain/policy/policy-loader.js";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { Session } from "node:inspector";
 import { tmpdir } from "node:os";
@@ -243,6 +245,7 @@ const ctx: AppContext = {
   clock: systemClock,
   secretBox: new SecretBox(Buffer.alloc(32, 3)),
   redis: null,
+  policy: new PolicyCache(recordStoreLoader(rawStore.db), { channel: null }),
   ...(preparer ? { preparer } : {}),
 };
 const app = await buildApp(ctx, { logger: false });

@@ -1,3 +1,4 @@
+import { join } from "node:path";
 import { Redis } from "ioredis";
 import { ConfigError, loadConfig } from "./config/config.js";
 import { bootstrap } from "./domain/organizations/bootstrap.js";
@@ -9,7 +10,12 @@ import { drainIngestBuffer, startIngestBuffer } from "./domain/ingest/pipeline/i
 import { ingestPreparerFor } from "./domain/ingest/workers/prepare-pool.js";
 import { Broadcaster } from "./broadcast/delivery/broadcaster.js";
 import { defaultEncoderLookup } from "./broadcast/encoder-lookup.js";
-import { openActivityStore } from "./stores/open-activity-store.js";
+import { PolicyCache } from "./domain/policy/policy-cache.js";
+import { recordStoreLoader } from "./domain/policy/policy-loader.js";
+import { isActivityLockError, openActivityStore } from "./stores/open-activity-store.js";
+import { holdActivityStoreLock } from "./stores/postgres/instance-lock.js";
+import { warmUp } from "./warm-up.js";
+import { pgPolicyChannel } from "./stores/postgres/pg-policy-channel.js";
 import { openRecordStore } from "./stores/open-record-store.js";
 
 /** Longest a request waits on Redis before it is served without a rate limit (fail open). */
@@ -38,13 +44,53 @@ async function main(): Promise<void> {
       })
     : null;
   redis?.on("error", () => undefined); // surfaced by /readyz; reconnects on its own
-  const activity = await openActivityStore(config);
+  // Instances sharing a PostgreSQL record store must share the activity store (ClickHouse).
+  const instanceLock =
+    config.databaseUrl && !config.allowSplitAnalytics
+      ? await holdActivityStoreLock(config.databaseUrl, config.clickhouseUrl === null).catch(
+          async (err: unknown) => {
+            await store.close();
+            throw err;
+          },
+        )
+      : null;
+  let activity;
+  try {
+    activity = await openActivityStore(config);
+  } catch (err) {
+    await store.close();
+    await instanceLock?.release();
+    if (isActivityLockError(err)) {
+      throw new Error(
+        `the activity store ${join(config.dataDir, "activity.duckdb")} is in use by another process ` +
+          "(another server, or a gatehouse CLI command, on this GATEHOUSE_DATA_DIR): a DuckDB file can " +
+          "be opened by one process only. Stop the other process, or give this instance its own " +
+          "GATEHOUSE_DATA_DIR (and, to share analytics between instances, CLICKHOUSE_URL)",
+      );
+    }
+    throw err;
+  }
   const secretBox = new SecretBox(loadEncryptionKey(config.encryptionKey, config.dataDir));
   const clock = systemClock;
   const boot = await bootstrap(store, clock, config.bootstrapKey);
+  // Policy changes made by other instances arrive over LISTEN/NOTIFY (PostgreSQL); with SQLite this
+  // process is the only writer. Until the channel listens, every lookup reads the record store.
+  let log: { warn(o: object, m: string): void; info(o: object, m: string): void } | null = null;
+  const policy = new PolicyCache(recordStoreLoader(store.db), {
+    channel:
+      store.caps.changeNotifications && config.databaseUrl
+        ? pgPolicyChannel(config.databaseUrl, {
+            onEvent: (event, err) =>
+              event === "lost"
+                ? log?.warn({ err }, "policy change channel lost: policy cache dropped, reconnecting")
+                : log?.info({}, "policy change channel listening"),
+          })
+        : null,
+  });
   // Batches an earlier process accepted and did not write to the embedded store are written now.
   if (activity.exclusive) await startIngestBuffer(store, activity.exclusive);
   const preparer = ingestPreparerFor(config.ingestWorkers, activity);
+  await warmUp({ preparer, workers: config.ingestWorkers, activity });
   const broadcaster = config.broadcast.workers
     ? new Broadcaster({
         store,
@@ -58,6 +104,7 @@ async function main(): Promise<void> {
     {
       config,
       store,
+      policy,
       activity,
       clock,
       secretBox,
@@ -67,6 +114,7 @@ async function main(): Promise<void> {
     },
     { logger: loggerOptions(config) },
   );
+  log = app.log;
   if (broadcaster) {
     broadcaster.useLogger(app.log);
     broadcaster.start();
@@ -83,10 +131,12 @@ async function main(): Promise<void> {
       await app.close();
       await broadcaster?.stop();
       await preparer?.close();
+      await policy.close();
       // Accepted batches still buffered are written now (or by the next start if this fails).
       if (activity.exclusive) await drainIngestBuffer(store, activity.exclusive).catch(() => undefined);
       await store.close();
       await activity.close();
+      await instanceLock?.release();
       redis?.disconnect();
       process.exit(0);
     })();

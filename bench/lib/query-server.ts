@@ -6,6 +6,8 @@ const ROOT = resolve(import.meta.dirname, "../..");
 export interface BenchServer {
   /** `http://127.0.0.1:<port>/api/v1` */
   base: string;
+  /** Process id of the server child (for its CPU time in /proc). */
+  pid: number;
   stop(): Promise<void>;
 }
 
@@ -50,6 +52,7 @@ export async function startBenchServer(
   });
   return {
     base,
+    pid: child.pid!,
     stop: async () => {
       if (child.exitCode !== null || child.signalCode !== null) return;
       child.kill("SIGTERM");

@@ -2,7 +2,7 @@ import { join } from "node:path";
 import { loadConfig, type Config } from "../config/config.js";
 import { drainIngestBuffer, startIngestBuffer } from "../domain/ingest/pipeline/ingest-buffer.js";
 import type { ActivityStore } from "../stores/activity-store.js";
-import { openActivityStore } from "../stores/open-activity-store.js";
+import { isActivityLockError, openActivityStore } from "../stores/open-activity-store.js";
 import { openRecordStore } from "../stores/open-record-store.js";
 import type { RecordStore } from "../stores/record-store.js";
 import type { CliIo } from "./cli-io.js";
@@ -33,9 +33,6 @@ export class ActivityStoreLocked extends Error {
  */
 const DUCKDB_CLI_MEMORY = "512MB";
 
-const isLockError = (err: unknown): boolean =>
-  err instanceof Error && /could not set lock on file|conflicting lock/i.test(err.message);
-
 /**
  * Opens the stores the server uses (record store: DATABASE_URL or the SQLite file; activity store:
  * CLICKHOUSE_URL or the DuckDB file, both in GATEHOUSE_DATA_DIR), runs fn and closes both.
@@ -59,7 +56,7 @@ export async function withStores<T>(
     });
   } catch (err) {
     await store.close();
-    if (isLockError(err)) {
+    if (isActivityLockError(err)) {
       const file = join(config.dataDir, "activity.duckdb");
       throw new ActivityStoreLocked(
         `the activity store ${file} is in use by another process (a running server?): a DuckDB file ` +

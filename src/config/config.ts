@@ -19,6 +19,11 @@ export interface Config {
   redisUrl: string | null;
   /** ClickHouse server for activity (analytics); null = embedded DuckDB file in dataDir. */
   clickhouseUrl: string | null;
+  /**
+   * Start even when another instance shares the record store and either keeps analytics in an
+   * embedded DuckDB file: each instance's analytics then covers only what it ingested.
+   */
+  allowSplitAnalytics: boolean;
   /** Database of the activity tables on ClickHouse; null = the server's default. */
   clickhouseDatabase: string | null;
   /** Embedded DuckDB activity store: buffer-pool limit (DuckDB syntax, `2GB`) and worker threads; null = DuckDB's defaults (80% of RAM, one per core). */
@@ -47,7 +52,18 @@ export interface Config {
   encryptionKey: Buffer | null;
   bootstrapKey: string | null;
   logLevel: "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
-  rateLimit: { management: RateLimitConfig; keyUpdate: RateLimitConfig; analytics: RateLimitConfig };
+  /**
+   * Request limits per key and window, by class (docs/configuration.md "Rate limits"): management
+   * API calls; key updates; analytics queries; ingest batches (sized for throughput: a gateway
+   * posting batches of 1,000); inference (the gateway's model requests, per calling key).
+   */
+  rateLimit: {
+    management: RateLimitConfig;
+    keyUpdate: RateLimitConfig;
+    analytics: RateLimitConfig;
+    ingest: RateLimitConfig;
+    inference: RateLimitConfig;
+  };
   trustProxy: boolean;
 }
 
@@ -160,6 +176,12 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
   }
   const logLevel = (str("LOG_LEVEL") ?? "info") as Config["logLevel"];
   if (!LOG_LEVELS.includes(logLevel)) problems.push(`LOG_LEVEL: must be one of ${LOG_LEVELS.join(", ")}`);
+  const bool = (name: string): boolean => {
+    const v = str(name) ?? "false";
+    if (v !== "true" && v !== "false") problems.push(`${name}: must be true or false`);
+    return v === "true";
+  };
+  const allowSplitAnalytics = bool("GATEHOUSE_ALLOW_SPLIT_ANALYTICS");
   const trust = str("TRUST_PROXY") ?? "false";
   if (trust !== "true" && trust !== "false") problems.push("TRUST_PROXY: must be true or false");
 
@@ -184,6 +206,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     databaseUrl,
     redisUrl,
     clickhouseUrl,
+    allowSplitAnalytics,
     clickhouseDatabase,
     duckdb: { memoryLimit: duckdbMemoryLimit, threads: duckdbThreads },
     ingestWorkers: int("INGEST_WORKERS", DEFAULT_INGEST_WORKERS, 0, 64),
@@ -220,6 +243,8 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
       management: rate("RATE_LIMIT_MANAGEMENT", 600),
       keyUpdate: rate("RATE_LIMIT_KEY_UPDATE", 120),
       analytics: rate("RATE_LIMIT_ANALYTICS", 64),
+      ingest: rate("RATE_LIMIT_INGEST", 6_000),
+      inference: rate("RATE_LIMIT_INFERENCE", 3_000),
     },
   };
   if (problems.length > 0) throw new ConfigError(problems);

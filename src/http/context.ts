@@ -2,6 +2,7 @@ import type { Redis } from "ioredis";
 import type { Broadcaster, EncoderLookup } from "../broadcast/delivery/broadcaster.js";
 import type { Config } from "../config/config.js";
 import type { BatchPreparer } from "../domain/ingest/pipeline/preparer-port.js";
+import type { Policy } from "../domain/policy/policy.js";
 import type { Clock } from "../lib/clock.js";
 import type { SecretBox } from "../lib/secret-box.js";
 import type { ActivityStore } from "../stores/activity-store.js";
@@ -11,6 +12,11 @@ import type { RecordStore } from "../stores/record-store.js";
 export interface AppContext {
   config: Readonly<Config>;
   store: RecordStore;
+  /**
+   * Key and workspace policy from memory (src/domain/policy/). Whatever changes a key, workspace
+   * or budget calls policy.keyChanged / workspaceChanged once the change is committed.
+   */
+  policy: Policy;
   /** Generations for analytics (DuckDB embedded, or ClickHouse). */
   activity: ActivityStore;
   clock: Clock;

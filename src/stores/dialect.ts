@@ -20,6 +20,11 @@ export interface DialectCaps {
    * files written before it (the ingest log) are synced too.
    */
   syncsCommits: boolean;
+  /**
+   * Committed changes to keys, workspaces and budgets are announced to every connected process
+   * (PostgreSQL NOTIFY from triggers, migration 008); SQLite has one server process and none.
+   */
+  changeNotifications: boolean;
 }
 
 export const SQLITE_CAPS: DialectCaps = {
@@ -29,6 +34,7 @@ export const SQLITE_CAPS: DialectCaps = {
   floatType: "real",
   bulkRowsAsJson: true,
   syncsCommits: false,
+  changeNotifications: false,
 };
 
 export const POSTGRES_CAPS: DialectCaps = {
@@ -38,4 +44,5 @@ export const POSTGRES_CAPS: DialectCaps = {
   floatType: "double precision",
   bulkRowsAsJson: false,
   syncsCommits: true,
+  changeNotifications: true,
 };

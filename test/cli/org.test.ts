@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { authenticate } from "../../src/domain/auth/authenticate.js";
+import { readThroughPolicy } from "../../src/domain/policy/read-through.js";
 import { systemClock } from "../../src/lib/clock.js";
 import { hashKey } from "../../src/lib/ids.js";
 import type { RecordStore } from "../../src/stores/record-store.js";
@@ -149,7 +150,11 @@ for (const target of TARGETS) {
 
     it("each printed key is a management key of its own organization only", async () => {
       for (const org of [acme, globex]) {
-        const p = await authenticate(store.db, systemClock, `Bearer ${org.management_key}`);
+        const p = await authenticate(
+          readThroughPolicy(store.db),
+          systemClock,
+          `Bearer ${org.management_key}`,
+        );
         expect(p).toMatchObject({
           organizationId: org.organization_id,
           workspaceId: org.workspace_id,
@@ -208,11 +213,15 @@ for (const target of TARGETS) {
         name: "Rotated",
         hash: hashKey(created.management_key),
       });
-      const p = await authenticate(store.db, systemClock, `Bearer ${created.management_key}`);
+      const p = await authenticate(
+        readThroughPolicy(store.db),
+        systemClock,
+        `Bearer ${created.management_key}`,
+      );
       expect(p).toMatchObject({ organizationId: acme.organization_id, isManagement: true });
       // The old key keeps working until the operator deletes it.
       await expect(
-        authenticate(store.db, systemClock, `Bearer ${acme.management_key}`),
+        authenticate(readThroughPolicy(store.db), systemClock, `Bearer ${acme.management_key}`),
       ).resolves.toBeDefined();
       const res = await t.call({ method: "GET", url: "/api/v1/workspaces", auth: created.management_key });
       expect(res.json<{ data: { id: string }[] }>().data.map((w) => w.id)).toEqual([acme.workspace_id]);

@@ -17,7 +17,9 @@ describe("SDK 1.3.19 error classes: 429 from the rate limiter", () => {
   let s: ListeningApp;
   beforeAll(async () => {
     s = await startListening({
-      config: { rateLimit: { management: LIMIT, keyUpdate: LIMIT, analytics: LIMIT } },
+      config: {
+        rateLimit: { management: LIMIT, keyUpdate: LIMIT, analytics: LIMIT, ingest: LIMIT, inference: LIMIT },
+      },
     });
   });
   afterAll(() => s.close());

@@ -86,7 +86,15 @@ export async function makeFuzzWorld(factory?: StoreFactory): Promise<FuzzWorld> 
   const store = factory ? await factory.open() : undefined;
   const t = await makeTestApp({
     ...(store ? { store } : {}),
-    config: { rateLimit: { management: HIGH_LIMIT, keyUpdate: HIGH_LIMIT, analytics: HIGH_LIMIT } },
+    config: {
+      rateLimit: {
+        management: HIGH_LIMIT,
+        keyUpdate: HIGH_LIMIT,
+        analytics: HIGH_LIMIT,
+        ingest: HIGH_LIMIT,
+        inference: HIGH_LIMIT,
+      },
+    },
   });
   // Response bodies of the seeding calls: read field by field below.
   const ok = async (opts: InjectOptions & { auth?: string | null }): Promise<any> => {

@@ -3,6 +3,9 @@ import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from "fas
 import { loadConfig, type Config } from "../../src/config/config.js";
 import type { BatchPreparer } from "../../src/domain/ingest/pipeline/preparer-port.js";
 import { createOrganization } from "../../src/domain/organizations/create-organization.js";
+import { PolicyCache } from "../../src/domain/policy/policy-cache.js";
+import { recordStoreLoader } from "../../src/domain/policy/policy-loader.js";
+import type { Policy } from "../../src/domain/policy/policy.js";
 import { buildApp, type BuildOptions } from "../../src/http/app.js";
 import type { AppContext } from "../../src/http/context.js";
 import { ManualClock, type Clock } from "../../src/lib/clock.js";
@@ -37,6 +40,8 @@ export interface TestAppOptions {
   logger?: BuildOptions["logger"];
   /** Shared rate-limit state (Redis); null/undefined = in-process. */
   redis?: Redis | null;
+  /** Key and workspace policy; default: a policy cache with no change channel (one instance). */
+  policy?: Policy;
   /** Where ingest bodies are prepared (a worker pool, owned by the caller); default: inline. */
   preparer?: BatchPreparer;
 }
@@ -60,6 +65,7 @@ export async function makeTestApp(opts: TestAppOptions = {}): Promise<TestApp> {
     clock,
     secretBox: new SecretBox(TEST_ENCRYPTION_KEY),
     redis: opts.redis ?? null,
+    policy: opts.policy ?? new PolicyCache(recordStoreLoader(store.db), { channel: null }),
     ...(opts.preparer ? { preparer: opts.preparer } : {}),
   };
   const app = await buildApp(ctx, { logger: opts.logger ?? false });
@@ -80,6 +86,7 @@ export async function makeTestApp(opts: TestAppOptions = {}): Promise<TestApp> {
     },
     close: async () => {
       await app.close();
+      await ctx.policy.close();
       if (ownStore) await store.close();
       if (ownActivity) await activity.close();
     },

@@ -468,6 +468,8 @@ describe("workspace budgets", () => {
             management: { max: 2, windowMs: 60_000 },
             keyUpdate: { max: 2, windowMs: 60_000 },
             analytics: { max: 2, windowMs: 60_000 },
+            ingest: { max: 2, windowMs: 60_000 },
+            inference: { max: 2, windowMs: 60_000 },
           },
         },
       });

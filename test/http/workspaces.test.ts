@@ -644,6 +644,8 @@ describe("workspaces", () => {
             management: { max: 2, windowMs: 60_000 },
             keyUpdate: { max: 2, windowMs: 60_000 },
             analytics: { max: 2, windowMs: 60_000 },
+            ingest: { max: 2, windowMs: 60_000 },
+            inference: { max: 2, windowMs: 60_000 },
           },
         },
       });

@@ -267,6 +267,8 @@ describe.skipIf(!PG_URL || !REDIS_URL)("two server processes on PostgreSQL and R
         REDIS_URL,
         GATEHOUSE_ENCRYPTION_KEY: Buffer.alloc(32, 5).toString("base64"),
         GATEHOUSE_BOOTSTRAP_KEY: bootKey,
+        // No ClickHouse server here: each instance keeps its own DuckDB file, by explicit consent.
+        GATEHOUSE_ALLOW_SPLIT_ANALYTICS: "true",
       };
       const dataDirs = [tempDataDir(), tempDataDir()];
       const [a, b] = await Promise.all(dataDirs.map((dir) => start({ ...env, GATEHOUSE_DATA_DIR: dir })));

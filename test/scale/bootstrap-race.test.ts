@@ -1,5 +1,6 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { authenticate } from "../../src/domain/auth/authenticate.js";
+import { readThroughPolicy } from "../../src/domain/policy/read-through.js";
 import { bootstrap } from "../../src/domain/organizations/bootstrap.js";
 import { ManualClock } from "../../src/lib/clock.js";
 import type { RecordStore } from "../../src/stores/record-store.js";
@@ -51,7 +52,7 @@ describe.skipIf(!PG_URL)("bootstrap race: instances on one empty PostgreSQL data
       expect(printed).toHaveLength(1);
       expect(new Set(results.map((r) => r.organizationId)).size).toBe(1);
       for (const s of all) {
-        const p = await authenticate(s.db, clock, `Bearer ${printed[0]}`);
+        const p = await authenticate(readThroughPolicy(s.db), clock, `Bearer ${printed[0]}`);
         expect(p.isManagement).toBe(true);
       }
     },
@@ -64,7 +65,8 @@ describe.skipIf(!PG_URL)("bootstrap race: instances on one empty PostgreSQL data
     expect(results.every((r) => r.generatedKey === null)).toBe(true);
     expect(await count(all[0]!, "organizations")).toBe(1);
     expect(await count(all[0]!, "api_keys")).toBe(1);
-    for (const s of all) expect((await authenticate(s.db, clock, `Bearer ${key}`)).isManagement).toBe(true);
+    for (const s of all)
+      expect((await authenticate(readThroughPolicy(s.db), clock, `Bearer ${key}`)).isManagement).toBe(true);
   });
 
   it("the lock is released when the work fails, and is held by one caller at a time", async () => {

@@ -91,6 +91,8 @@ describe.skipIf(SKIP)("two server processes (src/main.ts) on one PostgreSQL data
       GATEHOUSE_ENCRYPTION_KEY: encryptionKey,
       GATEHOUSE_BOOTSTRAP_KEY: bootKey,
       RATE_LIMIT_MANAGEMENT_MAX: "5",
+      // No ClickHouse server here: each instance keeps its own DuckDB file, by explicit consent.
+      GATEHOUSE_ALLOW_SPLIT_ANALYTICS: "true",
     };
     // Both start at once on the empty database: migrations and bootstrap race.
     [a, b] = await Promise.all([startServer(env), startServer(env)]);

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { authenticate } from "../../src/domain/auth/authenticate.js";
+import { readThroughPolicy } from "../../src/domain/policy/read-through.js";
 import { bootstrap } from "../../src/domain/organizations/bootstrap.js";
 import { createOrganization } from "../../src/domain/organizations/create-organization.js";
 import { ManualClock } from "../../src/lib/clock.js";
@@ -56,7 +57,7 @@ for (const f of STORE_FACTORIES) {
         result.generatedKey!.slice(KEY_PREFIX.length),
       );
 
-      const principal = await authenticate(s.db, clock, `Bearer ${result.generatedKey}`);
+      const principal = await authenticate(readThroughPolicy(s.db), clock, `Bearer ${result.generatedKey}`);
       expect(principal).toMatchObject({
         organizationId: result.organizationId,
         workspaceId: ws.id,
@@ -69,7 +70,7 @@ for (const f of STORE_FACTORIES) {
       const result = await bootstrap(s, clock, BOOT_KEY);
       expect(result.generatedKey).toBeNull();
       expect(await counts(s)).toEqual({ organizations: 1, workspaces: 1, keys: 1 });
-      const principal = await authenticate(s.db, clock, `Bearer ${BOOT_KEY}`);
+      const principal = await authenticate(readThroughPolicy(s.db), clock, `Bearer ${BOOT_KEY}`);
       expect(principal.isManagement).toBe(true);
       expect(principal.organizationId).toBe(result.organizationId);
     });
@@ -89,7 +90,7 @@ for (const f of STORE_FACTORIES) {
       expect(afterKey).toEqual({ ...before, keys: before.keys + 1 });
       await bootstrap(s, clock, BOOT_KEY); // ... and only once
       expect(await counts(s)).toEqual(afterKey);
-      const principal = await authenticate(s.db, clock, `Bearer ${BOOT_KEY}`);
+      const principal = await authenticate(readThroughPolicy(s.db), clock, `Bearer ${BOOT_KEY}`);
       expect(principal.organizationId).toBe(first.organizationId);
       expect(principal.isManagement).toBe(true);
     });
@@ -100,9 +101,11 @@ for (const f of STORE_FACTORIES) {
       expect(new Set(results.map((r) => r.organizationId)).size).toBe(1);
       expect(results.every((r) => r.generatedKey === null)).toBe(true);
       expect(await counts(s)).toEqual({ organizations: 1, workspaces: 1, keys: 1 });
-      await expect(authenticate(s.db, clock, `Bearer ${BOOT_KEY}`)).resolves.toMatchObject({
-        isManagement: true,
-      });
+      await expect(authenticate(readThroughPolicy(s.db), clock, `Bearer ${BOOT_KEY}`)).resolves.toMatchObject(
+        {
+          isManagement: true,
+        },
+      );
     });
 
     it("instances starting together without a bootstrap key create one organization and print one key", async () => {
@@ -141,7 +144,7 @@ for (const f of STORE_FACTORIES) {
       const s = await open();
       await bootstrap(s, clock, BOOT_KEY);
       await s.db.updateTable("api_keys").set(change).where("hash", "=", hashKey(BOOT_KEY)).execute();
-      const broken = await authenticate(s.db, clock, `Bearer ${BOOT_KEY}`).then(
+      const broken = await authenticate(readThroughPolicy(s.db), clock, `Bearer ${BOOT_KEY}`).then(
         (p) => p.isManagement,
         () => false,
       );
@@ -150,7 +153,7 @@ for (const f of STORE_FACTORIES) {
       const before = await counts(s);
       await bootstrap(s, clock, BOOT_KEY);
       expect(await counts(s)).toEqual(before);
-      const principal = await authenticate(s.db, clock, `Bearer ${BOOT_KEY}`);
+      const principal = await authenticate(readThroughPolicy(s.db), clock, `Bearer ${BOOT_KEY}`);
       expect(principal.isManagement).toBe(true);
     });
 
@@ -175,7 +178,7 @@ for (const f of STORE_FACTORIES) {
         .execute();
 
       await bootstrap(s, clock, BOOT_KEY);
-      const principal = await authenticate(s.db, clock, `Bearer ${BOOT_KEY}`);
+      const principal = await authenticate(readThroughPolicy(s.db), clock, `Bearer ${BOOT_KEY}`);
       expect(principal.workspaceId).toBe(otherWs);
       expect(principal.organizationId).toBe(first.organizationId);
     });

@@ -25,6 +25,7 @@ describe("loadConfig", () => {
       databaseUrl: null,
       redisUrl: null,
       clickhouseUrl: null,
+      allowSplitAnalytics: false,
       clickhouseDatabase: null,
       duckdb: { memoryLimit: null, threads: null },
       ingestWorkers: Math.min(4, Math.max(1, availableParallelism())),
@@ -38,6 +39,8 @@ describe("loadConfig", () => {
         management: { max: 600, windowMs: 60_000 },
         keyUpdate: { max: 120, windowMs: 60_000 },
         analytics: { max: 64, windowMs: 60_000 },
+        ingest: { max: 6_000, windowMs: 60_000 },
+        inference: { max: 3_000, windowMs: 60_000 },
       },
     });
   });
@@ -69,7 +72,13 @@ describe("loadConfig", () => {
       RATE_LIMIT_KEY_UPDATE_WINDOW_MS: "2000",
       RATE_LIMIT_ANALYTICS_MAX: "12",
       RATE_LIMIT_ANALYTICS_WINDOW_MS: "86400000",
+      RATE_LIMIT_INGEST_MAX: "13",
+      RATE_LIMIT_INGEST_WINDOW_MS: "3000",
+      RATE_LIMIT_INFERENCE_MAX: "14",
+      RATE_LIMIT_INFERENCE_WINDOW_MS: "4000",
+      GATEHOUSE_ALLOW_SPLIT_ANALYTICS: "true",
     });
+    expect(c.allowSplitAnalytics).toBe(true);
     expect(c.host).toBe("0.0.0.0");
     expect(c.port).toBe(9000);
     expect(c.dataDir).toBe("/var/lib/gatehouse");
@@ -83,6 +92,8 @@ describe("loadConfig", () => {
       management: { max: 10, windowMs: 1000 },
       keyUpdate: { max: 11, windowMs: 2000 },
       analytics: { max: 12, windowMs: 86_400_000 },
+      ingest: { max: 13, windowMs: 3000 },
+      inference: { max: 14, windowMs: 4000 },
     });
   });
 

@@ -10,6 +10,7 @@ import type { BudgetInterval } from "./budget-intervals.js";
 import { checkBudgetOrdering } from "./budget-ordering.js";
 import { toBudgetRecord, type BudgetRecord, type BudgetRow } from "./budget-record.js";
 import { findBudgetRow, listBudgetRows } from "./budget-repo.js";
+import type { BudgetPolicy, Policy, WorkspacePolicy } from "../policy/policy.js";
 
 export interface BudgetResponse {
   data: BudgetRecord;
@@ -93,31 +94,67 @@ export async function putBudget(
   });
 }
 
+/** The live workspace a path reference names, from the policy cache; 404 when none. */
+async function policyWorkspace(
+  policy: Policy,
+  organizationId: string,
+  ref: string,
+): Promise<WorkspacePolicy> {
+  const ws = await policy.workspaceByRef(organizationId, ref);
+  if (!ws || ws.deleted || ws.organizationId !== organizationId) throw notFound("Workspace");
+  return ws;
+}
+
+const budgetRow = (ws: WorkspacePolicy, b: BudgetPolicy): BudgetRow => ({
+  id: b.id,
+  workspace_id: ws.id,
+  reset_interval: b.interval,
+  limit_nano: b.limitNano,
+  created_at: b.createdAt,
+  updated_at: b.updatedAt,
+});
+
+/** Budgets and their spend: the limits from the policy cache, the spend from the usage ledger. */
+async function presentPolicy(
+  db: Db,
+  ws: WorkspacePolicy,
+  budgets: readonly BudgetPolicy[],
+  now: Date,
+): Promise<BudgetRecord[]> {
+  if (budgets.length === 0) return [];
+  const usage = (await readUsage(db, "workspace", [ws.id], now)).get(ws.id)!;
+  return budgets.map((b) => toBudgetRecord(budgetRow(ws, b), usage, ws.includeByokInBudgets, now));
+}
+
 /** One interval's budget; 404 when the workspace has none for it. */
 export async function getBudget(
   store: RecordStore,
+  policy: Policy,
   clock: Clock,
   organizationId: string,
   ref: string,
   interval: BudgetInterval,
 ): Promise<BudgetResponse> {
-  const ws = await resolveWorkspace(store.db, organizationId, ref);
-  const row = await findBudgetRow(store.db, ws.id, interval);
-  if (!row) throw notFound("Budget");
-  const [data] = await present(store.db, ws, [row], clock.now());
-  return { data: data!, include_byok_in_budgets: byokFlag(ws) };
+  const ws = await policyWorkspace(policy, organizationId, ref);
+  const budget = ws.budgets.find((b) => b.interval === interval);
+  if (!budget) throw notFound("Budget");
+  const [data] = await presentPolicy(store.db, ws, [budget], clock.now());
+  return { data: data!, include_byok_in_budgets: ws.includeByokInBudgets };
 }
 
 /** Every budget of the workspace, ordered daily, weekly, monthly, lifetime. */
 export async function listBudgets(
   store: RecordStore,
+  policy: Policy,
   clock: Clock,
   organizationId: string,
   ref: string,
 ): Promise<BudgetListResponse> {
-  const ws = await resolveWorkspace(store.db, organizationId, ref);
-  const rows = await listBudgetRows(store.db, ws.id);
-  return { data: await present(store.db, ws, rows, clock.now()), include_byok_in_budgets: byokFlag(ws) };
+  const ws = await policyWorkspace(policy, organizationId, ref);
+  return {
+    data: await presentPolicy(store.db, ws, ws.budgets, clock.now()),
+    include_byok_in_budgets: ws.includeByokInBudgets,
+  };
 }
 
 /**

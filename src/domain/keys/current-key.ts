@@ -2,8 +2,8 @@ import type { Clock } from "../../lib/clock.js";
 import type { Db } from "../../stores/record-store.js";
 import type { Principal } from "../auth/principal.js";
 import { DomainError } from "../errors.js";
-import { findKey } from "./key-repo.js";
-import { keyTotals, keyUsageFields, type KeyUsageFields } from "./key-record.js";
+import { keyUsable, type Policy } from "../policy/policy.js";
+import { keyTotals, usageFields, type KeyUsageFields } from "./key-record.js";
 
 /** The wire form of GET /key: the calling key, as SDK 1.3.19 requires it (compatibility-facts §C1). */
 export interface CurrentKey extends KeyUsageFields {
@@ -21,24 +21,28 @@ export interface CurrentKey extends KeyUsageFields {
   workspace_id: string;
 }
 
-/** Describes the authenticated key (management or ordinary). */
-export async function currentKey(db: Db, clock: Clock, who: Principal): Promise<CurrentKey> {
-  const row = await findKey(db, who.organizationId, who.keyHash);
+/**
+ * Describes the authenticated key (management or ordinary): its settings from the policy cache,
+ * its usage from the ledger (one record-store query).
+ */
+export async function currentKey(db: Db, policy: Policy, clock: Clock, who: Principal): Promise<CurrentKey> {
+  const now = clock.now();
+  const k = await policy.keyByHash(who.keyHash);
   // Authentication just found this key; it can only vanish if deleted in between.
-  if (!row) throw new DomainError("unauthorized", "Invalid or expired API key");
-  const isManagement = Number(row.is_management) === 1;
+  if (!k || !keyUsable(k, now)) throw new DomainError("unauthorized", "Invalid or expired API key");
+  const totals = await keyTotals(db, k.hash, now);
   return {
-    label: row.label,
-    ...keyUsageFields(row, await keyTotals(db, row.hash, clock.now())),
-    creator_user_id: row.creator_user_id,
-    expires_at: row.expires_at,
+    label: k.label,
+    ...usageFields(k.limitNano, k.limitReset, k.includeByokInLimit, totals),
+    creator_user_id: k.creatorUserId,
+    expires_at: k.expiresAt,
     is_free_tier: false,
-    is_management_key: isManagement,
-    is_provisioning_key: isManagement,
+    is_management_key: k.isManagement,
+    is_provisioning_key: k.isManagement,
     rate_limit: { interval: "1m", note: "This field is deprecated and safe to ignore.", requests: -1 },
     allowed_data_regions: ["global"],
     free_model_daily_requests: { limit: 0, remaining: 0, used: 0 },
-    organization_id: row.organization_id,
-    workspace_id: row.workspace_id,
+    organization_id: k.organizationId,
+    workspace_id: k.workspaceId,
   };
 }

@@ -56,9 +56,21 @@ export function limitRemainingNano(
 
 /** Limit and usage fields of a key row, converted to USD at this edge. */
 export function keyUsageFields(row: KeyRow, totals: WindowTotals): KeyUsageFields {
-  const limitNano = row.limit_nano === null ? null : toBigInt(row.limit_nano);
-  const reset = isResetPeriod(row.limit_reset) ? row.limit_reset : null;
-  const includeByok = Number(row.include_byok_in_limit) === 1;
+  return usageFields(
+    row.limit_nano === null ? null : toBigInt(row.limit_nano),
+    isResetPeriod(row.limit_reset) ? row.limit_reset : null,
+    Number(row.include_byok_in_limit) === 1,
+    totals,
+  );
+}
+
+/** Limit and usage fields from a key's limit settings (nano-USD) and usage, in USD. */
+export function usageFields(
+  limitNano: bigint | null,
+  reset: ResetPeriod | null,
+  includeByok: boolean,
+  totals: WindowTotals,
+): KeyUsageFields {
   const remaining = limitRemainingNano(limitNano, reset, includeByok, totals);
   return {
     limit: limitNano === null ? null : nanoToUsd(limitNano),

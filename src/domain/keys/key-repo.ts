@@ -124,6 +124,25 @@ export async function updateOrdinaryKey(
   return res.numUpdatedRows > 0n;
 }
 
+/** updateOrdinaryKey that answers with the updated row (one statement: UPDATE … RETURNING). */
+export function updateOrdinaryKeyReturning(
+  db: Db,
+  organizationId: string,
+  hash: string,
+  patch: KeyColumnsPatch,
+  now: Date,
+): Promise<KeyRow | undefined> {
+  return db
+    .updateTable("api_keys")
+    .set({ ...patch, updated_at: now.toISOString() })
+    .where("hash", "=", hash)
+    .where("organization_id", "=", organizationId)
+    .where("is_management", "=", 0)
+    .where("deleted_at", "is", null)
+    .returningAll()
+    .executeTakeFirst();
+}
+
 /**
  * Soft delete: the row stays (analytics keeps resolving the key's name) but the key no longer
  * authenticates or appears anywhere. Returns false when no such live key exists.
@@ -166,4 +185,27 @@ export function keysByHashes(
       .where("hash", "in", chunk)
       .execute(),
   );
+}
+
+/** The key with this hash in any state (deleted too), with the columns the request path needs. */
+export function findKeyByHash(db: Db, hash: string) {
+  return db
+    .selectFrom("api_keys")
+    .select([
+      "id",
+      "hash",
+      "label",
+      "creator_user_id",
+      "organization_id",
+      "workspace_id",
+      "is_management",
+      "disabled",
+      "expires_at",
+      "deleted_at",
+      "limit_nano",
+      "limit_reset",
+      "include_byok_in_limit",
+    ])
+    .where("hash", "=", hash)
+    .executeTakeFirst();
 }

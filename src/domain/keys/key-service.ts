@@ -12,7 +12,7 @@ import {
   insertKey,
   listOrdinaryKeys,
   softDeleteOrdinaryKey,
-  updateOrdinaryKey,
+  updateOrdinaryKeyReturning,
   type KeyColumnsPatch,
 } from "./key-repo.js";
 import { keyTotals, toKeyRecord, toKeyRecords, type KeyRecord } from "./key-record.js";
@@ -163,8 +163,10 @@ export async function updateKey(
   if (input.include_byok_in_limit !== undefined) {
     patch.include_byok_in_limit = input.include_byok_in_limit ? 1 : 0;
   }
-  if (!(await updateOrdinaryKey(db, organizationId, h, patch, clock.now()))) throw notFound("API key");
-  return getKey(db, clock, organizationId, h);
+  const now = clock.now();
+  const row = await updateOrdinaryKeyReturning(db, organizationId, h, patch, now);
+  if (!row) throw notFound("API key");
+  return toKeyRecord(row, await keyTotals(db, row.hash, now));
 }
 
 export async function deleteKey(db: Db, clock: Clock, organizationId: string, hash: string): Promise<void> {

@@ -5,7 +5,10 @@ import { DomainError, MANAGEMENT_ONLY } from "../../domain/errors.js";
 import type { Principal } from "../../domain/auth/principal.js";
 import type { AppContext } from "../context.js";
 
-/** Who may call a route: a management key (the default), any valid key, or anyone. */
+/**
+ * Who may call a route: a management key, any valid key, or anyone. A route that says nothing
+ * requires a management key (fail closed); public routes opt out with `auth: "none"`.
+ */
 export type AuthMode = "management" | "any" | "none";
 
 declare module "fastify" {
@@ -15,6 +18,18 @@ declare module "fastify" {
   interface FastifyRequest {
     principalOrNull: Principal | null;
   }
+  interface FastifyInstance {
+    /** Every route registered after the auth plugin, with the auth mode it gets (for audits and tests). */
+    authRoutes: readonly RouteAuth[];
+  }
+}
+
+export interface RouteAuth {
+  method: string;
+  url: string;
+  auth: AuthMode;
+  /** Whether the route said so itself (false: the management default applies). */
+  declared: boolean;
 }
 
 /** The authenticated caller of a route that requires auth. */
@@ -25,14 +40,29 @@ export function principal(request: FastifyRequest): Principal {
 
 /**
  * Authentication runs first (onRequest), before the body is read: an unauthenticated caller costs
- * one indexed lookup and never reaches validation or rate-limit state.
+ * a policy-cache lookup (a bounded record-store query for an unknown key) and never reaches
+ * validation or rate-limit state. Unrouted requests (404) need no key.
  */
 export const authPlugin = fp(async (app: FastifyInstance, ctx: AppContext) => {
   app.decorateRequest("principalOrNull", null);
+  const routes: RouteAuth[] = [];
+  app.decorate("authRoutes", routes);
+  app.addHook("onRoute", (route) => {
+    const declared = route.config?.auth;
+    for (const method of [route.method].flat()) {
+      routes.push({
+        method,
+        url: route.url,
+        auth: declared ?? "management",
+        declared: declared !== undefined,
+      });
+    }
+  });
   app.addHook("onRequest", async (request) => {
-    const mode = request.routeOptions.config?.auth ?? "none";
+    if (request.is404) return;
+    const mode = request.routeOptions.config?.auth ?? "management";
     if (mode === "none") return;
-    const p = await authenticate(ctx.store.db, ctx.clock, request.headers.authorization);
+    const p = await authenticate(ctx.policy, ctx.clock, request.headers.authorization);
     if (mode === "management" && !p.isManagement) throw new DomainError("forbidden", MANAGEMENT_ONLY);
     request.principalOrNull = p;
   });

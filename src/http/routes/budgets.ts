@@ -1,6 +1,7 @@
 import type { FastifyInstance } from "fastify";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import { deleteBudget, getBudget, listBudgets, putBudget } from "../../domain/budgets/budget-service.js";
+import { changingWorkspace } from "../../domain/policy/changing.js";
 import type { AppContext } from "../context.js";
 import { principal } from "../plugins/auth.js";
 import { routeLimit } from "../plugins/rate-limit.js";
@@ -32,15 +33,13 @@ export async function budgetsRoutes(root: FastifyInstance, ctx: AppContext): Pro
         response: { 200: BudgetResponse },
       },
     },
-    async (request) =>
-      putBudget(
-        ctx.store,
-        ctx.clock,
-        principal(request).organizationId,
-        request.params.workspace_ref,
-        request.params.interval,
-        request.body,
-      ),
+    async (request) => {
+      const org = principal(request).organizationId;
+      const { workspace_ref: ref, interval } = request.params;
+      return changingWorkspace(ctx.policy, org, ref, () =>
+        putBudget(ctx.store, ctx.clock, org, ref, interval, request.body),
+      );
+    },
   );
 
   app.get(
@@ -57,6 +56,7 @@ export async function budgetsRoutes(root: FastifyInstance, ctx: AppContext): Pro
     async (request) =>
       getBudget(
         ctx.store,
+        ctx.policy,
         ctx.clock,
         principal(request).organizationId,
         request.params.workspace_ref,
@@ -76,12 +76,9 @@ export async function budgetsRoutes(root: FastifyInstance, ctx: AppContext): Pro
       },
     },
     async (request) => {
-      await deleteBudget(
-        ctx.store,
-        principal(request).organizationId,
-        request.params.workspace_ref,
-        request.params.interval,
-      );
+      const org = principal(request).organizationId;
+      const { workspace_ref: ref, interval } = request.params;
+      await changingWorkspace(ctx.policy, org, ref, () => deleteBudget(ctx.store, org, ref, interval));
       return { deleted: true as const };
     },
   );
@@ -98,6 +95,12 @@ export async function budgetsRoutes(root: FastifyInstance, ctx: AppContext): Pro
       },
     },
     async (request) =>
-      listBudgets(ctx.store, ctx.clock, principal(request).organizationId, request.params.workspace_ref),
+      listBudgets(
+        ctx.store,
+        ctx.policy,
+        ctx.clock,
+        principal(request).organizationId,
+        request.params.workspace_ref,
+      ),
   );
 }

@@ -4,8 +4,8 @@ import type { AppContext } from "../context.js";
 
 /** Liveness (the process answers) and readiness (every store answers). */
 export async function healthRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
-  app.get("/healthz", { schema: { hide: true } }, async () => ({ status: "ok" }));
-  app.get("/readyz", { schema: { hide: true } }, async (request, reply) => {
+  app.get("/healthz", { config: { auth: "none" }, schema: { hide: true } }, async () => ({ status: "ok" }));
+  app.get("/readyz", { config: { auth: "none" }, schema: { hide: true } }, async (request, reply) => {
     const checks: Record<string, string> = {};
     const check = async (name: string, fn: () => Promise<unknown>) => {
       try {

@@ -10,7 +10,7 @@ import { workspacesRoutes } from "./workspaces.js";
 
 /** Every route under /api/v1. Each resource registers itself from its own module. */
 export async function apiRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
-  app.get("/openapi.json", { schema: { hide: true } }, async () => app.swagger());
+  app.get("/openapi.json", { config: { auth: "none" }, schema: { hide: true } }, async () => app.swagger());
   await keysRoutes(app, ctx);
   await workspacesRoutes(app, ctx);
   await budgetsRoutes(app, ctx);

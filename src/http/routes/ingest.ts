@@ -4,7 +4,7 @@ import { ingestGenerations } from "../../domain/ingest/ingest-generations.js";
 import type { IngestInput } from "../../domain/ingest/records/read-body.js";
 import { MAX_RECORDS } from "../../domain/ingest/records/validate-generations.js";
 import type { AppContext } from "../context.js";
-import { charsetProblem } from "../utf8-only.js";
+import { charsetProblem, ndjsonRecords, utf8Problem, wholeBody } from "../utf8-only.js";
 import { principal } from "../plugins/auth.js";
 import { routeLimit } from "../plugins/rate-limit.js";
 import { IngestBody, IngestQuery, IngestResponse } from "../schemas/ingest.js";
@@ -17,12 +17,15 @@ const MEDIA_TYPES = "Content-Type: must be application/json or application/x-ndj
 
 /**
  * The body is kept as bytes here: ingest decodes and parses it (on a worker thread when there is a
- * pool, which then receives the bytes without a copy).
+ * pool, which then receives the bytes without a copy). Bytes that are not UTF-8, and escaped lone
+ * surrogates, are refused here first (utf8-only.ts), for both paths alike.
  */
 const asInput =
   (format: "json" | "ndjson") =>
   (request: FastifyRequest, body: string | Buffer, done: (err: Error | null, body?: IngestInput) => void) => {
-    const problem = format === "json" ? charsetProblem(request) : null;
+    const problem =
+      (format === "json" ? charsetProblem(request) : null) ??
+      utf8Problem(body as Buffer, format === "json" ? wholeBody : ndjsonRecords);
     if (problem) done(problem);
     else done(null, { format, text: body });
   };
@@ -50,7 +53,7 @@ export async function ingestRoutes(root: FastifyInstance, ctx: AppContext): Prom
       "/activity/generations",
       {
         bodyLimit: INGEST_BODY_LIMIT,
-        config: { auth: "management", rateLimit: routeLimit(ctx.config.rateLimit.management) },
+        config: { auth: "management", rateLimit: routeLimit(ctx.config.rateLimit.ingest) },
         schema: {
           tags: ["Activity"],
           summary: "Ingest generation records",

@@ -2,6 +2,7 @@ import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import type { FastifyInstance } from "fastify";
 import { currentKey } from "../../domain/keys/current-key.js";
 import { createKey, deleteKey, getKey, listKeys, updateKey } from "../../domain/keys/key-service.js";
+import { changingKey } from "../../domain/policy/changing.js";
 import type { AppContext } from "../context.js";
 import { principal } from "../plugins/auth.js";
 import { routeLimit } from "../plugins/rate-limit.js";
@@ -29,6 +30,8 @@ export async function keysRoutes(root: FastifyInstance, ctx: AppContext): Promis
     { config: management, schema: { tags, body: CreateKeyBody, response: { 201: CreatedKeyResponse } } },
     async (request, reply) => {
       const created = await createKey(store, clock, principal(request).organizationId, request.body);
+      // A lookup of this hash may be remembered as "no such key".
+      ctx.policy.keyChanged(created.data.hash);
       return reply.status(201).send(created);
     },
   );
@@ -56,12 +59,8 @@ export async function keysRoutes(root: FastifyInstance, ctx: AppContext): Promis
       schema: { tags, params: KeyHashParams, body: UpdateKeyBody, response: { 200: KeyResponse } },
     },
     async (request) => ({
-      data: await updateKey(
-        store.db,
-        clock,
-        principal(request).organizationId,
-        request.params.hash,
-        request.body,
+      data: await changingKey(ctx.policy, request.params.hash, () =>
+        updateKey(store.db, clock, principal(request).organizationId, request.params.hash, request.body),
       ),
     }),
   );
@@ -70,7 +69,9 @@ export async function keysRoutes(root: FastifyInstance, ctx: AppContext): Promis
     "/keys/:hash",
     { config: management, schema: { tags, params: KeyHashParams, response: { 200: DeletedResponse } } },
     async (request) => {
-      await deleteKey(store.db, clock, principal(request).organizationId, request.params.hash);
+      await changingKey(ctx.policy, request.params.hash, () =>
+        deleteKey(store.db, clock, principal(request).organizationId, request.params.hash),
+      );
       return { deleted: true as const };
     },
   );
@@ -81,6 +82,6 @@ export async function keysRoutes(root: FastifyInstance, ctx: AppContext): Promis
       config: { auth: "any", rateLimit: routeLimit(ctx.config.rateLimit.management) },
       schema: { tags, response: { 200: CurrentKeyResponse } },
     },
-    async (request) => ({ data: await currentKey(store.db, clock, principal(request)) }),
+    async (request) => ({ data: await currentKey(store.db, ctx.policy, clock, principal(request)) }),
   );
 }

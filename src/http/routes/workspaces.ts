@@ -7,6 +7,7 @@ import {
   listWorkspaces,
   updateWorkspace,
 } from "../../domain/workspaces/workspace-service.js";
+import { changingWorkspace } from "../../domain/policy/changing.js";
 import type { AppContext } from "../context.js";
 import { principal } from "../plugins/auth.js";
 import { routeLimit } from "../plugins/rate-limit.js";
@@ -40,6 +41,7 @@ export async function workspacesRoutes(root: FastifyInstance, ctx: AppContext): 
     },
     async (request, reply) => {
       const data = await createWorkspace(ctx.store, ctx.clock, principal(request), request.body);
+      ctx.policy.workspaceChanged(data.id);
       return reply.status(201).send({ data });
     },
   );
@@ -92,15 +94,14 @@ export async function workspacesRoutes(root: FastifyInstance, ctx: AppContext): 
         response: { 200: WorkspaceResponse },
       },
     },
-    async (request) => ({
-      data: await updateWorkspace(
-        ctx.store,
-        ctx.clock,
-        principal(request).organizationId,
-        request.params.id,
-        request.body,
-      ),
-    }),
+    async (request) => {
+      const org = principal(request).organizationId;
+      return {
+        data: await changingWorkspace(ctx.policy, org, request.params.id, () =>
+          updateWorkspace(ctx.store, ctx.clock, org, request.params.id, request.body),
+        ),
+      };
+    },
   );
 
   app.delete(
@@ -116,12 +117,15 @@ export async function workspacesRoutes(root: FastifyInstance, ctx: AppContext): 
       },
     },
     async (request) => {
-      await deleteWorkspace(
-        ctx.store,
-        ctx.clock,
-        principal(request).organizationId,
-        request.params.id,
-        request.query.confirm_default_workspace_deletion === true,
+      const org = principal(request).organizationId;
+      await changingWorkspace(ctx.policy, org, request.params.id, () =>
+        deleteWorkspace(
+          ctx.store,
+          ctx.clock,
+          org,
+          request.params.id,
+          request.query.confirm_default_workspace_deletion === true,
+        ),
       );
       return { deleted: true as const };
     },

@@ -6,6 +6,7 @@ import { ingestInflight } from "./003-ingest-inflight.js";
 import { ingestBuffer } from "./004-ingest-buffer.js";
 import { dropIngestInflight } from "./005-drop-ingest-inflight.js";
 import { broadcastOutbox } from "./007-broadcast-outbox.js";
+import { policyNotify } from "./008-policy-notify.js";
 
 /** Versioned migrations, applied in name order at start. Append; never edit a released one. */
 export function migrations(caps: DialectCaps): Record<string, Migration> {
@@ -16,6 +17,7 @@ export function migrations(caps: DialectCaps): Record<string, Migration> {
     "004-ingest-buffer": ingestBuffer(caps),
     "005-drop-ingest-inflight": dropIngestInflight(caps),
     "007-broadcast-outbox": broadcastOutbox(caps),
+    "008-policy-notify": policyNotify(caps),
   };
 }
 

@@ -1,0 +1,29 @@
+/** A change to policy somewhere in the cluster. */
+export interface PolicyChange {
+  kind: "key" | "workspace";
+  /** Key hash or workspace id. */
+  id: string;
+}
+
+export interface PolicyChannelHandlers {
+  change(c: PolicyChange): void;
+  /** The channel is (again) listening: changes from now on will arrive. */
+  up(): void;
+  /** The channel was lost: changes may be missed until up() is called again. */
+  down(): void;
+}
+
+/** Where other instances' policy changes arrive from (pg-policy-channel.ts). */
+export interface PolicyChannel {
+  subscribe(h: PolicyChannelHandlers): void;
+  close(): Promise<void>;
+}
+
+/** The PostgreSQL NOTIFY channel, written by the triggers of migration 008. */
+export const POLICY_NOTIFY_CHANNEL = "gatehouse_policy";
+
+/** A NOTIFY payload: `key:<hash>` or `workspace:<id>`; anything else is null. */
+export function parsePolicyPayload(payload: string | undefined): PolicyChange | null {
+  const m = /^(key|workspace):(.+)$/.exec(payload ?? "");
+  return m ? { kind: m[1] as PolicyChange["kind"], id: m[2]! } : null;
+}

@@ -1,0 +1,85 @@
+import type { BudgetInterval } from "../budgets/budget-intervals.js";
+import type { ResetPeriod } from "../usage/windows.js";
+
+/**
+ * What the request path needs to know about an API key, found by the SHA-256 hash of the key
+ * string. Deleted keys are kept (with `deleted: true`) so that a revoked key is refused from memory.
+ */
+export interface KeyPolicy {
+  id: number;
+  hash: string;
+  organizationId: string;
+  workspaceId: string;
+  isManagement: boolean;
+  disabled: boolean;
+  /** ISO 8601 UTC, or null (never expires). */
+  expiresAt: string | null;
+  deleted: boolean;
+  /** Spending limit in nano-USD, or null (none). */
+  limitNano: bigint | null;
+  limitReset: ResetPeriod | null;
+  includeByokInLimit: boolean;
+  /** The key's public label (`sk-gh-v1-abc...xyz`) and creator, for GET /key. */
+  label: string;
+  creatorUserId: string | null;
+}
+
+/** One budget of a workspace (the row, money in nano-USD). */
+export interface BudgetPolicy {
+  id: string;
+  interval: BudgetInterval;
+  limitNano: bigint;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** What the request path needs to know about a workspace. */
+export interface WorkspacePolicy {
+  id: string;
+  organizationId: string;
+  slug: string;
+  isDefault: boolean;
+  deleted: boolean;
+  includeByokInBudgets: boolean;
+  /** At most one budget per interval, narrowest first (daily, weekly, monthly, lifetime). */
+  budgets: readonly BudgetPolicy[];
+}
+
+/** A key may authenticate: not deleted, not disabled, not expired at `now`. */
+export function keyUsable(k: KeyPolicy, now: Date): boolean {
+  return !k.deleted && !k.disabled && (k.expiresAt === null || k.expiresAt > now.toISOString());
+}
+
+/**
+ * Key and workspace policy for the request path, served from memory (src/domain/policy/
+ * policy-cache.ts; docs/architecture.md "Policy cache").
+ *
+ * Reads: `keyByHash` and `workspace` answer from memory after the first lookup; a miss reads the
+ * record store once however many requests wait for it.
+ * Writes: whoever changes a key, a workspace or a budget calls `keyChanged` / `workspaceChanged`
+ * after the change is committed (the change is then seen at once by this instance); other instances
+ * learn of it from the record store's change notifications (PostgreSQL LISTEN/NOTIFY) within
+ * POLICY_PROPAGATION_BOUND_MS.
+ */
+export interface Policy {
+  /** The key with this SHA-256 hex hash (deleted keys included), or null when there is none. */
+  keyByHash(hash: string): Promise<KeyPolicy | null>;
+  /** The workspace with this id (deleted workspaces included), or null when there is none. */
+  workspace(workspaceId: string): Promise<WorkspacePolicy | null>;
+  /**
+   * The live workspace of the organization a path reference names (id first, then slug), as
+   * `resolveWorkspace` does; null when none.
+   */
+  workspaceByRef(organizationId: string, ref: string): Promise<WorkspacePolicy | null>;
+  /** A key was created, changed or deleted (committed): forget what is known of it. */
+  keyChanged(hash: string): void;
+  /** A workspace or one of its budgets was created, changed or deleted (committed). */
+  workspaceChanged(workspaceId: string): void;
+  /** Forget everything (a lost notification channel, a bulk change). */
+  clear(): void;
+  /** Stops listening for changes. */
+  close(): Promise<void>;
+}
+
+/** Longest a change made on one instance may go unseen on another (docs/scaling.md). */
+export const POLICY_PROPAGATION_BOUND_MS = 1_000;

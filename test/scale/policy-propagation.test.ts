@@ -1,0 +1,133 @@
+import { randomBytes } from "node:crypto";
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { POLICY_PROPAGATION_BOUND_MS } from "../../src/domain/policy/policy.js";
+import { POLICY_LISTENER_NAME } from "../../src/stores/postgres/pg-policy-channel.js";
+import { PG_SKIP_REASON, PG_URL, freshPostgresDatabase } from "../helpers/stores.js";
+import { http, killAll, startServer, stopServer, type ChildServer } from "./child-server.js";
+
+/**
+ * The policy cache across instances: two server processes on one PostgreSQL database. A change
+ * made through A is obeyed by A at once and by B within POLICY_PROPAGATION_BOUND_MS, also after
+ * B's notification connection was cut (B drops its cache and reconnects).
+ */
+const SKIP = !PG_URL;
+if (SKIP) console.warn(PG_SKIP_REASON);
+
+/** Polls fn every 10 ms until it returns true; the elapsed ms, or Infinity after `ms`. */
+async function within(ms: number, fn: () => Promise<boolean>): Promise<number> {
+  const t0 = performance.now();
+  while (performance.now() - t0 < ms) {
+    if (await fn()) return performance.now() - t0;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  return Infinity;
+}
+
+describe.skipIf(SKIP)("policy changes across two instances on one PostgreSQL database", () => {
+  const bootKey = `ops-policy-${randomBytes(20).toString("hex")}`;
+  let db: { url: string; drop: () => Promise<void> };
+  let a: ChildServer;
+  let b: ChildServer;
+
+  beforeAll(async () => {
+    db = await freshPostgresDatabase();
+    const env = {
+      DATABASE_URL: db.url,
+      GATEHOUSE_BOOTSTRAP_KEY: bootKey,
+      GATEHOUSE_ALLOW_SPLIT_ANALYTICS: "true",
+      RATE_LIMIT_MANAGEMENT_MAX: "100000",
+      RATE_LIMIT_KEY_UPDATE_MAX: "100000",
+    };
+    a = await startServer(env);
+    b = await startServer(env);
+  }, 60_000);
+
+  afterAll(async () => {
+    await Promise.allSettled([a && stopServer(a), b && stopServer(b)]);
+    killAll();
+    await db?.drop();
+  }, 30_000);
+
+  const createKey = async () => {
+    const res = await http(`${a.base}/keys`, { method: "POST", key: bootKey, body: { name: "k" } });
+    expect(res.status).toBe(201);
+    return res.body as { key: string; data: { hash: string } };
+  };
+
+  it("a PATCH disable on A is obeyed by A at once and by B within the bound", async () => {
+    const k = await createKey();
+    // B learns the key (and caches it).
+    for (let i = 0; i < 3; i++) expect((await http(`${b.base}/key`, { key: k.key })).status).toBe(200);
+    const patched = await http(`${a.base}/keys/${k.data.hash}`, {
+      method: "PATCH",
+      key: bootKey,
+      body: { disabled: true },
+    });
+    expect(patched.status).toBe(200);
+    const t0 = performance.now();
+    expect((await http(`${a.base}/key`, { key: k.key })).status).toBe(401);
+    const onB = await within(5_000, async () => (await http(`${b.base}/key`, { key: k.key })).status === 401);
+    expect(onB).toBeLessThan(POLICY_PROPAGATION_BOUND_MS);
+    expect(performance.now() - t0).toBeLessThan(POLICY_PROPAGATION_BOUND_MS + 200);
+    // And back.
+    await http(`${a.base}/keys/${k.data.hash}`, { method: "PATCH", key: bootKey, body: { disabled: false } });
+    expect(
+      await within(5_000, async () => (await http(`${b.base}/key`, { key: k.key })).status === 200),
+    ).toBeLessThan(POLICY_PROPAGATION_BOUND_MS);
+  });
+
+  it("a budget set on A and a key deleted on A are seen by B within the bound", async () => {
+    const put = await http(`${a.base}/workspaces/default/budgets/monthly`, {
+      method: "PUT",
+      key: bootKey,
+      body: { limit_usd: 10 },
+    });
+    expect(put.status).toBe(200);
+    expect(
+      (await http(`${b.base}/workspaces/default/budgets/monthly`, { key: bootKey })).body.data.limit_usd,
+    ).toBe(10);
+    await http(`${a.base}/workspaces/default/budgets/monthly`, {
+      method: "PUT",
+      key: bootKey,
+      body: { limit_usd: 20 },
+    });
+    expect(
+      await within(5_000, async () => {
+        const r = await http(`${b.base}/workspaces/default/budgets/monthly`, { key: bootKey });
+        return r.body?.data?.limit_usd === 20;
+      }),
+    ).toBeLessThan(POLICY_PROPAGATION_BOUND_MS);
+
+    const k = await createKey();
+    expect((await http(`${b.base}/key`, { key: k.key })).status).toBe(200);
+    expect((await http(`${a.base}/keys/${k.data.hash}`, { method: "DELETE", key: bootKey })).status).toBe(
+      200,
+    );
+    expect(
+      await within(5_000, async () => (await http(`${b.base}/key`, { key: k.key })).status === 401),
+    ).toBeLessThan(POLICY_PROPAGATION_BOUND_MS);
+  });
+
+  it("after B's notification connection is cut, a change made meanwhile is still obeyed by B within the bound", async () => {
+    const k = await createKey();
+    expect((await http(`${b.base}/key`, { key: k.key })).status).toBe(200);
+    const admin = new pg.Client({ connectionString: db.url });
+    await admin.connect();
+    try {
+      // Every listening connection (A's and B's) is terminated; the change follows at once.
+      const cut = await admin.query(
+        "select pg_terminate_backend(pid) from pg_stat_activity where datname = current_database() and application_name = $1",
+        [POLICY_LISTENER_NAME],
+      );
+      expect(cut.rowCount).toBeGreaterThanOrEqual(2);
+      await admin.query("update api_keys set disabled = 1 where hash = $1", [k.data.hash]);
+    } finally {
+      await admin.end();
+    }
+    expect(
+      await within(5_000, async () => (await http(`${b.base}/key`, { key: k.key })).status === 401),
+    ).toBeLessThan(POLICY_PROPAGATION_BOUND_MS);
+    expect((await http(`${a.base}/key`, { key: k.key })).status).toBe(401);
+  });
+});
