@@ -219,11 +219,15 @@ describe("OpenAI-compatible adapter: stream", () => {
     expect(await lastRequest().closed).toEqual({ aborted: true });
   });
 
-  it("the connection is kept alive between requests", async () => {
-    await adapter.complete(call("ok"), signal());
-    await adapter.complete(call("ok"), signal());
-    const [a, b] = fake.requests.slice(-2);
-    expect(a!.remotePort).toBeDefined();
-    expect(b!.remotePort).toBe(a!.remotePort);
+  it("sequential requests reuse one kept-alive connection", async () => {
+    const fresh = createOpenAICompatibleAdapter({ baseUrl: `${fake.url}/v1`, apiKey: FAKE_OPENAI_KEY });
+    const from = fake.requests.length;
+    await fresh.complete(call("ok"), signal());
+    await collect(fresh.stream(call("ok"), signal()));
+    await fresh.complete(call("ok"), signal());
+    await fresh.close?.();
+    const ports = new Set(fake.requests.slice(from).map((r) => r.remotePort));
+    expect(fake.requests.length - from).toBe(3);
+    expect(ports.size).toBe(1);
   });
 });
