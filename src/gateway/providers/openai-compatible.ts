@@ -104,7 +104,7 @@ export function createOpenAICompatibleAdapter(opts: UpstreamEndpointOptions): Pr
         }
         if (!finished) throw malformed("the stream ended before its last chunk", output);
       } finally {
-        exchange.close();
+        exchange.close(finished);
       }
     },
 

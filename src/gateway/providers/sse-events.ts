@@ -27,8 +27,15 @@ export async function* sseEvents(
   });
   const decoder = new TextDecoder();
   let started = false;
+  // Read by hand, not with for-await: leaving a for-await early destroys the body (and so the
+  // connection), but a stream that ended with its last event should leave the connection to the
+  // pool. exchange.close() decides between draining and destroying.
+  const reader = (exchange.body as AsyncIterable<Buffer>)[Symbol.asyncIterator]();
   try {
-    for await (const chunk of exchange.body as AsyncIterable<Buffer>) {
+    for (;;) {
+      const next = await reader.next();
+      if (next.done) break;
+      const chunk = next.value;
       if (!started) {
         started = true;
         exchange.firstByte();

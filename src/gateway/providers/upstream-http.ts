@@ -55,8 +55,13 @@ export interface UpstreamExchange {
   firstByte(): void;
   /** A failure while reading the body, as an UpstreamError. */
   failure(err: unknown): UpstreamError;
-  /** Ends the exchange: clears the deadline, detaches from the signal, drops an unread body. */
-  close(): void;
+  /**
+   * Ends the exchange: clears the deadline and detaches from the signal. An unread rest of the
+   * body is drained when `complete` (the answer's last event was read: the connection can be
+   * reused), else destroyed, which closes the connection: that is how cancellation reaches the
+   * upstream.
+   */
+  close(complete?: boolean): void;
 }
 
 /**
@@ -89,13 +94,14 @@ export async function sendUpstream(
     if (signal.aborted) return cancelled();
     return transportError(err);
   };
-  const close = (): void => {
+  const close = (complete = false): void => {
     if (closed) return;
     closed = true;
     clearTimeout(timer);
     signal.removeEventListener("abort", onAbort);
-    // An unread or half-read body holds the connection; destroying it closes the socket.
-    if (body && !body.readableEnded) body.destroy();
+    if (!body || body.readableEnded) return;
+    if (complete && !signal.aborted) body.dump({ limit: MAX_ERROR_BODY }).catch(() => undefined);
+    else body.destroy();
   };
 
   try {
