@@ -9,7 +9,12 @@ import {
 } from "./provider.js";
 import { malformed } from "./malformed.js";
 import { sseEvents } from "./sse-events.js";
-import { createUpstreamPool, isRetryableStatus, sendUpstream, type UpstreamExchange } from "./upstream-http.js";
+import {
+  createUpstreamPool,
+  isRetryableStatus,
+  sendUpstream,
+  type UpstreamExchange,
+} from "./upstream-http.js";
 
 /**
  * OpenAI's chat-completions wire format, spoken by OpenAI, Groq, DeepInfra, Together, Fireworks,
@@ -123,7 +128,8 @@ function isObject(v: unknown): v is Json {
 /** OpenAI usage → port usage; null when absent or not an object. */
 export function openAIUsage(u: unknown): ProviderUsage | null {
   if (!isObject(u)) return null;
-  const num = (v: unknown): number => (typeof v === "number" && Number.isFinite(v) && v >= 0 ? Math.round(v) : 0);
+  const num = (v: unknown): number =>
+    typeof v === "number" && Number.isFinite(v) && v >= 0 ? Math.round(v) : 0;
   const prompt = isObject(u.prompt_tokens_details) ? u.prompt_tokens_details : {};
   const completion = isObject(u.completion_tokens_details) ? u.completion_tokens_details : {};
   return {

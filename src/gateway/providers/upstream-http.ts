@@ -143,7 +143,8 @@ function cancelled(): UpstreamError {
 function transportError(err: unknown): UpstreamError {
   const code = (err as { code?: unknown } | null)?.code;
   const what = typeof code === "string" ? code : err instanceof Error ? err.message : String(err);
-  if (code === "UND_ERR_BODY_TIMEOUT") return new UpstreamError("upstream went silent mid-answer", null, true);
+  if (code === "UND_ERR_BODY_TIMEOUT")
+    return new UpstreamError("upstream went silent mid-answer", null, true);
   return new UpstreamError(`upstream connection failed (${what})`, null, true);
 }
 

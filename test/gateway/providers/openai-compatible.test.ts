@@ -1,8 +1,19 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createOpenAICompatibleAdapter } from "../../../src/gateway/providers/openai-compatible.js";
-import { UpstreamError, type ProviderAdapter, type ProviderChunk, type UpstreamCall } from "../../../src/gateway/providers/provider.js";
+import {
+  UpstreamError,
+  type ProviderAdapter,
+  type ProviderChunk,
+  type UpstreamCall,
+} from "../../../src/gateway/providers/provider.js";
 import type { FakeServer } from "../../helpers/fake-upstreams/fake-server.js";
 import { FAKE_OPENAI_KEY, OK_TEXT, startFakeOpenAI } from "../../helpers/fake-upstreams/openai.js";
+
+interface ToolCallDelta {
+  index: number;
+  id?: string;
+  function: { name?: string; arguments: string };
+}
 
 let fake: FakeServer;
 let adapter: ProviderAdapter;
@@ -47,15 +58,25 @@ const lastRequest = () => fake.requests[fake.requests.length - 1]!;
 
 describe("OpenAI-compatible adapter: complete", () => {
   it("sends the body with the upstream model, the key and the provider's headers; reads choices and usage", async () => {
-    const res = await adapter.complete(call("ok", { temperature: 0.3, stream_options: { include_usage: true } }), signal());
+    const res = await adapter.complete(
+      call("ok", { temperature: 0.3, stream_options: { include_usage: true } }),
+      signal(),
+    );
     const req = lastRequest();
     expect(req.path).toBe("/v1/chat/completions");
     expect(req.headers.authorization).toBe(`Bearer ${FAKE_OPENAI_KEY}`);
     expect(req.headers["x-extra"]).toBe("yes");
-    expect(req.body).toEqual({ messages: [{ role: "user", content: "Hi" }], temperature: 0.3, model: "ok", stream: false });
+    expect(req.body).toEqual({
+      messages: [{ role: "user", content: "Hi" }],
+      temperature: 0.3,
+      model: "ok",
+      stream: false,
+    });
     expect(res).toEqual({
       upstreamId: "chatcmpl-fake",
-      choices: [{ index: 0, message: { role: "assistant", content: OK_TEXT.join("") }, finish_reason: "stop" }],
+      choices: [
+        { index: 0, message: { role: "assistant", content: OK_TEXT.join("") }, finish_reason: "stop" },
+      ],
       usage: { promptTokens: 12, completionTokens: 5, cachedTokens: 4, reasoningTokens: 2 },
     });
   });
@@ -109,12 +130,18 @@ describe("OpenAI-compatible adapter: complete", () => {
   });
 
   it("a connection dropped before the answer is a retryable connection failure", async () => {
-    expect(await failure(adapter.complete(call("reset"), signal()))).toMatchObject({ status: null, retryable: true });
+    expect(await failure(adapter.complete(call("reset"), signal()))).toMatchObject({
+      status: null,
+      retryable: true,
+    });
   });
 
   it("a refused connection is retryable", async () => {
     const dead = createOpenAICompatibleAdapter({ baseUrl: "http://127.0.0.1:1/v1", apiKey: null });
-    expect(await failure(dead.complete(call("ok"), signal()))).toMatchObject({ status: null, retryable: true });
+    expect(await failure(dead.complete(call("ok"), signal()))).toMatchObject({
+      status: null,
+      retryable: true,
+    });
     await dead.close?.();
   });
 
@@ -129,24 +156,35 @@ describe("OpenAI-compatible adapter: complete", () => {
 
 describe("OpenAI-compatible adapter: stream", () => {
   it("always asks for usage, keeps the client's other stream options, and translates chunks", async () => {
-    const chunks = await collect(adapter.stream(call("ok", { stream_options: { include_usage: false, x: 1 } }), signal()));
+    const chunks = await collect(
+      adapter.stream(call("ok", { stream_options: { include_usage: false, x: 1 } }), signal()),
+    );
     expect(lastRequest().body.stream).toBe(true);
     expect(lastRequest().body.stream_options).toEqual({ include_usage: true, x: 1 });
     expect(lastRequest().headers.accept).toBe("text/event-stream");
-    const text = chunks.flatMap((c) => c.choices.map((ch) => ch.delta.content ?? "")).join("");
+    const text = chunks
+      .flatMap((c) => c.choices.map((ch) => (ch.delta.content as string | undefined) ?? ""))
+      .join("");
     expect(text).toBe(OK_TEXT.join(""));
     // null fields (refusal) are dropped from deltas: the SDK's chunk schema rejects them
     expect(chunks[0]!.choices[0]!.delta).toEqual({ role: "assistant", content: "Hello" });
     expect(chunks.at(-2)!.choices[0]!.finish_reason).toBe("stop");
     const last = chunks.at(-1)!;
     expect(last.choices).toEqual([]);
-    expect(last.usage).toEqual({ promptTokens: 12, completionTokens: 5, cachedTokens: 4, reasoningTokens: 2 });
+    expect(last.usage).toEqual({
+      promptTokens: 12,
+      completionTokens: 5,
+      cachedTokens: 4,
+      reasoningTokens: 2,
+    });
     expect(chunks.slice(0, -1).every((c) => c.usage === null)).toBe(true);
   });
 
   it("streams tool-call deltas as OpenAI sends them", async () => {
     const chunks = await collect(adapter.stream(call("tools"), signal()));
-    const args = chunks.flatMap((c) => c.choices.flatMap((ch) => (ch.delta.tool_calls as any[] | undefined) ?? []));
+    const args = chunks.flatMap((c) =>
+      c.choices.flatMap((ch) => (ch.delta.tool_calls as ToolCallDelta[] | undefined) ?? []),
+    );
     expect(args.map((t) => t.function.arguments).join("")).toBe('{"city":"Paris"}');
     expect(args[0]).toMatchObject({ id: "call_abc", function: { name: "get_weather" } });
   });
@@ -165,7 +203,9 @@ describe("OpenAI-compatible adapter: stream", () => {
       const it = adapter.stream(call(model), signal())[Symbol.asyncIterator]();
       expect(await failure(it.next())).toMatchObject({ status, retryable: true });
     }
-    expect(await failure(collect(adapter.stream(call("bad-json"), signal())))).toMatchObject({ retryable: true });
+    expect(await failure(collect(adapter.stream(call("bad-json"), signal())))).toMatchObject({
+      retryable: true,
+    });
   });
 
   it("the first-byte deadline covers the first body chunk, not only the headers", async () => {

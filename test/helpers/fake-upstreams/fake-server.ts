@@ -41,7 +41,13 @@ export async function startFakeServer(handler: FakeHandler): Promise<FakeServer>
       const closed = new Promise<{ aborted: boolean }>((resolve) => {
         res.on("close", () => resolve({ aborted: !res.writableFinished }));
       });
-      const rec: RecordedRequest = { path: req.url ?? "", headers: req.headers, body, remotePort: req.socket.remotePort, closed };
+      const rec: RecordedRequest = {
+        path: req.url ?? "",
+        headers: req.headers,
+        body,
+        remotePort: req.socket.remotePort,
+        closed,
+      };
       requests.push(rec);
       void Promise.resolve(handler(rec, res, req.socket)).catch((err: unknown) => {
         if (!res.headersSent) res.writeHead(599);

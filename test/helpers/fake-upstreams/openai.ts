@@ -1,6 +1,13 @@
 import type { ServerResponse } from "node:http";
 import type { Socket } from "node:net";
-import { neverEnd, sleep, sse, startFakeServer, type FakeServer, type RecordedRequest } from "./fake-server.js";
+import {
+  neverEnd,
+  sleep,
+  sse,
+  startFakeServer,
+  type FakeServer,
+  type RecordedRequest,
+} from "./fake-server.js";
 
 /**
  * A fake OpenAI-compatible upstream (POST …/chat/completions), following OpenAI's documented wire
@@ -26,12 +33,26 @@ const USAGE = {
   completion_tokens: 5,
   total_tokens: 17,
   prompt_tokens_details: { cached_tokens: 4, audio_tokens: 0 },
-  completion_tokens_details: { reasoning_tokens: 2, audio_tokens: 0, accepted_prediction_tokens: 0, rejected_prediction_tokens: 0 },
+  completion_tokens_details: {
+    reasoning_tokens: 2,
+    audio_tokens: 0,
+    accepted_prediction_tokens: 0,
+    rejected_prediction_tokens: 0,
+  },
 };
 
-const TOOL_CALL = { id: "call_abc", type: "function", function: { name: "get_weather", arguments: '{"city":"Paris"}' } };
+const TOOL_CALL = {
+  id: "call_abc",
+  type: "function",
+  function: { name: "get_weather", arguments: '{"city":"Paris"}' },
+};
 
-function json(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+function json(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
   res.writeHead(status, { "content-type": "application/json", ...headers });
   res.end(JSON.stringify(body));
 }
@@ -51,16 +72,28 @@ function chunk(model: string, delta: unknown, finish: string | null = null): unk
 async function handle(req: RecordedRequest, res: ServerResponse, socket: Socket): Promise<void> {
   if (!req.path.endsWith("/chat/completions")) return json(res, 404, { error: { message: "not found" } });
   if (req.headers.authorization !== `Bearer ${FAKE_OPENAI_KEY}`) {
-    return json(res, 401, { error: { message: "Incorrect API key provided", type: "invalid_request_error", code: "invalid_api_key" } });
+    return json(res, 401, {
+      error: {
+        message: "Incorrect API key provided",
+        type: "invalid_request_error",
+        code: "invalid_api_key",
+      },
+    });
   }
   const model = String(req.body?.model);
   const stream = req.body?.stream === true;
   const includeUsage = stream && req.body?.stream_options?.include_usage === true && model !== "no-usage";
 
   if (model === "slow-headers") await sleep(400);
-  if (model === "error-500") return json(res, 500, { error: { message: "The server had an error", type: "server_error" } });
+  if (model === "error-500")
+    return json(res, 500, { error: { message: "The server had an error", type: "server_error" } });
   if (model === "rate-limited") {
-    return json(res, 429, { error: { message: "Rate limit reached", type: "requests", code: "rate_limit_exceeded" } }, { "retry-after": "7" });
+    return json(
+      res,
+      429,
+      { error: { message: "Rate limit reached", type: "requests", code: "rate_limit_exceeded" } },
+      { "retry-after": "7" },
+    );
   }
   if (model === "reset" && !stream) return void socket.destroy();
 
@@ -79,7 +112,9 @@ async function handle(req: RecordedRequest, res: ServerResponse, socket: Socket)
       created: 1735689600,
       model,
       system_fingerprint: "fp_fake",
-      choices: [{ index: 0, message, logprobs: null, finish_reason: model === "tools" ? "tool_calls" : "stop" }],
+      choices: [
+        { index: 0, message, logprobs: null, finish_reason: model === "tools" ? "tool_calls" : "stop" },
+      ],
       ...(model === "no-usage" ? {} : { usage: USAGE }),
     });
   }
@@ -89,7 +124,14 @@ async function handle(req: RecordedRequest, res: ServerResponse, socket: Socket)
   if (model === "slow-body") await sleep(400);
   if (model === "bad-json") return void res.end("data: {not json\n\n");
   if (model === "tools") {
-    sse(res, chunk(model, { role: "assistant", content: null, tool_calls: [{ index: 0, ...TOOL_CALL, function: { name: "get_weather", arguments: "" } }] }));
+    sse(
+      res,
+      chunk(model, {
+        role: "assistant",
+        content: null,
+        tool_calls: [{ index: 0, ...TOOL_CALL, function: { name: "get_weather", arguments: "" } }],
+      }),
+    );
     sse(res, chunk(model, { tool_calls: [{ index: 0, function: { arguments: '{"city":' } }] }));
     sse(res, chunk(model, { tool_calls: [{ index: 0, function: { arguments: '"Paris"}' } }] }));
     sse(res, chunk(model, {}, "tool_calls"));
