@@ -27,6 +27,11 @@ export function countTextTokens(text: string): number {
   return text === "" ? 0 : countTokens(text, AS_TEXT);
 }
 
+/** Loads the encoder (its first use costs a few to tens of ms): call once at start, off the request path. */
+export function warmUpTokenCounter(): void {
+  countTextTokens("warm up");
+}
+
 function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === "object" && v !== null && !Array.isArray(v);
 }
