@@ -46,6 +46,7 @@ export function createAnthropicAdapter(opts: UpstreamEndpointOptions): ProviderA
     async complete(call, signal) {
       const exchange = await send(call, false, signal);
       try {
+        exchange.firstByte(); // the headers came: the body is bounded by the idle timeout
         let text: string;
         try {
           text = await exchange.body.text();

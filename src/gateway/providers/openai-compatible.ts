@@ -80,6 +80,7 @@ export function createOpenAICompatibleAdapter(opts: UpstreamEndpointOptions): Pr
     async complete(call, signal) {
       const exchange = await send(call, false, signal);
       try {
+        exchange.firstByte(); // the headers came: the body is bounded by the idle timeout
         let text: string;
         try {
           text = await exchange.body.text();
