@@ -24,7 +24,7 @@ beforeAll(async () => {
   adapter = createAnthropicAdapter({
     baseUrl: `${fake.url}/v1`,
     apiKey: FAKE_ANTHROPIC_KEY,
-    idleTimeoutMs: 2_000,
+    idleTimeoutMs: 10_000,
   });
 });
 afterAll(async () => {
@@ -32,7 +32,7 @@ afterAll(async () => {
   await fake.close();
 });
 
-const call = (model: string, body: Partial<UpstreamCall["body"]> = {}, timeoutMs = 2_000): UpstreamCall => ({
+const call = (model: string, body: Partial<UpstreamCall["body"]> = {}, timeoutMs = 10_000): UpstreamCall => ({
   upstreamModel: model,
   body: { messages: [{ role: "user", content: "Hi" }], ...body },
   timeoutMs,

@@ -26,6 +26,12 @@ beforeAll(async () => {
           base_url: `${openai.url}/v1`,
           api_key_env: "LOCAL_KEY",
           headers: { "X-Tenant": "t1" },
+        },
+        {
+          slug: "impatient",
+          kind: "openai-compatible",
+          base_url: `${openai.url}/v1`,
+          api_key_env: "LOCAL_KEY",
           timeout_ms: 150,
         },
         { slug: "claude", kind: "anthropic", base_url: anthropic.url, api_key: FAKE_ANTHROPIC_KEY },
@@ -87,7 +93,7 @@ describe("adapters built from the providers file", () => {
   });
 
   it("the provider's timeout_ms overrides the call's first-byte deadline", async () => {
-    const err = await adapter("local")
+    const err = await adapter("impatient")
       .complete({ upstreamModel: "slow-headers", body, timeoutMs: 10_000 }, new AbortController().signal)
       .catch((e: unknown) => e as Error);
     expect(err).toBeInstanceOf(Error);

@@ -24,7 +24,7 @@ beforeAll(async () => {
     baseUrl: `${fake.url}/v1/`,
     apiKey: FAKE_OPENAI_KEY,
     headers: { "x-extra": "yes" },
-    idleTimeoutMs: 2_000,
+    idleTimeoutMs: 10_000,
   });
 });
 afterAll(async () => {
@@ -32,7 +32,7 @@ afterAll(async () => {
   await fake.close();
 });
 
-const call = (model: string, body: Partial<UpstreamCall["body"]> = {}, timeoutMs = 2_000): UpstreamCall => ({
+const call = (model: string, body: Partial<UpstreamCall["body"]> = {}, timeoutMs = 10_000): UpstreamCall => ({
   upstreamModel: model,
   body: { messages: [{ role: "user", content: "Hi" }], ...body },
   timeoutMs,
@@ -122,9 +122,8 @@ describe("OpenAI-compatible adapter: complete", () => {
   });
 
   it("a slow upstream times out at the first-byte deadline, retryable", async () => {
-    const t0 = Date.now();
+    // the fake answers after 400 ms: only the 100 ms deadline produces this message
     const err = await failure(adapter.complete(call("slow-headers", {}, 100), signal()));
-    expect(Date.now() - t0).toBeLessThan(380);
     expect(err).toMatchObject({ status: null, retryable: true });
     expect(err.message).toContain("100 ms");
   });
