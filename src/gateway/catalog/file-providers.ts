@@ -1,5 +1,8 @@
 import { createAnthropicAdapter } from "../providers/anthropic.js";
-import { createOpenAICompatibleAdapter, type UpstreamEndpointOptions } from "../providers/openai-compatible.js";
+import {
+  createOpenAICompatibleAdapter,
+  type UpstreamEndpointOptions,
+} from "../providers/openai-compatible.js";
 import type { ProviderAdapter } from "../providers/provider.js";
 import type { ModelEntry, ProviderEntry } from "./catalog.js";
 import { readProvidersFile, type FileProviderKind, type ProvidersFileSpec } from "./providers-file.js";
@@ -22,20 +25,18 @@ export interface FileCatalogPart {
  * the built-in mock.
  */
 export function buildFileProviders(spec: ProvidersFileSpec): FileCatalogPart {
-  const providers = spec.providers.map(
-    (p): ProviderEntry => ({
-      slug: p.slug,
-      kind: p.kind,
-      name: p.name,
-      adapter: ADAPTERS[p.kind]({
-        baseUrl: p.baseUrl,
-        apiKey: p.apiKey?.reveal() ?? null,
-        headers: p.headers.reveal(),
-        firstByteTimeoutMs: p.timeoutMs,
-        ...(p.idleTimeoutMs !== null ? { idleTimeoutMs: p.idleTimeoutMs } : {}),
-      }),
+  const providers = spec.providers.map((p): ProviderEntry => ({
+    slug: p.slug,
+    kind: p.kind,
+    name: p.name,
+    adapter: ADAPTERS[p.kind]({
+      baseUrl: p.baseUrl,
+      apiKey: p.apiKey?.reveal() ?? null,
+      headers: p.headers.reveal(),
+      firstByteTimeoutMs: p.timeoutMs,
+      ...(p.idleTimeoutMs !== null ? { idleTimeoutMs: p.idleTimeoutMs } : {}),
     }),
-  );
+  }));
   const models = new Map<string, ModelEntry>();
   for (const m of spec.models) {
     let entry = models.get(m.id);
