@@ -1,5 +1,6 @@
 import { availableParallelism } from "node:os";
 import { resolve } from "node:path";
+import { ProvidersFileError, readProvidersFile, type ProvidersFileSpec } from "../gateway/catalog/providers-file.js";
 
 /**
  * Configuration comes from the environment, is parsed once with every problem reported together,
@@ -65,6 +66,12 @@ export interface Config {
     inference: RateLimitConfig;
   };
   trustProxy: boolean;
+  /**
+   * The gateway's upstreams and their models (GATEHOUSE_PROVIDERS_FILE), validated; null = no
+   * file, only the built-in mock. API keys named by api_key_env are resolved from this same
+   * environment, and held as Redacted.
+   */
+  providersFile: ProvidersFileSpec | null;
 }
 
 /** Delivery to observability destinations (docs/broadcast.md "Retry schedule", "Caps"). */
@@ -193,6 +200,16 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
   if (broadcastWorkers !== "true" && broadcastWorkers !== "false") {
     problems.push("BROADCAST_WORKERS: must be true or false");
   }
+  let providersFile: ProvidersFileSpec | null = null;
+  const providersPath = str("GATEHOUSE_PROVIDERS_FILE");
+  if (providersPath !== null) {
+    try {
+      providersFile = readProvidersFile(resolve(providersPath), env);
+    } catch (err) {
+      if (!(err instanceof ProvidersFileError)) throw err;
+      problems.push(...err.problems.map((p) => `GATEHOUSE_PROVIDERS_FILE (${providersPath}): ${p}`));
+    }
+  }
 
   const rate = (prefix: string, max: number): RateLimitConfig => ({
     max: int(`${prefix}_MAX`, max, 1, 1_000_000),
@@ -239,6 +256,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     bootstrapKey,
     logLevel,
     trustProxy: trust === "true",
+    providersFile,
     rateLimit: {
       management: rate("RATE_LIMIT_MANAGEMENT", 600),
       keyUpdate: rate("RATE_LIMIT_KEY_UPDATE", 120),

@@ -52,3 +52,31 @@ export function toBigInt(v: bigint | number | string | null | undefined): bigint
   if (v === null || v === undefined) return 0n;
   return typeof v === "bigint" ? v : BigInt(v);
 }
+
+/** The catalog's price unit: nano-USD per million tokens = USD per token × 1e15. */
+const PRICE_SCALE_DIGITS = 15;
+
+/**
+ * A price in USD per token (a JSON number as written, or a decimal string) → nano-USD per
+ * million tokens, exactly: the decimal is read digit by digit (a number through its shortest
+ * round-trip text, so 0.000001 is the decimal 0.000001, not the nearest double × 1e15), and a
+ * price finer than 1e-15 USD per token, which no integer of that unit can hold, is refused
+ * rather than rounded. Throws RangeError saying what is wrong.
+ */
+export function usdPerTokenToNanoPerMTok(price: number | string): bigint {
+  if (typeof price === "number" && !Number.isFinite(price)) throw new RangeError("must be a finite number");
+  const text = typeof price === "number" ? String(price) : price.trim();
+  const m = /^(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/.exec(text);
+  if (!m) throw new RangeError("must be a non-negative decimal number");
+  const [, whole = "0", frac = "", exp = "0"] = m;
+  const digits = BigInt(whole + frac);
+  if (digits === 0n) return 0n;
+  const shift = Number(exp) - frac.length + PRICE_SCALE_DIGITS; // value = digits × 10^(shift − 15)
+  if (shift > 40) throw new RangeError("is too large");
+  if (shift >= 0) return digits * 10n ** BigInt(shift);
+  // digits < 10^(its length): a larger divisor cannot divide it (and is not worth computing)
+  if (-shift > text.length) throw new RangeError("is finer than 1e-15 USD per token");
+  const divisor = 10n ** BigInt(-shift);
+  if (digits % divisor !== 0n) throw new RangeError("is finer than 1e-15 USD per token");
+  return digits / divisor;
+}

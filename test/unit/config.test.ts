@@ -35,6 +35,7 @@ describe("loadConfig", () => {
       bootstrapKey: null,
       logLevel: "info",
       trustProxy: false,
+      providersFile: null,
       rateLimit: {
         management: { max: 600, windowMs: 60_000 },
         keyUpdate: { max: 120, windowMs: 60_000 },

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { MAX_USD, NANOS_PER_USD, nanoToUsd, toBigInt, usdToNano } from "../../src/lib/money.js";
+import { MAX_USD, NANOS_PER_USD, nanoToUsd, toBigInt, usdPerTokenToNanoPerMTok, usdToNano } from "../../src/lib/money.js";
 
 describe("usdToNano", () => {
   it.each([
@@ -160,5 +160,28 @@ describe("nanoToUsd fast path", () => {
       { numRuns: 20_000 },
     );
     expect(Object.is(nanoToUsd(-0), 0)).toBe(true);
+  });
+});
+
+describe("usdPerTokenToNanoPerMTok", () => {
+  it.each([
+    [0, 0n],
+    [0.000001, 1_000_000_000n],
+    [0.000002, 2_000_000_000n],
+    [1e-7, 100_000_000n],
+    [2.5e-7, 250_000_000n],
+    [0.00000015, 150_000_000n], // $0.15 per million tokens
+    [0.0000003, 300_000_000n], // 3 × 1e-7 is 3.0000000000000004e-7 as a float product; the decimal is exact
+    ["0.000000000000001", 1n],
+    ["0.0000012345678901234", null],
+    [1e-16, null],
+    ["1e-999999999", null],
+    [-0.000001, null],
+    ["abc", null],
+    [Number.NaN, null],
+    [Number.POSITIVE_INFINITY, null],
+  ] as const)("%s USD per token → %s", (price, nano) => {
+    if (nano === null) expect(() => usdPerTokenToNanoPerMTok(price)).toThrow(RangeError);
+    else expect(usdPerTokenToNanoPerMTok(price)).toBe(nano);
   });
 });

@@ -55,6 +55,11 @@ export interface UpstreamCall {
   body: ChatRequestBody;
   /** Deadline for the upstream's first byte; the stream itself may run longer. */
   timeoutMs: number;
+  /**
+   * The endpoint's maximum completion tokens (the catalog's `max_completion_tokens`). Adapters
+   * whose API requires a limit (Anthropic's `max_tokens`) send it when the request has none.
+   */
+  maxCompletionTokens?: number;
 }
 
 /**
@@ -83,4 +88,6 @@ export interface ProviderAdapter {
    * `signal` cancels the upstream request.
    */
   stream(call: UpstreamCall, signal: AbortSignal): AsyncIterable<ProviderChunk>;
+  /** Releases pooled connections (at shutdown). Adapters without any may omit it. */
+  close?(): Promise<void>;
 }

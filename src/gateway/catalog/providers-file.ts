@@ -1,0 +1,347 @@
+import { readFileSync } from "node:fs";
+import { usdPerTokenToNanoPerMTok } from "../../lib/money.js";
+import { Redacted } from "../../lib/redacted.js";
+
+/**
+ * The providers file (GATEHOUSE_PROVIDERS_FILE): which upstreams this installation forwards to
+ * and which models each serves at what price. Read and validated once at start, every problem
+ * reported together, each naming its field (`models[0].prompt_price: required`). The result is
+ * plain data; file-providers.ts turns it into adapters. Secrets (api_key, the variable named by
+ * api_key_env, headers) are held as Redacted and never printed.
+ *
+ * Prices are USD per token, converted exactly to nano-USD per million tokens. A model without
+ * both prices cannot be configured (cost is never silently zero); an explicit 0 is accepted for
+ * a model that costs nothing to run (a local Ollama), since it was written on purpose.
+ */
+export const PROVIDER_KINDS = ["openai-compatible", "anthropic"] as const;
+export type FileProviderKind = (typeof PROVIDER_KINDS)[number];
+
+export interface ProviderSpec {
+  slug: string;
+  kind: FileProviderKind;
+  name: string;
+  baseUrl: string;
+  apiKey: Redacted | null;
+  headers: Redacted<Record<string, string>>;
+  /** First-byte deadline for this provider; null = the gateway's default. */
+  timeoutMs: number | null;
+  /** Silence allowed between chunks once an answer has started; null = the adapter's default. */
+  idleTimeoutMs: number | null;
+}
+
+export interface ModelSpec {
+  id: string;
+  name: string;
+  provider: string;
+  upstreamModel: string;
+  promptPricePerMTokNano: bigint;
+  completionPricePerMTokNano: bigint;
+  contextLength: number;
+  maxCompletionTokens: number;
+}
+
+export interface ProvidersFileSpec {
+  path: string;
+  providers: ProviderSpec[];
+  models: ModelSpec[];
+}
+
+export class ProvidersFileError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid providers file:\n  - ${problems.join("\n  - ")}`);
+    this.name = "ProvidersFileError";
+  }
+}
+
+type Env = Record<string, string | undefined>;
+type Json = Record<string, unknown>;
+
+/** The built-in mock provider's slug: a file cannot take it. */
+export const RESERVED_SLUGS = new Set(["mock"]);
+const SLUG = /^[a-z0-9][a-z0-9._-]{0,63}$/;
+const MODEL_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]*\/[A-Za-z0-9._:/-]+$/;
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+/** 0.01 USD per token is $10,000 per million tokens: a larger value is a price per million written by mistake. */
+const MAX_PRICE_NANO_PER_MTOK = 10_000_000_000_000n;
+const PROVIDER_FIELDS = new Set([
+  "slug",
+  "kind",
+  "name",
+  "base_url",
+  "api_key",
+  "api_key_env",
+  "headers",
+  "timeout_ms",
+  "idle_timeout_ms",
+]);
+const MODEL_FIELDS = new Set([
+  "id",
+  "name",
+  "provider",
+  "upstream_model",
+  "prompt_price",
+  "completion_price",
+  "context_length",
+  "max_completion_tokens",
+]);
+
+function isObject(v: unknown): v is Json {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+/** Reads and validates the file; throws ProvidersFileError listing every problem. */
+export function readProvidersFile(path: string, env: Env): ProvidersFileSpec {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (err) {
+    throw new ProvidersFileError([
+      `cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`,
+    ]);
+  }
+  return parseProvidersFile(text, env, path);
+}
+
+export function parseProvidersFile(text: string, env: Env, path = "(inline)"): ProvidersFileSpec {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (err) {
+    throw new ProvidersFileError([`not valid JSON: ${(err as Error).message}`]);
+  }
+  const problems: string[] = [];
+  const spec = validate(json, env, path, (field, problem) => problems.push(`${field}: ${problem}`));
+  if (problems.length > 0) throw new ProvidersFileError(problems);
+  return spec;
+}
+
+type Report = (field: string, problem: string) => void;
+
+function validate(json: unknown, env: Env, path: string, report: Report): ProvidersFileSpec {
+  const spec: ProvidersFileSpec = { path, providers: [], models: [] };
+  if (!isObject(json)) {
+    report("(file)", "must be a JSON object with providers and models");
+    return spec;
+  }
+  for (const key of Object.keys(json)) {
+    if (key !== "providers" && key !== "models" && key !== "$schema") report(key, "unknown field");
+  }
+  if (!Array.isArray(json.providers))
+    report("providers", json.providers === undefined ? "required" : "must be a list");
+  if (!Array.isArray(json.models))
+    report("models", json.models === undefined ? "required" : "must be a list");
+  const slugs = new Map<string, number>();
+  (Array.isArray(json.providers) ? json.providers : []).forEach((raw: unknown, i) => {
+    const p = provider(raw, `providers[${i}]`, env, report);
+    if (!p) return;
+    const seen = slugs.get(p.slug);
+    if (seen !== undefined) report(`providers[${i}].slug`, `duplicate "${p.slug}" (also providers[${seen}])`);
+    else slugs.set(p.slug, i);
+    spec.providers.push(p);
+  });
+  // Every slug written counts as declared, valid or not: its own problems are reported on it.
+  const declared = new Set(
+    (Array.isArray(json.providers) ? json.providers : []).map((p: unknown) =>
+      isObject(p) ? p.slug : undefined,
+    ),
+  );
+  const served = new Map<string, number>();
+  (Array.isArray(json.models) ? json.models : []).forEach((raw: unknown, i) => {
+    const ref = isObject(raw) ? raw.provider : undefined;
+    if (typeof ref === "string" && ref !== "" && !declared.has(ref)) {
+      report(`models[${i}].provider`, `unknown provider "${ref}" (not in providers)`);
+    }
+    const m = model(raw, `models[${i}]`, report);
+    if (!m || !slugs.has(m.provider)) return;
+    const key = `${m.id}\u0000${m.provider}`;
+    const seen = served.get(key);
+    if (seen !== undefined) {
+      report(`models[${i}].provider`, `"${m.provider}" already serves "${m.id}" (models[${seen}])`);
+      return;
+    }
+    served.set(key, i);
+    spec.models.push(m);
+  });
+  return spec;
+}
+
+function provider(raw: unknown, at: string, env: Env, report: Report): ProviderSpec | null {
+  if (!isObject(raw)) {
+    report(at, "must be an object");
+    return null;
+  }
+  let ok = true;
+  const bad = (field: string, problem: string): void => {
+    ok = false;
+    report(`${at}.${field}`, problem);
+  };
+  for (const key of Object.keys(raw)) if (!PROVIDER_FIELDS.has(key)) bad(key, "unknown field");
+
+  const slug = raw.slug;
+  if (slug === undefined) bad("slug", "required");
+  else if (typeof slug !== "string" || !SLUG.test(slug)) {
+    bad(
+      "slug",
+      "must be 1 to 64 lowercase letters, digits, '.', '_' or '-', starting with a letter or digit",
+    );
+  } else if (RESERVED_SLUGS.has(slug)) bad("slug", `"${slug}" is the built-in provider's`);
+
+  const kind = raw.kind;
+  if (kind === undefined) bad("kind", "required");
+  else if (!PROVIDER_KINDS.includes(kind as FileProviderKind))
+    bad("kind", `must be one of ${PROVIDER_KINDS.join(", ")}`);
+
+  if (raw.name !== undefined && (typeof raw.name !== "string" || raw.name.trim() === ""))
+    bad("name", "must be a non-empty string");
+
+  let baseUrl = "";
+  if (raw.base_url === undefined) bad("base_url", "required");
+  else if (typeof raw.base_url !== "string" || !isHttpUrl(raw.base_url))
+    bad("base_url", "must be an http:// or https:// URL");
+  else baseUrl = raw.base_url;
+
+  let apiKey: string | null = null;
+  if (raw.api_key !== undefined && raw.api_key_env !== undefined)
+    bad("api_key", "give api_key or api_key_env, not both");
+  else if (raw.api_key !== undefined) {
+    if (typeof raw.api_key !== "string" || raw.api_key.trim() === "")
+      bad("api_key", "must be a non-empty string");
+    else apiKey = raw.api_key.trim();
+  } else if (raw.api_key_env !== undefined) {
+    const name = raw.api_key_env;
+    if (typeof name !== "string" || !ENV_NAME.test(name))
+      bad("api_key_env", "must be an environment variable name");
+    else {
+      const value = env[name]?.trim();
+      if (!value) bad("api_key_env", `environment variable ${name} is not set`);
+      else apiKey = value;
+    }
+  } else if (kind === "anthropic") bad("api_key_env", "required for kind anthropic (or api_key)");
+
+  const headers: Record<string, string> = {};
+  if (raw.headers !== undefined) {
+    if (!isObject(raw.headers)) bad("headers", "must be an object of header names to string values");
+    else {
+      for (const [k, v] of Object.entries(raw.headers)) {
+        if (!HEADER_NAME.test(k)) bad(`headers.${k}`, "is not a valid header name");
+        else if (typeof v !== "string" || /[\r\n]/.test(v))
+          bad(`headers.${k}`, "must be a single-line string");
+        else headers[k.toLowerCase()] = v;
+      }
+    }
+  }
+  const ms = (field: "timeout_ms" | "idle_timeout_ms"): number | null => {
+    const v = raw[field];
+    if (v === undefined) return null;
+    if (typeof v !== "number" || !Number.isInteger(v) || v < 100 || v > 3_600_000) {
+      bad(field, "must be an integer number of milliseconds from 100 to 3600000");
+      return null;
+    }
+    return v;
+  };
+  const timeoutMs = ms("timeout_ms");
+  const idleTimeoutMs = ms("idle_timeout_ms");
+  if (!ok) return null;
+  return {
+    slug: slug as string,
+    kind: kind as FileProviderKind,
+    name: typeof raw.name === "string" ? raw.name.trim() : (slug as string),
+    baseUrl,
+    apiKey: apiKey === null ? null : new Redacted(apiKey),
+    headers: new Redacted(headers),
+    timeoutMs,
+    idleTimeoutMs,
+  };
+}
+
+function isHttpUrl(s: string): boolean {
+  try {
+    const u = new URL(s);
+    return (u.protocol === "http:" || u.protocol === "https:") && u.search === "" && u.hash === "";
+  } catch {
+    return false;
+  }
+}
+
+function model(raw: unknown, at: string, report: Report): ModelSpec | null {
+  if (!isObject(raw)) {
+    report(at, "must be an object");
+    return null;
+  }
+  let ok = true;
+  const bad = (field: string, problem: string): void => {
+    ok = false;
+    report(`${at}.${field}`, problem);
+  };
+  for (const key of Object.keys(raw)) if (!MODEL_FIELDS.has(key)) bad(key, "unknown field");
+  const str = (field: string, test: (s: string) => boolean, problem: string): string => {
+    const v = raw[field];
+    if (v === undefined) bad(field, "required");
+    else if (typeof v !== "string" || !test(v)) bad(field, problem);
+    else return v;
+    return "";
+  };
+  const id = str(
+    "id",
+    (s) => s.length <= 200 && MODEL_ID.test(s),
+    'must look like "author/model" (letters, digits, . _ : - /)',
+  );
+  const provider = str("provider", (s) => s !== "", "must be a provider's slug");
+  const upstreamModel = str(
+    "upstream_model",
+    (s) => s.trim() !== "" && s.length <= 200,
+    "must be the model name the upstream knows",
+  );
+  if (raw.name !== undefined && (typeof raw.name !== "string" || raw.name.trim() === ""))
+    bad("name", "must be a non-empty string");
+  const price = (field: string): bigint => {
+    const v = raw[field];
+    if (v === undefined || v === null) {
+      bad(field, "required (USD per token; a model without prices cannot be configured)");
+      return 0n;
+    }
+    if (typeof v !== "number" && typeof v !== "string") {
+      bad(field, "must be a number of USD per token");
+      return 0n;
+    }
+    try {
+      const nano = usdPerTokenToNanoPerMTok(v);
+      if (nano > MAX_PRICE_NANO_PER_MTOK) {
+        bad(
+          field,
+          `is USD per token: ${String(v)} is over 0.01 (a price per million tokens belongs divided by 1e6)`,
+        );
+      }
+      return nano;
+    } catch (err) {
+      bad(field, `${(err as Error).message} (USD per token)`);
+      return 0n;
+    }
+  };
+  const promptPrice = price("prompt_price");
+  const completionPrice = price("completion_price");
+  const int = (field: string): number => {
+    const v = raw[field];
+    if (v === undefined) bad(field, "required");
+    else if (typeof v !== "number" || !Number.isInteger(v) || v < 1 || v > 100_000_000)
+      bad(field, "must be an integer from 1 to 100000000");
+    else return v;
+    return 0;
+  };
+  const contextLength = int("context_length");
+  const maxCompletionTokens = int("max_completion_tokens");
+  if (contextLength > 0 && maxCompletionTokens > contextLength)
+    bad("max_completion_tokens", "must not exceed context_length");
+  if (!ok) return null;
+  return {
+    id,
+    name: typeof raw.name === "string" ? raw.name.trim() : id,
+    provider,
+    upstreamModel,
+    promptPricePerMTokNano: promptPrice,
+    completionPricePerMTokNano: completionPrice,
+    contextLength,
+    maxCompletionTokens,
+  };
+}

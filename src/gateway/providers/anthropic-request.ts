@@ -1,0 +1,191 @@
+import { UpstreamError, type UpstreamCall } from "./provider.js";
+
+/**
+ * An OpenAI chat request → an Anthropic Messages request (POST /v1/messages).
+ *
+ * - system and developer messages, wherever they are, become the top-level `system` (Anthropic
+ *   has no system role), in order;
+ * - user content parts: text → text blocks, image_url → image blocks (a `data:` URL → a base64
+ *   source, http(s) → a url source);
+ * - assistant tool_calls → tool_use blocks (arguments parsed: Anthropic wants an object);
+ * - tool messages → tool_result blocks in a user turn (consecutive results share one turn);
+ * - tools → {name, description, input_schema}; tool_choice auto/none/required/{function} →
+ *   auto/none/any/tool; parallel_tool_calls:false → disable_parallel_tool_use;
+ * - max_tokens (required by Anthropic): max_completion_tokens, else max_tokens, else the
+ *   endpoint's maximum; stop → stop_sequences; temperature, top_p, top_k; user → metadata.user_id;
+ *   reasoning.max_tokens → thinking with that budget.
+ * Anything it cannot express is the client's error: UpstreamError 400 naming the field, not
+ * retryable (another provider would get the same request).
+ */
+type Json = Record<string, unknown>;
+
+/** Used only when neither the request nor the catalog gives a completion limit. */
+const FALLBACK_MAX_TOKENS = 4096;
+
+function isObject(v: unknown): v is Json {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+function invalid(field: string, problem: string): UpstreamError {
+  return new UpstreamError(`${field}: ${problem}`, 400, false);
+}
+
+/** Text of a system/tool message: a string or text parts joined. */
+function plainText(content: unknown, field: string): string {
+  if (typeof content === "string") return content;
+  if (content === null || content === undefined) return "";
+  if (!Array.isArray(content)) throw invalid(field, "must be a string or a list of parts");
+  return content
+    .map((p: unknown, j) => {
+      if (isObject(p) && p.type === "text" && typeof p.text === "string") return p.text;
+      throw invalid(`${field}[${j}]`, "only text parts are allowed here");
+    })
+    .join("\n");
+}
+
+const DATA_URL = /^data:(image\/(?:jpeg|png|gif|webp));base64,(.+)$/s;
+
+function userPart(p: unknown, field: string): Json {
+  if (!isObject(p)) throw invalid(field, "must be an object");
+  if (p.type === "text" && typeof p.text === "string") return { type: "text", text: p.text };
+  if (p.type === "image_url") {
+    const raw = isObject(p.image_url) ? p.image_url.url : p.image_url;
+    if (typeof raw !== "string") throw invalid(`${field}.image_url.url`, "required");
+    const data = DATA_URL.exec(raw);
+    if (data) return { type: "image", source: { type: "base64", media_type: data[1], data: data[2] } };
+    if (/^https?:\/\//.test(raw)) return { type: "image", source: { type: "url", url: raw } };
+    throw invalid(
+      `${field}.image_url.url`,
+      "must be an http(s) URL or a base64 data URL of a jpeg, png, gif or webp image",
+    );
+  }
+  throw invalid(`${field}.type`, `${JSON.stringify(p.type)} is not supported by this provider`);
+}
+
+function userContent(content: unknown, field: string): string | Json[] {
+  if (typeof content === "string") return content;
+  if (!Array.isArray(content)) throw invalid(field, "must be a string or a list of parts");
+  return content.map((p: unknown, j) => userPart(p, `${field}[${j}]`));
+}
+
+function assistantContent(m: Json, field: string): string | Json[] {
+  const text = m.content === null || m.content === undefined ? "" : plainText(m.content, `${field}.content`);
+  const calls = Array.isArray(m.tool_calls) ? m.tool_calls : [];
+  if (calls.length === 0) return text;
+  const blocks: Json[] = text === "" ? [] : [{ type: "text", text }];
+  calls.forEach((c: unknown, j) => {
+    const f = `${field}.tool_calls[${j}]`;
+    if (!isObject(c) || !isObject(c.function)) throw invalid(`${f}.function`, "required");
+    if (typeof c.id !== "string") throw invalid(`${f}.id`, "required");
+    if (typeof c.function.name !== "string") throw invalid(`${f}.function.name`, "required");
+    let input: unknown = {};
+    const args = c.function.arguments;
+    if (typeof args === "string" && args.trim() !== "") {
+      try {
+        input = JSON.parse(args);
+      } catch {
+        throw invalid(`${f}.function.arguments`, "must be a JSON object");
+      }
+    }
+    if (!isObject(input)) throw invalid(`${f}.function.arguments`, "must be a JSON object");
+    blocks.push({ type: "tool_use", id: c.id, name: c.function.name, input });
+  });
+  return blocks;
+}
+
+function translateMessages(messages: unknown[]): { system: Json[]; messages: Json[] } {
+  const system: Json[] = [];
+  const out: Json[] = [];
+  messages.forEach((m: unknown, i) => {
+    const field = `messages[${i}]`;
+    if (!isObject(m)) throw invalid(field, "must be an object");
+    switch (m.role) {
+      case "system":
+      case "developer":
+        system.push({ type: "text", text: plainText(m.content, `${field}.content`) });
+        return;
+      case "user":
+        out.push({ role: "user", content: userContent(m.content, `${field}.content`) });
+        return;
+      case "assistant":
+        out.push({ role: "assistant", content: assistantContent(m, field) });
+        return;
+      case "tool": {
+        if (typeof m.tool_call_id !== "string") throw invalid(`${field}.tool_call_id`, "required");
+        const result = {
+          type: "tool_result",
+          tool_use_id: m.tool_call_id,
+          content: plainText(m.content, `${field}.content`),
+        };
+        const prev = out[out.length - 1];
+        const prevBlocks = prev?.content;
+        if (
+          prev?.role === "user" &&
+          Array.isArray(prevBlocks) &&
+          prevBlocks.every((b: Json) => b.type === "tool_result")
+        ) {
+          prevBlocks.push(result);
+        } else {
+          out.push({ role: "user", content: [result] });
+        }
+        return;
+      }
+      default:
+        throw invalid(`${field}.role`, `${JSON.stringify(m.role)} is not supported by this provider`);
+    }
+  });
+  return { system, messages: out };
+}
+
+function translateTools(tools: unknown[]): Json[] {
+  return tools.map((t: unknown, i) => {
+    const f = `tools[${i}]`;
+    if (!isObject(t) || t.type !== "function" || !isObject(t.function))
+      throw invalid(f, "only function tools are supported");
+    if (typeof t.function.name !== "string") throw invalid(`${f}.function.name`, "required");
+    return {
+      name: t.function.name,
+      ...(typeof t.function.description === "string" ? { description: t.function.description } : {}),
+      input_schema: isObject(t.function.parameters)
+        ? t.function.parameters
+        : { type: "object", properties: {} },
+    };
+  });
+}
+
+function translateToolChoice(choice: unknown, parallel: unknown): Json | undefined {
+  let out: Json | undefined;
+  if (choice === undefined || choice === null || choice === "auto") out = { type: "auto" };
+  else if (choice === "none") return { type: "none" };
+  else if (choice === "required") out = { type: "any" };
+  else if (isObject(choice) && isObject(choice.function) && typeof choice.function.name === "string") {
+    out = { type: "tool", name: choice.function.name };
+  } else throw invalid("tool_choice", "must be auto, none, required or {type: function, function: {name}}");
+  if (parallel === false) out.disable_parallel_tool_use = true;
+  return out;
+}
+
+export function toAnthropicRequest(call: UpstreamCall, stream: boolean): Json {
+  const b = call.body;
+  if (!Array.isArray(b.messages)) throw invalid("messages", "required");
+  const { system, messages } = translateMessages(b.messages);
+  const maxTokens =
+    b.max_completion_tokens ?? b.max_tokens ?? call.maxCompletionTokens ?? FALLBACK_MAX_TOKENS;
+  const req: Json = { model: call.upstreamModel, max_tokens: maxTokens, messages, stream };
+  if (system.length > 0) req.system = system;
+  if (typeof b.stop === "string") req.stop_sequences = [b.stop];
+  else if (Array.isArray(b.stop) && b.stop.length > 0) req.stop_sequences = b.stop;
+  if (typeof b.temperature === "number") req.temperature = b.temperature;
+  if (typeof b.top_p === "number") req.top_p = b.top_p;
+  if (typeof b.top_k === "number") req.top_k = b.top_k;
+  if (typeof b.user === "string" && b.user !== "") req.metadata = { user_id: b.user };
+  if (Array.isArray(b.tools) && b.tools.length > 0) {
+    req.tools = translateTools(b.tools);
+    req.tool_choice = translateToolChoice(b.tool_choice, b.parallel_tool_calls);
+  }
+  const reasoning = b.reasoning;
+  if (isObject(reasoning) && typeof reasoning.max_tokens === "number" && reasoning.max_tokens > 0) {
+    req.thinking = { type: "enabled", budget_tokens: reasoning.max_tokens };
+  }
+  return req;
+}

@@ -1,0 +1,205 @@
+import { malformed } from "./malformed.js";
+import {
+  UpstreamError,
+  type ProviderChunk,
+  type ProviderCompletion,
+  type ProviderUsage,
+} from "./provider.js";
+import { isRetryableStatus } from "./upstream-http.js";
+
+/**
+ * Anthropic Messages answers → the OpenAI shape: text blocks → content, tool_use → tool_calls
+ * (arguments as a JSON string), thinking → reasoning; stop_reason → finish_reason; usage: prompt
+ * tokens are input + cache reads + cache writes (Anthropic counts them apart; OpenAI's prompt
+ * count includes cached tokens), cached = cache reads.
+ */
+type Json = Record<string, unknown>;
+
+function isObject(v: unknown): v is Json {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+const num = (v: unknown): number =>
+  typeof v === "number" && Number.isFinite(v) && v >= 0 ? Math.round(v) : 0;
+
+const FINISH: Record<string, string> = {
+  end_turn: "stop",
+  stop_sequence: "stop",
+  pause_turn: "stop",
+  max_tokens: "length",
+  model_context_window_exceeded: "length",
+  tool_use: "tool_calls",
+  refusal: "content_filter",
+};
+
+export function finishReason(stop: unknown): string | null {
+  if (typeof stop !== "string") return null;
+  return FINISH[stop] ?? "stop";
+}
+
+export function anthropicUsage(u: Json, outputTokens?: number): ProviderUsage {
+  const cacheRead = num(u.cache_read_input_tokens);
+  return {
+    promptTokens: num(u.input_tokens) + cacheRead + num(u.cache_creation_input_tokens),
+    completionTokens: outputTokens ?? num(u.output_tokens),
+    cachedTokens: cacheRead,
+    reasoningTokens: 0, // Anthropic counts thinking inside output_tokens and reports no split
+  };
+}
+
+/** Anthropic's error types → the HTTP status it documents for each. */
+const ERROR_STATUS: Record<string, number> = {
+  invalid_request_error: 400,
+  authentication_error: 401,
+  billing_error: 402,
+  permission_error: 403,
+  not_found_error: 404,
+  request_too_large: 413,
+  rate_limit_error: 429,
+  api_error: 500,
+  timeout_error: 504,
+  overloaded_error: 529,
+};
+
+/** An `error` event in a stream. Retryable by its type, and only while nothing was output. */
+export function streamError(data: Json, afterOutput: boolean): UpstreamError {
+  const e = isObject(data.error) ? data.error : {};
+  const type = typeof e.type === "string" ? e.type : "api_error";
+  const status = ERROR_STATUS[type] ?? 500;
+  const message = typeof e.message === "string" ? e.message.slice(0, 300) : type;
+  return new UpstreamError(
+    `upstream reported ${type}: ${message}`,
+    status,
+    !afterOutput && isRetryableStatus(status),
+  );
+}
+
+export function fromAnthropicMessage(o: Json): ProviderCompletion {
+  if (!Array.isArray(o.content)) throw malformed("no content", false);
+  let text = "";
+  let reasoning = "";
+  const toolCalls: unknown[] = [];
+  for (const block of o.content as unknown[]) {
+    if (!isObject(block)) continue;
+    if (block.type === "text" && typeof block.text === "string") text += block.text;
+    else if (block.type === "thinking" && typeof block.thinking === "string") reasoning += block.thinking;
+    else if (block.type === "tool_use") {
+      toolCalls.push({
+        id: block.id,
+        type: "function",
+        function: { name: block.name, arguments: JSON.stringify(block.input ?? {}) },
+      });
+    }
+  }
+  return {
+    upstreamId: typeof o.id === "string" ? o.id : null,
+    choices: [
+      {
+        index: 0,
+        message: {
+          role: "assistant",
+          content: text === "" && toolCalls.length > 0 ? null : text,
+          ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}),
+          ...(reasoning !== "" ? { reasoning } : {}),
+        },
+        finish_reason: finishReason(o.stop_reason),
+      },
+    ],
+    usage: isObject(o.usage) ? anthropicUsage(o.usage) : null,
+  };
+}
+
+/**
+ * The streaming translation, one event at a time. message_start gives the id and input usage;
+ * content blocks become content, reasoning or tool_calls deltas (a tool's index counts tool
+ * blocks only, as OpenAI's does); message_delta gives the finish reason and the cumulative usage;
+ * message_stop ends it. ping, content_block_stop and event types this code does not know are
+ * skipped (Anthropic's versioning policy allows new ones).
+ */
+export class AnthropicStream {
+  private id: string | null = null;
+  /** null until the upstream reports usage (message_start or message_delta). */
+  private usageSoFar: Json | null = null;
+  private readonly toolIndex = new Map<number, number>();
+  private roleSent = false;
+  /** True once message_stop arrived. */
+  done = false;
+  /** True once a chunk was produced. */
+  output = false;
+
+  next(event: Json): ProviderChunk | null {
+    switch (event.type) {
+      case "message_start": {
+        const m = isObject(event.message) ? event.message : {};
+        this.id = typeof m.id === "string" ? m.id : null;
+        this.usageSoFar = isObject(m.usage) ? { ...m.usage } : null;
+        return null;
+      }
+      case "content_block_start":
+        return this.blockStart(event);
+      case "content_block_delta":
+        return this.blockDelta(event);
+      case "message_delta": {
+        if (isObject(event.usage)) this.usageSoFar = { ...this.usageSoFar, ...event.usage };
+        const delta = isObject(event.delta) ? event.delta : {};
+        const finish = finishReason(delta.stop_reason);
+        const usage = this.usageSoFar === null ? null : anthropicUsage(this.usageSoFar);
+        if (finish === null && usage === null) return null;
+        return this.chunk(finish === null ? [] : [{ index: 0, delta: {}, finish_reason: finish }], usage);
+      }
+      case "message_stop":
+        this.done = true;
+        return null;
+      case "error":
+        throw streamError(event, this.output);
+      default:
+        return null;
+    }
+  }
+
+  private blockStart(event: Json): ProviderChunk | null {
+    const index = num(event.index);
+    const block = isObject(event.content_block) ? event.content_block : {};
+    if (block.type === "tool_use") {
+      const toolIndex = this.toolIndex.size;
+      this.toolIndex.set(index, toolIndex);
+      return this.delta({
+        tool_calls: [
+          { index: toolIndex, id: block.id, type: "function", function: { name: block.name, arguments: "" } },
+        ],
+      });
+    }
+    if (block.type === "text" && typeof block.text === "string" && block.text !== "")
+      return this.delta({ content: block.text });
+    if (block.type === "thinking" && typeof block.thinking === "string" && block.thinking !== "") {
+      return this.delta({ reasoning: block.thinking });
+    }
+    return null;
+  }
+
+  private blockDelta(event: Json): ProviderChunk | null {
+    const d = isObject(event.delta) ? event.delta : {};
+    if (d.type === "text_delta" && typeof d.text === "string") return this.delta({ content: d.text });
+    if (d.type === "thinking_delta" && typeof d.thinking === "string")
+      return this.delta({ reasoning: d.thinking });
+    if (d.type === "input_json_delta" && typeof d.partial_json === "string") {
+      const toolIndex = this.toolIndex.get(num(event.index));
+      if (toolIndex === undefined) throw malformed("input_json_delta outside a tool_use block", this.output);
+      return this.delta({ tool_calls: [{ index: toolIndex, function: { arguments: d.partial_json } }] });
+    }
+    return null; // signature_delta, citations_delta: nothing to forward
+  }
+
+  private delta(delta: Json): ProviderChunk {
+    if (!this.roleSent) {
+      this.roleSent = true;
+      delta = { role: "assistant", ...delta };
+    }
+    return this.chunk([{ index: 0, delta, finish_reason: null }], null);
+  }
+
+  private chunk(choices: ProviderChunk["choices"], usage: ProviderUsage | null): ProviderChunk {
+    this.output = true;
+    return { upstreamId: this.id, choices, usage };
+  }
+}

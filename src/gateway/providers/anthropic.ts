@@ -1,0 +1,96 @@
+import { toAnthropicRequest } from "./anthropic-request.js";
+import { AnthropicStream, fromAnthropicMessage } from "./anthropic-response.js";
+import { malformed } from "./malformed.js";
+import { DEFAULT_IDLE_TIMEOUT_MS, joinUrl, type UpstreamEndpointOptions } from "./openai-compatible.js";
+import type { ProviderAdapter, UpstreamCall } from "./provider.js";
+import { sseEvents } from "./sse-events.js";
+import { createUpstreamPool, sendUpstream, type UpstreamExchange } from "./upstream-http.js";
+
+/**
+ * Anthropic's Messages API: POST {base}/v1/messages with `x-api-key` and
+ * `anthropic-version: 2023-06-01`, translated both ways (anthropic-request.ts,
+ * anthropic-response.ts). `baseUrl` is the API root (https://api.anthropic.com); a trailing
+ * `/v1` is accepted too.
+ */
+export const ANTHROPIC_VERSION = "2023-06-01";
+
+export function createAnthropicAdapter(opts: UpstreamEndpointOptions): ProviderAdapter {
+  const pool = createUpstreamPool({
+    idleTimeoutMs: opts.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS,
+    connections: opts.connections,
+  });
+  const url = joinUrl(opts.baseUrl.replace(/\/+$/, "").replace(/\/v1$/, ""), "/v1/messages");
+
+  const send = (call: UpstreamCall, stream: boolean, signal: AbortSignal): Promise<UpstreamExchange> => {
+    // Translation first: a request Anthropic cannot express fails before anything is sent.
+    const body = JSON.stringify(toAnthropicRequest(call, stream));
+    return sendUpstream(
+      pool,
+      {
+        url,
+        headers: {
+          ...opts.headers,
+          "content-type": "application/json",
+          accept: stream ? "text/event-stream" : "application/json",
+          "anthropic-version": ANTHROPIC_VERSION,
+          ...(opts.apiKey !== null ? { "x-api-key": opts.apiKey } : {}),
+        },
+        body,
+        firstByteTimeoutMs: opts.firstByteTimeoutMs ?? call.timeoutMs,
+      },
+      signal,
+    );
+  };
+
+  return {
+    async complete(call, signal) {
+      const exchange = await send(call, false, signal);
+      try {
+        exchange.firstByte(); // the headers came: the body is bounded by the idle timeout
+        let text: string;
+        try {
+          text = await exchange.body.text();
+        } catch (err) {
+          throw exchange.failure(err);
+        }
+        let parsed: unknown;
+        try {
+          parsed = JSON.parse(text);
+        } catch {
+          throw malformed(`not JSON (${JSON.stringify(text.slice(0, 80))})`, false);
+        }
+        if (typeof parsed !== "object" || parsed === null) throw malformed("not a JSON object", false);
+        return fromAnthropicMessage(parsed as Record<string, unknown>);
+      } finally {
+        exchange.close();
+      }
+    },
+
+    async *stream(call, signal) {
+      const exchange = await send(call, true, signal);
+      const state = new AnthropicStream();
+      try {
+        for await (const event of sseEvents(exchange, () => state.output)) {
+          let data: unknown;
+          try {
+            data = JSON.parse(event.data);
+          } catch {
+            throw malformed(`event ${event.event ?? "(unnamed)"} is not JSON`, state.output);
+          }
+          if (typeof data !== "object" || data === null)
+            throw malformed("an event is not a JSON object", state.output);
+          const chunk = state.next(data as Record<string, unknown>);
+          if (chunk) yield chunk;
+          if (state.done) break;
+        }
+        if (!state.done) throw malformed("the stream ended before message_stop", state.output);
+      } finally {
+        exchange.close(state.done);
+      }
+    },
+
+    async close() {
+      await pool.close();
+    },
+  };
+}

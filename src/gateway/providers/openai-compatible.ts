@@ -1,0 +1,215 @@
+import {
+  UpstreamError,
+  type ProviderAdapter,
+  type ProviderChoice,
+  type ProviderChunk,
+  type ProviderCompletion,
+  type ProviderUsage,
+  type UpstreamCall,
+} from "./provider.js";
+import { malformed } from "./malformed.js";
+import { sseEvents } from "./sse-events.js";
+import {
+  createUpstreamPool,
+  isRetryableStatus,
+  sendUpstream,
+  type UpstreamExchange,
+} from "./upstream-http.js";
+
+/**
+ * OpenAI's chat-completions wire format, spoken by OpenAI, Groq, DeepInfra, Together, Fireworks,
+ * Mistral, Ollama, vLLM and llama.cpp's server: POST {base}/chat/completions with a bearer key.
+ * The gateway already speaks this shape, so the request passes through (model replaced, usage
+ * always asked for in streams) and the answer is normalised: null fields dropped from stream
+ * deltas (the SDK rejects them), `reasoning_content` (vLLM, DeepSeek) read as `reasoning`.
+ */
+export interface UpstreamEndpointOptions {
+  /** e.g. https://api.openai.com/v1 (no trailing /chat/completions). */
+  baseUrl: string;
+  /** null: no Authorization header (Ollama, a local vLLM). */
+  apiKey: string | null;
+  /** Extra headers sent on every request (never logged: they may hold credentials). */
+  headers?: Record<string, string>;
+  /** When set, overrides the call's first-byte deadline for this provider (slow local models). */
+  firstByteTimeoutMs?: number | null;
+  /** Silence allowed between two chunks once the answer has started. Default 120 s. */
+  idleTimeoutMs?: number;
+  /** Connections kept per origin. Default 128. */
+  connections?: number;
+}
+
+export const DEFAULT_IDLE_TIMEOUT_MS = 120_000;
+
+export function joinUrl(base: string, path: string): string {
+  return base.replace(/\/+$/, "") + path;
+}
+
+export function createOpenAICompatibleAdapter(opts: UpstreamEndpointOptions): ProviderAdapter {
+  const pool = createUpstreamPool({
+    idleTimeoutMs: opts.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS,
+    connections: opts.connections,
+  });
+  const url = joinUrl(opts.baseUrl, "/chat/completions");
+
+  const send = (call: UpstreamCall, stream: boolean, signal: AbortSignal): Promise<UpstreamExchange> => {
+    const body: Record<string, unknown> = { ...call.body, model: call.upstreamModel, stream };
+    if (stream) {
+      const asked = call.body.stream_options;
+      body.stream_options = { ...(asked && typeof asked === "object" ? asked : {}), include_usage: true };
+    } else {
+      delete body.stream_options; // OpenAI rejects stream_options without stream
+    }
+    return sendUpstream(
+      pool,
+      {
+        url,
+        headers: {
+          ...opts.headers,
+          "content-type": "application/json",
+          accept: stream ? "text/event-stream" : "application/json",
+          ...(opts.apiKey !== null ? { authorization: `Bearer ${opts.apiKey}` } : {}),
+        },
+        body: JSON.stringify(body),
+        firstByteTimeoutMs: opts.firstByteTimeoutMs ?? call.timeoutMs,
+      },
+      signal,
+    );
+  };
+
+  return {
+    async complete(call, signal) {
+      const exchange = await send(call, false, signal);
+      try {
+        exchange.firstByte(); // the headers came: the body is bounded by the idle timeout
+        let text: string;
+        try {
+          text = await exchange.body.text();
+        } catch (err) {
+          throw exchange.failure(err);
+        }
+        return parseCompletion(text);
+      } finally {
+        exchange.close();
+      }
+    },
+
+    async *stream(call, signal) {
+      const exchange = await send(call, true, signal);
+      let output = false;
+      let finished = false;
+      try {
+        for await (const event of sseEvents(exchange, () => output)) {
+          if (event.data === "[DONE]") {
+            finished = true;
+            break;
+          }
+          const chunk = parseChunk(event.data, output);
+          if (chunk.choices.some((c) => c.finish_reason !== null)) finished = true;
+          output = true;
+          yield chunk;
+        }
+        if (!finished) throw malformed("the stream ended before its last chunk", output);
+      } finally {
+        exchange.close(finished);
+      }
+    },
+
+    async close() {
+      await pool.close();
+    },
+  };
+}
+
+type Json = Record<string, unknown>;
+
+function isObject(v: unknown): v is Json {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+/** OpenAI usage → port usage; null when absent or not an object. */
+export function openAIUsage(u: unknown): ProviderUsage | null {
+  if (!isObject(u)) return null;
+  const num = (v: unknown): number =>
+    typeof v === "number" && Number.isFinite(v) && v >= 0 ? Math.round(v) : 0;
+  const prompt = isObject(u.prompt_tokens_details) ? u.prompt_tokens_details : {};
+  const completion = isObject(u.completion_tokens_details) ? u.completion_tokens_details : {};
+  return {
+    promptTokens: num(u.prompt_tokens),
+    completionTokens: num(u.completion_tokens),
+    cachedTokens: num(prompt.cached_tokens),
+    reasoningTokens: num(completion.reasoning_tokens),
+  };
+}
+
+function parseJson(text: string, afterOutput: boolean): Json {
+  let v: unknown;
+  try {
+    v = JSON.parse(text);
+  } catch {
+    throw malformed(`not JSON (${JSON.stringify(text.slice(0, 80))})`, afterOutput);
+  }
+  if (!isObject(v)) throw malformed("not a JSON object", afterOutput);
+  return v;
+}
+
+/** An error object sent with status 200 (in a body or as a stream event), as some servers do. */
+function inBandError(o: Json, afterOutput: boolean): UpstreamError | null {
+  const e = o.error;
+  if (e === undefined || e === null) return null;
+  const msg = isObject(e) && typeof e.message === "string" ? e.message : typeof e === "string" ? e : "error";
+  const code = isObject(e) ? Number(e.code) : NaN;
+  const status = Number.isInteger(code) && code >= 400 && code < 600 ? code : null;
+  const retryable = !afterOutput && (status === null || isRetryableStatus(status));
+  return new UpstreamError(`upstream reported an error: ${msg.slice(0, 300)}`, status, retryable);
+}
+
+function parseCompletion(text: string): ProviderCompletion {
+  const o = parseJson(text, false);
+  const error = inBandError(o, false);
+  if (error) throw error;
+  if (!Array.isArray(o.choices)) throw malformed("no choices", false);
+  const choices = o.choices.map((c: unknown, i): ProviderChoice => {
+    if (!isObject(c) || !isObject(c.message)) throw malformed(`choices[${i}] has no message`, false);
+    const m = c.message;
+    const reasoning = m.reasoning ?? m.reasoning_content;
+    return {
+      index: typeof c.index === "number" ? c.index : i,
+      message: {
+        role: "assistant",
+        content: typeof m.content === "string" ? m.content : null,
+        ...(Array.isArray(m.tool_calls) && m.tool_calls.length > 0 ? { tool_calls: m.tool_calls } : {}),
+        ...(typeof reasoning === "string" ? { reasoning } : {}),
+      },
+      finish_reason: typeof c.finish_reason === "string" ? c.finish_reason : null,
+    };
+  });
+  return { upstreamId: typeof o.id === "string" ? o.id : null, choices, usage: openAIUsage(o.usage) };
+}
+
+function parseChunk(data: string, afterOutput: boolean): ProviderChunk {
+  const o = parseJson(data, afterOutput);
+  const error = inBandError(o, afterOutput);
+  if (error) throw error;
+  const rawChoices = o.choices ?? [];
+  if (!Array.isArray(rawChoices)) throw malformed("chunk choices is not a list", afterOutput);
+  const choices = rawChoices.map((c: unknown, i) => {
+    if (!isObject(c)) throw malformed(`chunk choices[${i}] is not an object`, afterOutput);
+    return {
+      index: typeof c.index === "number" ? c.index : i,
+      delta: cleanDelta(isObject(c.delta) ? c.delta : {}),
+      finish_reason: typeof c.finish_reason === "string" ? c.finish_reason : null,
+    };
+  });
+  return { upstreamId: typeof o.id === "string" ? o.id : null, choices, usage: openAIUsage(o.usage) };
+}
+
+/** Drops null fields (the SDK's chunk schema rejects them) and names reasoning `reasoning`. */
+function cleanDelta(d: Json): Json {
+  const out: Json = {};
+  for (const [k, v] of Object.entries(d)) {
+    if (v === null || v === undefined) continue;
+    if (k === "reasoning_content") out.reasoning = v;
+    else out[k] = v;
+  }
+  return out;
+}

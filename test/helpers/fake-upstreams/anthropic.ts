@@ -1,0 +1,230 @@
+import type { ServerResponse } from "node:http";
+import type { Socket } from "node:net";
+import { sleep, sse, startFakeServer, type FakeServer, type RecordedRequest } from "./fake-server.js";
+
+/**
+ * A fake Anthropic Messages upstream (POST /v1/messages), following Anthropic's documented wire
+ * format: it checks `x-api-key` and `anthropic-version`, refuses what the real API refuses
+ * (no max_tokens, a system role inside messages, roles other than user/assistant, tool_result
+ * outside a user turn) with `{"type":"error","error":{type,message}}`, answers `message`
+ * objects, and streams named events: message_start, content_block_start/delta/stop, ping,
+ * message_delta (cumulative usage), message_stop, error. The requested model picks the behaviour:
+ *
+ * - `ok`: "Hello there, friend." (streamed in 3 text deltas); usage: input 10, cache read 3,
+ *   cache creation 2, output 6
+ * - `tools`: a text block, then tool_use get_weather {"city":"Paris"} (input_json_delta in 2 parts)
+ * - `thinking`: a thinking block, then text
+ * - `max-tokens`: stops with stop_reason max_tokens
+ * - `slow-headers`: answers after 400 ms; `error-500` (api_error); `overloaded` (529);
+ *   `rate-limited` (429, retry-after: 3)
+ * - `bad-json`: a truncated body / an event whose data is not JSON
+ * - `reset`: the connection is destroyed (stream: after one text delta)
+ * - `never-ends`: message_start, one delta, then pings forever
+ * - `no-usage`: no usage anywhere
+ * - `stream-error`: message_start then an overloaded_error event; `stream-error-late`: after a delta
+ */
+export const FAKE_ANTHROPIC_KEY = "sk-ant-fake";
+export const OK_TEXT = ["Hello", " there,", " friend."];
+const USAGE = {
+  input_tokens: 10,
+  cache_creation_input_tokens: 2,
+  cache_read_input_tokens: 3,
+  output_tokens: 6,
+};
+
+function error(
+  res: ServerResponse,
+  status: number,
+  type: string,
+  message: string,
+  headers: Record<string, string> = {},
+): void {
+  res.writeHead(status, { "content-type": "application/json", ...headers });
+  res.end(JSON.stringify({ type: "error", error: { type, message } }));
+}
+
+/** The checks the real API makes that the translation must satisfy; null when the body is valid. */
+function invalidBody(body: any): string | null {
+  if (typeof body !== "object" || body === null) return "body: not JSON";
+  if (typeof body.model !== "string") return "model: Field required";
+  if (!Number.isInteger(body.max_tokens) || body.max_tokens < 1) return "max_tokens: Field required";
+  if (!Array.isArray(body.messages) || body.messages.length === 0) return "messages: Field required";
+  for (const [i, m] of body.messages.entries()) {
+    if (m.role !== "user" && m.role !== "assistant")
+      return `messages.${i}.role: Input should be 'user' or 'assistant'`;
+    if (Array.isArray(m.content)) {
+      for (const b of m.content) {
+        if (b.type === "tool_result" && m.role !== "user")
+          return `messages.${i}: tool_result blocks belong in user turns`;
+        if (b.type === "tool_use" && (typeof b.input !== "object" || b.input === null))
+          return `messages.${i}: tool_use.input must be an object`;
+      }
+    }
+  }
+  if (body.system !== undefined && typeof body.system !== "string" && !Array.isArray(body.system))
+    return "system: must be a string or text blocks";
+  return null;
+}
+
+function message(model: string, content: unknown[], stop: string, usage: unknown): unknown {
+  return {
+    id: "msg_fake",
+    type: "message",
+    role: "assistant",
+    model,
+    content,
+    stop_reason: stop,
+    stop_sequence: null,
+    ...(usage ? { usage } : {}),
+  };
+}
+
+function blocksFor(model: string): { content: unknown[]; stop: string } {
+  if (model === "tools") {
+    return {
+      content: [
+        { type: "text", text: "Let me check." },
+        { type: "tool_use", id: "toolu_01", name: "get_weather", input: { city: "Paris" } },
+      ],
+      stop: "tool_use",
+    };
+  }
+  if (model === "thinking") {
+    return {
+      content: [
+        { type: "thinking", thinking: "The user greets.", signature: "sig" },
+        { type: "text", text: OK_TEXT.join("") },
+      ],
+      stop: "end_turn",
+    };
+  }
+  return {
+    content: [{ type: "text", text: OK_TEXT.join("") }],
+    stop: model === "max-tokens" ? "max_tokens" : "end_turn",
+  };
+}
+
+async function handle(req: RecordedRequest, res: ServerResponse, socket: Socket): Promise<void> {
+  if (req.path !== "/v1/messages") return error(res, 404, "not_found_error", "Not found");
+  if (req.headers["x-api-key"] !== FAKE_ANTHROPIC_KEY)
+    return error(res, 401, "authentication_error", "invalid x-api-key");
+  if (req.headers["anthropic-version"] !== "2023-06-01")
+    return error(res, 400, "invalid_request_error", "anthropic-version: header is required");
+  const invalid = invalidBody(req.body);
+  if (invalid) return error(res, 400, "invalid_request_error", invalid);
+  const model = String(req.body.model);
+  const stream = req.body.stream === true;
+  const usage = model === "no-usage" ? null : USAGE;
+
+  if (model === "slow-headers") await sleep(400);
+  if (model === "error-500") return error(res, 500, "api_error", "Internal server error");
+  if (model === "overloaded") return error(res, 529, "overloaded_error", "Overloaded");
+  if (model === "rate-limited")
+    return error(res, 429, "rate_limit_error", "Number of requests has exceeded your rate limit", {
+      "retry-after": "3",
+    });
+  if (model === "reset" && !stream) return void socket.destroy();
+
+  const { content, stop } = blocksFor(model);
+  if (!stream) {
+    if (model === "bad-json") {
+      res.writeHead(200, { "content-type": "application/json" });
+      return void res.end('{"id":"msg_fake","content":[');
+    }
+    return void res
+      .writeHead(200, { "content-type": "application/json" })
+      .end(JSON.stringify(message(model, content, stop, usage)));
+  }
+
+  res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
+  res.flushHeaders();
+  if (model === "bad-json") return void res.end("event: message_start\ndata: {not json\n\n");
+  const start = message(model, [], null as unknown as string, usage ? { ...usage, output_tokens: 1 } : null);
+  sse(res, { type: "message_start", message: start }, "message_start");
+  if (model === "stream-error") {
+    sse(res, { type: "error", error: { type: "overloaded_error", message: "Overloaded" } }, "error");
+    return void res.end();
+  }
+  sse(res, { type: "ping" }, "ping");
+  let index = 0;
+  for (const block of content as any[]) {
+    if (block.type === "text") {
+      sse(
+        res,
+        { type: "content_block_start", index, content_block: { type: "text", text: "" } },
+        "content_block_start",
+      );
+      const parts = block.text === OK_TEXT.join("") ? OK_TEXT : [block.text];
+      for (const [i, text] of parts.entries()) {
+        sse(
+          res,
+          { type: "content_block_delta", index, delta: { type: "text_delta", text } },
+          "content_block_delta",
+        );
+        if (i === 0 && model === "reset") return void setTimeout(() => socket.destroy(), 20);
+        if (i === 0 && model === "never-ends") {
+          const t = setInterval(() => sse(res, { type: "ping" }, "ping"), 50);
+          return void res.on("close", () => clearInterval(t));
+        }
+        if (i === 0 && model === "stream-error-late") {
+          sse(res, { type: "error", error: { type: "overloaded_error", message: "Overloaded" } }, "error");
+          return void res.end();
+        }
+      }
+    } else if (block.type === "thinking") {
+      sse(
+        res,
+        { type: "content_block_start", index, content_block: { type: "thinking", thinking: "" } },
+        "content_block_start",
+      );
+      sse(
+        res,
+        { type: "content_block_delta", index, delta: { type: "thinking_delta", thinking: block.thinking } },
+        "content_block_delta",
+      );
+      sse(
+        res,
+        {
+          type: "content_block_delta",
+          index,
+          delta: { type: "signature_delta", signature: block.signature },
+        },
+        "content_block_delta",
+      );
+    } else if (block.type === "tool_use") {
+      sse(
+        res,
+        {
+          type: "content_block_start",
+          index,
+          content_block: { type: "tool_use", id: block.id, name: block.name, input: {} },
+        },
+        "content_block_start",
+      );
+      for (const partial_json of ['{"city":', ' "Paris"}']) {
+        sse(
+          res,
+          { type: "content_block_delta", index, delta: { type: "input_json_delta", partial_json } },
+          "content_block_delta",
+        );
+      }
+    }
+    sse(res, { type: "content_block_stop", index }, "content_block_stop");
+    index++;
+  }
+  sse(
+    res,
+    {
+      type: "message_delta",
+      delta: { stop_reason: stop, stop_sequence: null },
+      ...(usage ? { usage: { output_tokens: usage.output_tokens } } : {}),
+    },
+    "message_delta",
+  );
+  sse(res, { type: "message_stop" }, "message_stop");
+  res.end();
+}
+
+export function startFakeAnthropic(): Promise<FakeServer> {
+  return startFakeServer(handle);
+}
