@@ -9,6 +9,7 @@ import { rateLimitPlugin } from "./plugins/rate-limit.js";
 import { apiRoutes } from "./routes/index.js";
 import { healthRoutes } from "./routes/health.js";
 import { validatorCompiler } from "./validation.js";
+import { createGateway } from "../gateway/gateway.js";
 
 export const API_PREFIX = "/api/v1";
 /** Management request bodies are small; larger ones are refused with 413. */
@@ -19,7 +20,18 @@ export interface BuildOptions {
 }
 
 /** Builds the HTTP app without listening: tests call inject(), main.ts calls listen(). */
-export async function buildApp(ctx: AppContext, opts: BuildOptions = {}): Promise<FastifyInstance> {
+export async function buildApp(given: AppContext, opts: BuildOptions = {}): Promise<FastifyInstance> {
+  const ownGateway = !given.gateway;
+  const gateway =
+    given.gateway ??
+    createGateway({
+      config: given.config.gateway,
+      store: given.store,
+      activity: given.activity,
+      clock: given.clock,
+      preparer: given.preparer,
+    });
+  const ctx = { ...given, gateway };
   const app = Fastify({
     logger: opts.logger ?? false,
     bodyLimit: BODY_LIMIT,
@@ -45,6 +57,7 @@ export async function buildApp(ctx: AppContext, opts: BuildOptions = {}): Promis
     if (problem) done(problem, undefined);
     else void parseJson(request, body as string, done);
   });
+  if (ownGateway) app.addHook("onClose", async () => gateway.close());
   app.addHook("onSend", async (request, reply) => {
     void reply.header("x-request-id", request.id);
   });

@@ -2,6 +2,7 @@ import type { Redis } from "ioredis";
 import type { Config } from "../config/config.js";
 import type { BatchPreparer } from "../domain/ingest/batch-preparer.js";
 import type { Clock } from "../lib/clock.js";
+import type { Gateway } from "../gateway/gateway.js";
 import type { SecretBox } from "../lib/secret-box.js";
 import type { ActivityStore } from "../stores/activity-store.js";
 import type { RecordStore } from "../stores/record-store.js";
@@ -18,4 +19,6 @@ export interface AppContext {
   preparer?: BatchPreparer;
   /** Shared rate-limit state across instances; null = in-process. */
   redis: Redis | null;
+  /** The data plane; built by buildApp from the rest when absent. */
+  gateway?: Gateway;
 }

@@ -1,6 +1,8 @@
 import type { FastifyInstance } from "fastify";
 import type { AppContext } from "../context.js";
 import { analyticsRoutes } from "./analytics.js";
+import { chatRoutes } from "./chat.js";
+import type { Gateway } from "../../gateway/gateway.js";
 import { budgetsRoutes } from "./budgets.js";
 import { destinationsRoutes } from "./destinations.js";
 import { ingestRoutes } from "./ingest.js";
@@ -8,7 +10,7 @@ import { keysRoutes } from "./keys.js";
 import { workspacesRoutes } from "./workspaces.js";
 
 /** Every route under /api/v1. Each resource registers itself from its own module. */
-export async function apiRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
+export async function apiRoutes(app: FastifyInstance, ctx: AppContext & { gateway: Gateway }): Promise<void> {
   app.get("/openapi.json", { schema: { hide: true } }, async () => app.swagger());
   await keysRoutes(app, ctx);
   await workspacesRoutes(app, ctx);
@@ -16,4 +18,5 @@ export async function apiRoutes(app: FastifyInstance, ctx: AppContext): Promise<
   await destinationsRoutes(app, ctx);
   await ingestRoutes(app, ctx);
   await analyticsRoutes(app, ctx);
+  await chatRoutes(app, ctx, ctx.gateway);
 }

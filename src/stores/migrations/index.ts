@@ -4,6 +4,7 @@ import { initial } from "./001-initial.js";
 import { activityIngest } from "./002-activity-ingest.js";
 import { ingestInflight } from "./003-ingest-inflight.js";
 import { ingestBuffer } from "./004-ingest-buffer.js";
+import { gatewayTables } from "./006-gateway.js";
 
 /** Versioned migrations, applied in name order at start. Append; never edit a released one. */
 export function migrations(caps: DialectCaps): Record<string, Migration> {
@@ -12,6 +13,7 @@ export function migrations(caps: DialectCaps): Record<string, Migration> {
     "002-activity-ingest": activityIngest(caps),
     "003-ingest-inflight": ingestInflight(caps),
     "004-ingest-buffer": ingestBuffer(caps),
+    "006-gateway": gatewayTables(caps),
   };
 }
 
