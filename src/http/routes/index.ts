@@ -2,6 +2,7 @@ import type { FastifyInstance } from "fastify";
 import type { AppContext } from "../context.js";
 import { analyticsRoutes } from "./analytics.js";
 import { chatRoutes } from "./chat.js";
+import { gatewayReadRoutes } from "./gateway-reads.js";
 import type { Gateway } from "../../gateway/gateway.js";
 import { budgetsRoutes } from "./budgets.js";
 import { destinationsRoutes } from "./destinations.js";
@@ -19,4 +20,5 @@ export async function apiRoutes(app: FastifyInstance, ctx: AppContext & { gatewa
   await ingestRoutes(app, ctx);
   await analyticsRoutes(app, ctx);
   await chatRoutes(app, ctx, ctx.gateway);
+  await gatewayReadRoutes(app, ctx, ctx.gateway);
 }
