@@ -9,7 +9,14 @@ import { rateLimitPlugin } from "./plugins/rate-limit.js";
 import { apiRoutes } from "./routes/index.js";
 import { healthRoutes } from "./routes/health.js";
 import { validatorCompiler } from "./validation.js";
-import { createGateway } from "../gateway/gateway.js";
+import { createGateway, type Gateway } from "../gateway/gateway.js";
+
+declare module "fastify" {
+  interface FastifyInstance {
+    /** The data plane (src/gateway/), for the composition root and tests. */
+    gateway: Gateway;
+  }
+}
 
 export const API_PREFIX = "/api/v1";
 /** Management request bodies are small; larger ones are refused with 413. */
@@ -57,6 +64,7 @@ export async function buildApp(given: AppContext, opts: BuildOptions = {}): Prom
     if (problem) done(problem, undefined);
     else void parseJson(request, body as string, done);
   });
+  app.decorate("gateway", gateway);
   if (ownGateway) app.addHook("onClose", async () => gateway.close());
   app.addHook("onSend", async (request, reply) => {
     void reply.header("x-request-id", request.id);
