@@ -24,7 +24,12 @@ export function modelView(m: ModelEntry, created: number): Record<string, unknow
       ? "Built-in mock model (no provider account needed): deterministic answers, for trials and tests."
       : `${m.name}, served by ${m.endpoints.map((x) => x.provider).join(", ")}.`,
     context_length: maxContext,
-    architecture: { input_modalities: ["text"], output_modalities: ["text"], modality: "text->text", tokenizer: "Other" },
+    architecture: {
+      input_modalities: ["text"],
+      output_modalities: ["text"],
+      modality: "text->text",
+      tokenizer: "Other",
+    },
     pricing: {
       prompt: e ? perTokenUsd(e.promptPricePerMTokNano) : "0",
       completion: e ? perTokenUsd(e.completionPricePerMTokNano) : "0",
@@ -43,7 +48,10 @@ export function modelView(m: ModelEntry, created: number): Record<string, unknow
     endpoints: m.endpoints.map((x) => ({
       provider: x.provider,
       upstream_model: x.upstreamModel,
-      pricing: { prompt: perTokenUsd(x.promptPricePerMTokNano), completion: perTokenUsd(x.completionPricePerMTokNano) },
+      pricing: {
+        prompt: perTokenUsd(x.promptPricePerMTokNano),
+        completion: perTokenUsd(x.completionPricePerMTokNano),
+      },
       context_length: x.contextLength,
       max_completion_tokens: x.maxCompletionTokens,
     })),
@@ -79,7 +87,10 @@ export function listProviders(catalog: Catalog): Record<string, unknown> {
             id: m.id,
             upstream_model: e.upstreamModel,
             is_mock: m.isMock,
-            pricing: { prompt: perTokenUsd(e.promptPricePerMTokNano), completion: perTokenUsd(e.completionPricePerMTokNano) },
+            pricing: {
+              prompt: perTokenUsd(e.promptPricePerMTokNano),
+              completion: perTokenUsd(e.completionPricePerMTokNano),
+            },
             context_length: e.contextLength,
             max_completion_tokens: e.maxCompletionTokens,
           })),

@@ -110,5 +110,9 @@ export function planHold(room: Room, ask: HoldAsk): HoldPlan {
   const affordable = affordableTokens(ask, room0);
   const failing = scopes.filter((s) => worst > left(s));
   if (ask.requestedMaxTokens !== null || affordable < 1) refuse(binding, failing, wanted, affordable);
-  return { amountNano: costNano(ask.prices, ask.promptTokens, affordable), maxTokens: affordable, capped: true };
+  return {
+    amountNano: costNano(ask.prices, ask.promptTokens, affordable),
+    maxTokens: affordable,
+    capped: true,
+  };
 }

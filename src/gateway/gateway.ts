@@ -10,6 +10,8 @@ import { repositoryPolicy, type GatewayPolicy } from "./policy.js";
 import { MemoryReservationStore } from "./reservations/memory-store.js";
 import { PostgresReservationStore } from "./reservations/postgres-store.js";
 import type { RecordingDeps } from "./recording.js";
+import { ByokRouting } from "./byok/byok-routing.js";
+import type { SecretBox } from "../lib/secret-box.js";
 
 /** The data plane's long-lived parts, built once per process. */
 export interface Gateway {
@@ -18,6 +20,7 @@ export interface Gateway {
   policy: GatewayPolicy;
   holds: Holds;
   recording: RecordingDeps;
+  byok: ByokRouting;
   clock: Clock;
   close(): void;
 }
@@ -27,6 +30,7 @@ export interface GatewayDeps {
   store: RecordStore;
   activity: ActivityStore;
   clock: Clock;
+  secretBox: SecretBox;
   preparer?: BatchPreparer | undefined;
   catalog?: Catalog;
   policy?: GatewayPolicy;
@@ -51,6 +55,7 @@ export function createGateway(d: GatewayDeps): Gateway {
       preparer: d.preparer,
       ...(d.onLive ? { onLive: d.onLive } : {}),
     },
+    byok: new ByokRouting(d.store.db, d.secretBox),
     clock: d.clock,
     close: () => holds.close(),
   };

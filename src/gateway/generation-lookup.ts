@@ -83,7 +83,11 @@ export async function getGeneration(db: Db, who: Principal, id: string): Promise
     num_search_results: null,
     tokens_completion: d.tokens_completion,
     tokens_prompt: d.tokens_prompt,
-    provider_responses: d.attempts.map((a) => ({ status: a.status, latency: a.durationMs, is_byok: d.is_byok })),
+    provider_responses: d.attempts.map((a) => ({
+      status: a.status,
+      latency: a.durationMs,
+      is_byok: d.is_byok,
+    })),
     ...(d.session_id !== null ? { session_id: d.session_id } : {}),
   };
 }

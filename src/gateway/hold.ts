@@ -21,7 +21,9 @@ export class HoldHandle {
 
   /** Records the charge (the generation record), then drops the hold. */
   settle(charge: () => Promise<void>): Promise<void> {
-    this.done ??= this.holds.finish(this.id, () => this.holds.store.settle(this.id, this.workspaceId, charge));
+    this.done ??= this.holds.finish(this.id, () =>
+      this.holds.store.settle(this.id, this.workspaceId, charge),
+    );
     return this.done;
   }
 
@@ -40,9 +42,12 @@ export class Holds {
     readonly store: ReservationStore,
     ttlMs: number,
   ) {
-    this.timer = setInterval(() => {
-      void this.store.renew([...this.live]).catch(() => undefined);
-    }, Math.max(100, Math.floor(ttlMs / 3)));
+    this.timer = setInterval(
+      () => {
+        void this.store.renew([...this.live]).catch(() => undefined);
+      },
+      Math.max(100, Math.floor(ttlMs / 3)),
+    );
     this.timer.unref();
   }
 

@@ -36,6 +36,7 @@ export async function buildApp(given: AppContext, opts: BuildOptions = {}): Prom
       store: given.store,
       activity: given.activity,
       clock: given.clock,
+      secretBox: given.secretBox,
       preparer: given.preparer,
     });
   const ctx = { ...given, gateway };

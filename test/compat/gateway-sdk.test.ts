@@ -1,4 +1,5 @@
 import type { OpenRouter } from "@openrouter/sdk";
+import type { ChatResult, ChatStreamChunk } from "@openrouter/sdk/models";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { hashKey } from "../../src/lib/ids.js";
 import { startListening, type ListeningApp } from "../helpers/server.js";
@@ -37,7 +38,7 @@ describe("SDK 1.3.19: the gateway", () => {
 
   it("chat.send without streaming: a ChatResult with gen id, usage and cost; usage grows by exactly that cost", async () => {
     const before = await keyUsage(key);
-    const res = await s.sdk(key).chat.send({
+    const res = <ChatResult>await s.sdk(key).chat.send({
       httpReferer: "https://app.example",
       appTitle: "Example app",
       chatRequest: {
@@ -87,7 +88,7 @@ describe("SDK 1.3.19: the gateway", () => {
 
   it("chat.send streaming: chunks then a usage chunk (choices []), no validation error, usage charged once", async () => {
     const before = await keyUsage(key);
-    const stream = await s.sdk(key).chat.send({
+    const stream = <AsyncIterable<ChatStreamChunk>>await s.sdk(key).chat.send({
       chatRequest: {
         model: "mock/echo",
         messages: [{ role: "user", content: "stream these five words please" }],
@@ -115,7 +116,7 @@ describe("SDK 1.3.19: the gateway", () => {
   });
 
   it("models fallback: mock/unavailable fails (503) before any byte, mock/echo answers", async () => {
-    const res = await s.sdk(key).chat.send({
+    const res = <ChatResult>await s.sdk(key).chat.send({
       chatRequest: {
         models: ["mock/unavailable", "mock/echo"],
         messages: [{ role: "user", content: "fallback" }],
@@ -134,7 +135,9 @@ describe("SDK 1.3.19: the gateway", () => {
     expect(echo?.pricing.completion).toBe("0.000002");
     expect(echo?.contextLength).toBe(8192);
     expect(echo?.topProvider.maxCompletionTokens).toBe(1024);
-    const raw = (await (await fetch(`${s.baseUrl}/models`)).json()) as { data: { id: string; is_mock: boolean }[] };
+    const raw = (await (await fetch(`${s.baseUrl}/models`)).json()) as {
+      data: { id: string; is_mock: boolean }[];
+    };
     expect(raw.data.find((m) => m.id === "mock/echo")?.is_mock).toBe(true);
     const providers = await s.sdk(key).providers.list();
     expect(providers.data.map((p) => p.slug)).toContain("mock");
@@ -145,12 +148,27 @@ describe("SDK 1.3.19: the gateway", () => {
     // Worst case of 1,000,000 completion tokens is 2 USD: the key cannot afford it.
     const err402 = await s
       .sdk(small)
-      .chat.send({ chatRequest: { model: "mock/echo", messages: [{ role: "user", content: "hi" }], maxTokens: 1024, stream: false } })
+      .chat.send({
+        chatRequest: {
+          model: "mock/echo",
+          messages: [{ role: "user", content: "hi" }],
+          maxTokens: 1024,
+          stream: false,
+        },
+      })
       .catch((e: unknown) => e);
     expect(err402).toMatchObject({ name: "PaymentRequiredResponseError", statusCode: 402 });
-    const body = JSON.parse((err402 as { body: string }).body) as { error: { message: string; metadata: Record<string, unknown> } };
+    const body = JSON.parse((err402 as { body: string }).body) as {
+      error: { message: string; metadata: Record<string, unknown> };
+    };
     expect(body.error.message).toMatch(/requested up to 1024 tokens, can only afford \d+/);
-    expect(body.error.metadata).toMatchObject({ scope: "key", interval: "lifetime", limit: 0.0001, spent: 0, reserved: 0 });
+    expect(body.error.metadata).toMatchObject({
+      scope: "key",
+      interval: "lifetime",
+      limit: 0.0001,
+      spent: 0,
+      reserved: 0,
+    });
     // Without max_tokens the hold is capped to what the key has left, and said so.
     const r = await fetch(`${s.baseUrl}/chat/completions`, {
       method: "POST",
@@ -163,7 +181,9 @@ describe("SDK 1.3.19: the gateway", () => {
     expect(Number(r.headers.get("x-gatehouse-overhead-ms"))).toBeGreaterThanOrEqual(0);
 
     const mgmt = await admin.chat
-      .send({ chatRequest: { model: "mock/echo", messages: [{ role: "user", content: "hi" }], stream: false } })
+      .send({
+        chatRequest: { model: "mock/echo", messages: [{ role: "user", content: "hi" }], stream: false },
+      })
       .catch((e: unknown) => e);
     expect(mgmt).toMatchObject({ name: "ForbiddenResponseError", statusCode: 403 });
     expect((mgmt as Error).message).toMatch(/Management keys cannot make inference requests/);
@@ -171,13 +191,17 @@ describe("SDK 1.3.19: the gateway", () => {
     await admin.apiKeys.update({ hash: hashKey(other), requestBody: { disabled: true } });
     const disabled = await s
       .sdk(other)
-      .chat.send({ chatRequest: { model: "mock/echo", messages: [{ role: "user", content: "hi" }], stream: false } })
+      .chat.send({
+        chatRequest: { model: "mock/echo", messages: [{ role: "user", content: "hi" }], stream: false },
+      })
       .catch((e: unknown) => e);
     expect(disabled).toMatchObject({ name: "ForbiddenResponseError", statusCode: 403 });
 
     const bogus = await s
       .sdk("sk-gh-v1-nope")
-      .chat.send({ chatRequest: { model: "mock/echo", messages: [{ role: "user", content: "hi" }], stream: false } })
+      .chat.send({
+        chatRequest: { model: "mock/echo", messages: [{ role: "user", content: "hi" }], stream: false },
+      })
       .catch((e: unknown) => e);
     expect(bogus).toMatchObject({ name: "UnauthorizedResponseError", statusCode: 401 });
   });

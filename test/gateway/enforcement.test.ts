@@ -61,14 +61,17 @@ describe("gateway enforcement: 200 concurrent requests", () => {
     return r.json<{ key: string; data: { hash: string } }>();
   };
   const usageOf = async (key: string) =>
-    (await s.call({ method: "GET", url: "/api/v1/key", auth: key })).json<{ data: { usage: number } }>().data.usage;
+    (await s.call({ method: "GET", url: "/api/v1/key", auth: key })).json<{ data: { usage: number } }>().data
+      .usage;
 
   for (const stream of [false, true]) {
     it(`key limit (${stream ? "streaming" : "not streaming"}): settled spend <= limit, usage = sum of answered costs`, async () => {
       const limit = Number((worstOf(promptTokens) * 50).toFixed(6));
       const { key } = await createKey({ name: `limited-${stream}`, limit });
       const results = await Promise.all(
-        Array.from({ length: 200 }, () => post(s, key, { model: "mock/echo", messages: MSG, max_tokens: MAX_TOKENS, stream })),
+        Array.from({ length: 200 }, () =>
+          post(s, key, { model: "mock/echo", messages: MSG, max_tokens: MAX_TOKENS, stream }),
+        ),
       );
       const ok = results.filter((r) => r.status === 200);
       const refused = results.filter((r) => r.status === 402 || r.status === 403);
@@ -91,16 +94,31 @@ describe("gateway enforcement: 200 concurrent requests", () => {
   }
 
   it("workspace budget: settled workspace spend <= the daily budget, refusals name the workspace", async () => {
-    const ws = await s.call({ method: "POST", url: "/api/v1/workspaces", payload: { name: "Budgeted", slug: "budgeted" } });
+    const ws = await s.call({
+      method: "POST",
+      url: "/api/v1/workspaces",
+      payload: { name: "Budgeted", slug: "budgeted" },
+    });
     expect(ws.statusCode).toBe(201);
     const wsId = ws.json<{ data: { id: string } }>().data.id;
     const budget = Number((worstOf(promptTokens) * 50).toFixed(6));
-    const put = await s.call({ method: "PUT", url: `/api/v1/workspaces/${wsId}/budgets/daily`, payload: { limit_usd: budget } });
+    const put = await s.call({
+      method: "PUT",
+      url: `/api/v1/workspaces/${wsId}/budgets/daily`,
+      payload: { limit_usd: budget },
+    });
     expect(put.statusCode).toBe(200);
-    const keys = await Promise.all([0, 1, 2, 3].map((i) => createKey({ name: `ws-${i}`, workspace_id: wsId })));
+    const keys = await Promise.all(
+      [0, 1, 2, 3].map((i) => createKey({ name: `ws-${i}`, workspace_id: wsId })),
+    );
     const results = await Promise.all(
       Array.from({ length: 200 }, (_, i) =>
-        post(s, keys[i % 4]!.key, { model: "mock/echo", messages: MSG, max_tokens: MAX_TOKENS, stream: i % 2 === 0 }),
+        post(s, keys[i % 4]!.key, {
+          model: "mock/echo",
+          messages: MSG,
+          max_tokens: MAX_TOKENS,
+          stream: i % 2 === 0,
+        }),
       ),
     );
     const refused = results.filter((r) => r.status === 403);
@@ -111,7 +129,9 @@ describe("gateway enforcement: 200 concurrent requests", () => {
     expect(spent).toBeLessThanOrEqual(budget);
     const answered = results.reduce((sum, r, i) => sum + costOf(r, i % 2 === 0), 0);
     expect(spent).toBeCloseTo(answered, 9);
-    const e = JSON.parse(refused[0]!.text) as { error: { message: string; metadata: Record<string, unknown> } };
+    const e = JSON.parse(refused[0]!.text) as {
+      error: { message: string; metadata: Record<string, unknown> };
+    };
     expect(e.error.message).toMatch(/Workspace budget exceeded \(daily\)/);
     expect(e.error.metadata).toMatchObject({ scope: "workspace", interval: "daily", limit: budget });
   });
@@ -141,7 +161,9 @@ describe("gateway enforcement: 200 concurrent requests", () => {
     expect(ingest.statusCode).toBe(200);
     const r = await post(s, key, { model: "mock/echo", messages: [{ role: "user", content: "again" }] });
     expect(r.status).toBe(403);
-    const e = JSON.parse(r.text) as { error: { message: string; metadata: { interval: string; resets_at: string } } };
+    const e = JSON.parse(r.text) as {
+      error: { message: string; metadata: { interval: string; resets_at: string } };
+    };
     expect(e.error.message).toMatch(/^Key limit exceeded \(daily\)/);
     expect(e.error.metadata.interval).toBe("daily");
     expect(e.error.metadata.resets_at).toMatch(/T00:00:00.000Z$/);

@@ -44,7 +44,10 @@ function mockEntries(latencyMs: number): { provider: ProviderEntry; models: Mode
  */
 export function buildCatalog(
   config: GatewayConfig,
-  extra: { providers: readonly ProviderEntry[]; models: readonly ModelEntry[] } = { providers: [], models: [] },
+  extra: { providers: readonly ProviderEntry[]; models: readonly ModelEntry[] } = {
+    providers: [],
+    models: [],
+  },
 ): Catalog {
   const providers = new Map<string, ProviderEntry>();
   const models = new Map<string, ModelEntry>();

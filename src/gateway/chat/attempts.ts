@@ -6,6 +6,8 @@ export interface Attempt {
   model: ModelEntry;
   endpoint: ModelEndpoint;
   provider: ProviderEntry;
+  /** The organization's own key for this provider (BYOK), when the attempt uses one. */
+  byok?: { id: string; secret: string };
 }
 
 export interface ProviderPrefs {

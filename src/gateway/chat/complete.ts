@@ -14,7 +14,7 @@ export interface Answer {
  * generation, settles the hold and answers. Nothing is charged for a failed attempt.
  */
 export async function completeChat(gw: Gateway, call: ChatCall): Promise<Answer> {
-  const run = new ChatRun(gw, call);
+  const run = await new ChatRun(gw, call).withByok();
   let lastError: unknown = null;
   for (const [n, a] of run.attempts.entries()) {
     if (call.clientGone.aborted) break;
@@ -26,12 +26,17 @@ export async function completeChat(gw: Gateway, call: ChatCall): Promise<Answer>
     try {
       const timeoutMs = gw.config.upstreamTimeoutMs;
       const res = await withDeadline(
-        a.provider.adapter.complete({ upstreamModel: a.endpoint.upstreamModel, body, timeoutMs }, ac.signal),
+        a.provider.adapter.complete(run.upstreamCall(a, body), ac.signal),
         timeoutMs,
         ac,
       );
       const elapsed = performance.now() - t0;
-      run.tried.push({ provider: a.provider.slug, model: a.model.id, status: 200, durationMs: Math.round(elapsed) });
+      run.tried.push({
+        provider: a.provider.slug,
+        model: a.model.id,
+        status: 200,
+        durationMs: Math.round(elapsed),
+      });
       const first = res.choices[0];
       const text = answerText(first?.message.content ?? "");
       const charge = run.chargeOf(a, run.usageOf(res.usage, text));
@@ -45,7 +50,11 @@ export async function completeChat(gw: Gateway, call: ChatCall): Promise<Answer>
         output: text,
       });
       return {
-        headers: { ...run.holdHeaders, "x-gatehouse-overhead-ms": run.overheadMs.toFixed(3), "x-gatehouse-generation-id": run.id },
+        headers: {
+          ...run.holdHeaders,
+          "x-gatehouse-overhead-ms": run.overheadMs.toFixed(3),
+          "x-gatehouse-generation-id": run.id,
+        },
         body: {
           id: run.id,
           provider: a.provider.name,
@@ -58,7 +67,9 @@ export async function completeChat(gw: Gateway, call: ChatCall): Promise<Answer>
             message: {
               role: "assistant",
               content: c.message.content,
-              ...(c.message.tool_calls && c.message.tool_calls.length > 0 ? { tool_calls: c.message.tool_calls } : {}),
+              ...(c.message.tool_calls && c.message.tool_calls.length > 0
+                ? { tool_calls: c.message.tool_calls }
+                : {}),
               ...(c.message.reasoning ? { reasoning: c.message.reasoning } : {}),
             },
             finish_reason: c.finish_reason,
@@ -70,7 +81,12 @@ export async function completeChat(gw: Gateway, call: ChatCall): Promise<Answer>
       // Settled above only on success; on every other path the hold is released (idempotent).
       await hold.release();
       const status = err instanceof UpstreamError ? err.status : null;
-      run.tried.push({ provider: a.provider.slug, model: a.model.id, status, durationMs: Math.round(performance.now() - t0) });
+      run.tried.push({
+        provider: a.provider.slug,
+        model: a.model.id,
+        status,
+        durationMs: Math.round(performance.now() - t0),
+      });
       if (!(err instanceof UpstreamError)) throw err;
       lastError = err;
       if (!err.retryable || call.clientGone.aborted) break;

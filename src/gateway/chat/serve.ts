@@ -5,7 +5,12 @@ import { costNano, planHold, type Prices } from "../enforcement.js";
 import type { Gateway } from "../gateway.js";
 import type { HoldHandle } from "../hold.js";
 import type { InferenceKey } from "../policy.js";
-import { UpstreamError, type ChatRequestBody, type ProviderUsage } from "../providers/provider.js";
+import {
+  UpstreamError,
+  type ChatRequestBody,
+  type ProviderUsage,
+  type UpstreamCall,
+} from "../providers/provider.js";
 import { recordGeneration, type ServedGeneration } from "../recording.js";
 import { planAttempts, type Attempt, type ProviderPrefs } from "./attempts.js";
 import type { Charge } from "./wire.js";
@@ -32,7 +37,20 @@ export interface ChatCall {
 }
 
 /** Router extras that are not forwarded (the rest of the OpenAI body is). */
-const EXTRAS = ["model", "models", "provider", "session_id", "stream", "stream_options", "route", "transforms", "plugins", "usage", "debug", "trace"];
+const EXTRAS = [
+  "model",
+  "models",
+  "provider",
+  "session_id",
+  "stream",
+  "stream_options",
+  "route",
+  "transforms",
+  "plugins",
+  "usage",
+  "debug",
+  "trace",
+];
 
 export const newGenerationId = (): string => `gen-${randomBytes(18).toString("base64url")}`;
 
@@ -46,7 +64,7 @@ export class ChatRun {
   readonly id = newGenerationId();
   readonly created: number;
   readonly createdAt: Date;
-  readonly attempts: Attempt[];
+  attempts: Attempt[];
   readonly promptEstimate: number;
   readonly tried: ServedGeneration["attempts"] = [];
   /** Milliseconds of Gatehouse's own work before the upstream call (auth, policy, reservation). */
@@ -64,6 +82,18 @@ export class ChatRun {
     this.promptEstimate = estimatePromptTokens(call.body.messages, call.body.tools);
   }
 
+  /** Adds the organization's usable BYOK keys to the attempts (byok-routing.ts). */
+  async withByok(): Promise<this> {
+    const { key, body } = this.call;
+    this.attempts = await this.gw.byok.expand(this.attempts, {
+      organizationId: key.organizationId,
+      workspaceId: key.workspaceId,
+      keyHash: key.hash,
+      user: body.user ?? null,
+    });
+    return this;
+  }
+
   /** Reserves the attempt's worst case (throws the 402/403 refusal) and builds its upstream body. */
   async hold(a: Attempt, n: number): Promise<{ hold: HoldHandle; body: ChatRequestBody }> {
     const { key, body } = this.call;
@@ -75,8 +105,9 @@ export class ChatRun {
         organizationId: key.organizationId,
         key,
         workspace,
-        countsKey: true,
-        countsWorkspace: true,
+        // BYOK spend counts toward the key's limit / the budgets only where the flags say so.
+        countsKey: !a.byok || key.includeByokInLimit,
+        countsWorkspace: !a.byok || workspace.includeByokInBudgets,
         now: this.createdAt,
       },
       (room) =>
@@ -110,8 +141,21 @@ export class ChatRun {
     );
   }
 
+  /** Served with the organization's own key (BYOK): billed there, not to credits. */
   chargeOf(a: Attempt, usage: ProviderUsage): Charge {
-    return { usage, costNano: costNano(pricesOf(a), usage.promptTokens, usage.completionTokens), byokCostNano: 0n, isByok: false };
+    const cost = costNano(pricesOf(a), usage.promptTokens, usage.completionTokens);
+    return a.byok
+      ? { usage, costNano: 0n, byokCostNano: cost, isByok: true }
+      : { usage, costNano: cost, byokCostNano: 0n, isByok: false };
+  }
+
+  upstreamCall(a: Attempt, body: ChatRequestBody): UpstreamCall {
+    return {
+      upstreamModel: a.endpoint.upstreamModel,
+      body,
+      timeoutMs: this.gw.config.upstreamTimeoutMs,
+      ...(a.byok ? { apiKey: a.byok.secret } : {}),
+    };
   }
 
   /** Records the generation (the one accounting path), then drops the hold: settle. */
@@ -119,7 +163,15 @@ export class ChatRun {
     hold: HoldHandle,
     a: Attempt,
     charge: Charge,
-    f: { finishReason: string | null; streamed: boolean; cancelled: boolean; upstreamId: string | null; latencyMs: number; generationTimeMs: number; output: string },
+    f: {
+      finishReason: string | null;
+      streamed: boolean;
+      cancelled: boolean;
+      upstreamId: string | null;
+      latencyMs: number;
+      generationTimeMs: number;
+      output: string;
+    },
   ): Promise<void> {
     const { key, body } = this.call;
     const g: ServedGeneration = {
@@ -157,7 +209,15 @@ export class ChatRun {
 
 function paramsOf(body: ChatBody): Record<string, number | string | boolean> | null {
   const out: Record<string, number | string | boolean> = {};
-  for (const k of ["temperature", "top_p", "max_tokens", "max_completion_tokens", "seed", "frequency_penalty", "presence_penalty"]) {
+  for (const k of [
+    "temperature",
+    "top_p",
+    "max_tokens",
+    "max_completion_tokens",
+    "seed",
+    "frequency_penalty",
+    "presence_penalty",
+  ]) {
     const v = body[k];
     if (typeof v === "number" || typeof v === "string" || typeof v === "boolean") out[k] = v;
   }
@@ -189,12 +249,16 @@ export async function withDeadline<T>(p: Promise<T>, ms: number, ac: AbortContro
 
 /** The HTTP answer for an upstream failure when no byte has reached the client. */
 export function upstreamFailure(err: unknown): DomainError {
-  if (err instanceof UpstreamTimeout) return new DomainError("upstream_timeout", `Upstream timeout: ${err.message}`);
+  if (err instanceof UpstreamTimeout)
+    return new DomainError("upstream_timeout", `Upstream timeout: ${err.message}`);
   if (err instanceof UpstreamError) {
     const meta = { error_type: "provider", provider_status: err.status };
-    if (err.status === 429) return new DomainError("rate_limited", `Upstream rate limited: ${err.message}`, meta);
-    if (err.status === 400 || err.status === 422) return new DomainError("invalid_request", `Upstream rejected the request: ${err.message}`, meta);
-    if (err.status === 503) return new DomainError("service_unavailable", `Upstream unavailable: ${err.message}`, meta);
+    if (err.status === 429)
+      return new DomainError("rate_limited", `Upstream rate limited: ${err.message}`, meta);
+    if (err.status === 400 || err.status === 422)
+      return new DomainError("invalid_request", `Upstream rejected the request: ${err.message}`, meta);
+    if (err.status === 503)
+      return new DomainError("service_unavailable", `Upstream unavailable: ${err.message}`, meta);
     return new DomainError("bad_gateway", `Upstream error: ${err.message}`, meta);
   }
   return new DomainError("bad_gateway", "Upstream error");

@@ -21,7 +21,7 @@ export interface SseSink {
  * settles the hold, once.
  */
 export async function streamChat(gw: Gateway, call: ChatCall, sink: SseSink): Promise<void> {
-  const run = new ChatRun(gw, call);
+  const run = await new ChatRun(gw, call).withByok();
   let lastError: unknown = null;
   for (const [n, a] of run.attempts.entries()) {
     if (call.clientGone.aborted) return;
@@ -36,21 +36,29 @@ export async function streamChat(gw: Gateway, call: ChatCall, sink: SseSink): Pr
     let it: AsyncIterator<ProviderChunk> | null = null;
     let first: IteratorResult<ProviderChunk>;
     try {
-      it = a.provider.adapter.stream({ upstreamModel: a.endpoint.upstreamModel, body, timeoutMs }, ac.signal)[
-        Symbol.asyncIterator
-      ]();
+      it = a.provider.adapter.stream(run.upstreamCall(a, body), ac.signal)[Symbol.asyncIterator]();
       first = await withDeadline(it.next(), timeoutMs, ac);
     } catch (err) {
       call.clientGone.removeEventListener("abort", onGone);
       await hold.release();
       const status = err instanceof UpstreamError ? err.status : null;
-      run.tried.push({ provider: a.provider.slug, model: a.model.id, status, durationMs: Math.round(performance.now() - t0) });
+      run.tried.push({
+        provider: a.provider.slug,
+        model: a.model.id,
+        status,
+        durationMs: Math.round(performance.now() - t0),
+      });
       if (!(err instanceof UpstreamError)) throw err;
       lastError = err;
       if (!err.retryable || call.clientGone.aborted) break;
       continue;
     }
-    run.tried.push({ provider: a.provider.slug, model: a.model.id, status: 200, durationMs: Math.round(performance.now() - t0) });
+    run.tried.push({
+      provider: a.provider.slug,
+      model: a.model.id,
+      status: 200,
+      durationMs: Math.round(performance.now() - t0),
+    });
     try {
       await forward(run, a, hold, it, first, t0, sink, ac);
     } finally {
@@ -101,7 +109,8 @@ async function forward(
     }
   } catch (err) {
     if (run.call.clientGone.aborted) cancelled = true;
-    else failure = err instanceof UpstreamError ? err : new UpstreamError("upstream stream failed", null, false);
+    else
+      failure = err instanceof UpstreamError ? err : new UpstreamError("upstream stream failed", null, false);
   }
   if (run.call.clientGone.aborted) {
     cancelled = true;
@@ -115,7 +124,17 @@ async function forward(
   const usageWireObj = usageWire(charge, pricesOf(a));
   if (failure) {
     finishReason = "error";
-    sink.write(sse(errorChunk(h, 502, `Upstream provider failed mid-stream: ${failure.message}`, "provider_unavailable", usageWireObj)));
+    sink.write(
+      sse(
+        errorChunk(
+          h,
+          502,
+          `Upstream provider failed mid-stream: ${failure.message}`,
+          "provider_unavailable",
+          usageWireObj,
+        ),
+      ),
+    );
   } else if (!cancelled) {
     sink.write(sse(usageChunk(h, usageWireObj)));
   }

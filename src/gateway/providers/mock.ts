@@ -126,7 +126,8 @@ export class MockAdapter implements ProviderAdapter {
   ) {}
 
   private failure(call: UpstreamCall, d: Directives): UpstreamError | null {
-    if (this.failing.has(call.upstreamModel)) return new UpstreamError("mock provider unavailable", 503, true);
+    if (this.failing.has(call.upstreamModel))
+      return new UpstreamError("mock provider unavailable", 503, true);
     if (d.fail !== null) {
       const retryable = d.fail === 429 || d.fail >= 500;
       return new UpstreamError(`mock provider failed with ${d.fail}`, d.fail, retryable);
@@ -142,7 +143,12 @@ export class MockAdapter implements ProviderAdapter {
     return {
       upstreamId: upstreamId(),
       choices: [{ index: 0, message: { role: "assistant", content: r.text }, finish_reason: r.finishReason }],
-      usage: { promptTokens: r.promptTokens, completionTokens: r.completionTokens, cachedTokens: 0, reasoningTokens: 0 },
+      usage: {
+        promptTokens: r.promptTokens,
+        completionTokens: r.completionTokens,
+        cachedTokens: 0,
+        reasoningTokens: 0,
+      },
     };
   }
 
@@ -174,7 +180,12 @@ export class MockAdapter implements ProviderAdapter {
     yield {
       upstreamId: id,
       choices: [],
-      usage: { promptTokens: r.promptTokens, completionTokens: r.completionTokens, cachedTokens: 0, reasoningTokens: 0 },
+      usage: {
+        promptTokens: r.promptTokens,
+        completionTokens: r.completionTokens,
+        cachedTokens: 0,
+        reasoningTokens: 0,
+      },
     };
   }
 }

@@ -55,6 +55,8 @@ export interface UpstreamCall {
   body: ChatRequestBody;
   /** Deadline for the upstream's first byte; the stream itself may run longer. */
   timeoutMs: number;
+  /** The organization's own credential (BYOK) to use instead of the provider's configured one. */
+  apiKey?: string;
 }
 
 /**

@@ -41,7 +41,9 @@ export class MemoryReservationStore implements ReservationStore {
     try {
       const [keyTotals, wsTotals] = await Promise.all([
         req.countsKey && req.key.limitNano !== null
-          ? readUsage(this.db, "key", [req.key.hash], req.now).then((m) => m.get(req.key.hash) ?? zeroTotals())
+          ? readUsage(this.db, "key", [req.key.hash], req.now).then(
+              (m) => m.get(req.key.hash) ?? zeroTotals(),
+            )
           : zeroTotals(),
         req.countsWorkspace && req.workspace.budgets.length > 0
           ? readUsage(this.db, "workspace", [req.workspace.id], req.now).then(

@@ -42,10 +42,14 @@ export class PostgresReservationStore implements ReservationStore {
           : zeroTotals();
       const wsTotals =
         req.countsWorkspace && req.workspace.budgets.length > 0
-          ? ((await readUsage(trx, "workspace", [req.workspace.id], req.now)).get(req.workspace.id) ?? zeroTotals())
+          ? ((await readUsage(trx, "workspace", [req.workspace.id], req.now)).get(req.workspace.id) ??
+            zeroTotals())
           : zeroTotals();
       const plan = decide(
-        roomOf(req, keyTotals, wsTotals, { key: toBigInt(sums?.key ?? 0), workspace: toBigInt(sums?.ws ?? 0) }),
+        roomOf(req, keyTotals, wsTotals, {
+          key: toBigInt(sums?.key ?? 0),
+          workspace: toBigInt(sums?.ws ?? 0),
+        }),
       );
       await trx
         .insertInto("gateway_reservations")

@@ -18,10 +18,8 @@ export async function gatewayReadRoutes(root: FastifyInstance, ctx: AppContext, 
     { config: publicLimit, schema: { tags, operationId: "getModels", querystring: ModelsQuery } },
     async (request) => listModels(gw.catalog, request.query.offset ?? 0, request.query.limit ?? 500),
   );
-  app.get(
-    "/providers",
-    { config: publicLimit, schema: { tags, operationId: "listProviders" } },
-    async () => listProviders(gw.catalog),
+  app.get("/providers", { config: publicLimit, schema: { tags, operationId: "listProviders" } }, async () =>
+    listProviders(gw.catalog),
   );
   app.get(
     "/generation",

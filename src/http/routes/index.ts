@@ -2,6 +2,7 @@ import type { FastifyInstance } from "fastify";
 import type { AppContext } from "../context.js";
 import { analyticsRoutes } from "./analytics.js";
 import { chatRoutes } from "./chat.js";
+import { byokRoutes } from "./byok.js";
 import { gatewayReadRoutes } from "./gateway-reads.js";
 import type { Gateway } from "../../gateway/gateway.js";
 import { budgetsRoutes } from "./budgets.js";
@@ -21,4 +22,5 @@ export async function apiRoutes(app: FastifyInstance, ctx: AppContext & { gatewa
   await analyticsRoutes(app, ctx);
   await chatRoutes(app, ctx, ctx.gateway);
   await gatewayReadRoutes(app, ctx, ctx.gateway);
+  await byokRoutes(app, ctx, ctx.gateway);
 }

@@ -10,7 +10,9 @@ const Role = Type.Enum(["system", "developer", "user", "assistant", "tool"]);
 export const ChatMessage = Type.Object(
   {
     role: Role,
-    content: Type.Optional(Nullable(Type.Union([Type.String(), Type.Array(Type.Object({}, { additionalProperties: true }))]))),
+    content: Type.Optional(
+      Nullable(Type.Union([Type.String(), Type.Array(Type.Object({}, { additionalProperties: true }))])),
+    ),
     name: Type.Optional(Type.String()),
     tool_call_id: Type.Optional(Type.String()),
     tool_calls: Type.Optional(Type.Array(Type.Object({}, { additionalProperties: true }))),
@@ -36,7 +38,9 @@ export const ChatRequestBody = Type.Object(
   {
     messages: Type.Array(ChatMessage, { minItems: 1, maxItems: 10_000 }),
     model: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })),
-    models: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 256 }), { minItems: 1, maxItems: 16 })),
+    models: Type.Optional(
+      Type.Array(Type.String({ minLength: 1, maxLength: 256 }), { minItems: 1, maxItems: 16 }),
+    ),
     stream: Type.Optional(Nullable(Type.Boolean())),
     stream_options: Type.Optional(Nullable(Type.Object({ include_usage: Type.Optional(Type.Boolean()) }))),
     max_tokens: Type.Optional(Nullable(Tokens)),

@@ -15,7 +15,12 @@ export const GenerationQuery = Type.Object({
 });
 
 export const ActivityQuery = Type.Object({
-  date: Type.Optional(Type.String({ pattern: "^\\d{4}-\\d{2}-\\d{2}$", description: "One UTC day (YYYY-MM-DD) in the last 30" })),
+  date: Type.Optional(
+    Type.String({
+      pattern: "^\\d{4}-\\d{2}-\\d{2}$",
+      description: "One UTC day (YYYY-MM-DD) in the last 30",
+    }),
+  ),
   api_key_hash: Type.Optional(Type.String({ pattern: "^[0-9a-f]{64}$" })),
   user_id: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })),
   group_by: Type.Optional(Type.Enum(["workspace"])),

@@ -12,7 +12,7 @@ import type { DialectCaps } from "../dialect.js";
  * - `byok_keys`: an organization's own provider credentials, encrypted whole (SecretBox, the id
  *   as associated data).
  */
-export function gatewayTables(caps: DialectCaps) {
+export function gatewayTables(_caps: DialectCaps) {
   return {
     async up(db: Kysely<unknown>): Promise<void> {
       await db.schema
