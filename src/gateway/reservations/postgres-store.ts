@@ -16,12 +16,34 @@ import { roomOf, type HoldRequest, type Room } from "./room.js";
  */
 export class PostgresReservationStore implements ReservationStore {
   readonly kind = "postgres";
+  /**
+   * Per workspace, this instance's locking transactions run one at a time: the others wait in
+   * memory rather than each holding a pooled connection while blocked on the row lock (a burst
+   * would otherwise take the whole pool and starve everything else).
+   */
+  private readonly queues = new Map<string, Promise<unknown>>();
+
   constructor(
     private readonly store: RecordStore,
     private readonly ttlMs: number,
   ) {}
 
+  private serial<T>(workspaceId: string, fn: () => Promise<T>): Promise<T> {
+    const prev = this.queues.get(workspaceId) ?? Promise.resolve();
+    const run = prev.then(fn, fn);
+    const tail = run.catch(() => undefined);
+    this.queues.set(workspaceId, tail);
+    void tail.then(() => {
+      if (this.queues.get(workspaceId) === tail) this.queues.delete(workspaceId);
+    });
+    return run;
+  }
+
   async reserve(req: HoldRequest, decide: (room: Room) => HoldPlan): Promise<HoldPlan> {
+    return this.serial(req.workspace.id, () => this.reserveNow(req, decide));
+  }
+
+  private async reserveNow(req: HoldRequest, decide: (room: Room) => HoldPlan): Promise<HoldPlan> {
     return this.store.transaction(async (trx) => {
       await sql`SELECT id FROM workspaces WHERE id = ${req.workspace.id} FOR UPDATE`.execute(trx);
       const nowMs = Date.now();
@@ -70,10 +92,12 @@ export class PostgresReservationStore implements ReservationStore {
 
   async settle(id: string, workspaceId: string, charge: () => Promise<void>): Promise<void> {
     await charge();
-    await this.store.transaction(async (trx) => {
-      await sql`SELECT id FROM workspaces WHERE id = ${workspaceId} FOR UPDATE`.execute(trx);
-      await trx.deleteFrom("gateway_reservations").where("id", "=", id).execute();
-    });
+    await this.serial(workspaceId, () =>
+      this.store.transaction(async (trx) => {
+        await sql`SELECT id FROM workspaces WHERE id = ${workspaceId} FOR UPDATE`.execute(trx);
+        await trx.deleteFrom("gateway_reservations").where("id", "=", id).execute();
+      }),
+    );
   }
 
   async release(id: string): Promise<void> {
