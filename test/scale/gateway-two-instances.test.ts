@@ -81,7 +81,6 @@ describe.skipIf(SKIP)("gateway on PostgreSQL: two instances, one limit; kill -9"
       body: JSON.stringify(body),
       signal: AbortSignal.timeout(90_000),
     });
-    // eslint-disable-next-line @typescript-eslint/no-explicit-any
     return { status: res.status, body: (await res.json()) as any };
   };
 
