@@ -181,7 +181,9 @@ export async function listByok(
   let query = d.db.selectFrom("byok_keys").where("organization_id", "=", organizationId);
   if (q.provider !== undefined) query = query.where("provider", "=", q.provider);
   if (q.workspace_id !== undefined) {
-    const ws = await resolveWorkspace(d.db, organizationId, q.workspace_id);
+    const ws = await resolveWorkspace(d.db, organizationId, q.workspace_id).catch(() => {
+      throw invalid("workspace_id: no such workspace in this organization");
+    });
     query = query.where("workspace_id", "=", ws.id);
   }
   const total = await query.select((eb) => eb.fn.countAll<string>().as("n")).executeTakeFirst();
