@@ -72,6 +72,7 @@ export interface Config {
    * environment, and held as Redacted.
    */
   providersFile: ProvidersFileSpec | null;
+  gateway: GatewayConfig;
 }
 
 /** Delivery to observability destinations (docs/broadcast.md "Retry schedule", "Caps"). */
@@ -100,6 +101,23 @@ export interface BroadcastConfig {
   refusePrivateAddresses: boolean;
   /** Destinations delivered to at once by one process. */
   concurrency: number;
+}
+
+/** The data plane (docs/gateway.md). */
+export interface GatewayConfig {
+  /** The built-in mock provider (`mock/echo`); on by default so a fresh install can answer. */
+  mockEnabled: boolean;
+  /** Artificial delay of the mock provider before its first chunk, and between chunks. */
+  mockLatencyMs: number;
+  /** Deadline for an upstream's first byte; past it the attempt fails over (timeout). */
+  upstreamTimeoutMs: number;
+  /**
+   * Lifetime of a reservation that is not renewed: an in-flight request renews its holds every
+   * third of it; a crashed instance's holds count for nothing after it.
+   */
+  reservationTtlMs: number;
+  /** Where holds live: one process (memory) or every instance sharing PostgreSQL (postgres). */
+  reservations: "memory" | "postgres";
 }
 
 export class ConfigError extends Error {
@@ -210,6 +228,14 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
       problems.push(...err.problems.map((p) => `GATEHOUSE_PROVIDERS_FILE (${providersPath}): ${p}`));
     }
   }
+  const reservationsRaw = str("GATEHOUSE_RESERVATIONS") ?? (databaseUrl === null ? "memory" : "postgres");
+  if (reservationsRaw !== "memory" && reservationsRaw !== "postgres") {
+    problems.push("GATEHOUSE_RESERVATIONS: must be memory or postgres");
+  } else if (reservationsRaw === "postgres" && databaseUrl === null) {
+    problems.push("GATEHOUSE_RESERVATIONS: postgres needs DATABASE_URL");
+  }
+  const mock = str("GATEHOUSE_MOCK_PROVIDER") ?? "true";
+  if (mock !== "true" && mock !== "false") problems.push("GATEHOUSE_MOCK_PROVIDER: must be true or false");
 
   const rate = (prefix: string, max: number): RateLimitConfig => ({
     max: int(`${prefix}_MAX`, max, 1, 1_000_000),
@@ -263,6 +289,13 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
       analytics: rate("RATE_LIMIT_ANALYTICS", 64),
       ingest: rate("RATE_LIMIT_INGEST", 6_000),
       inference: rate("RATE_LIMIT_INFERENCE", 3_000),
+    },
+    gateway: {
+      mockEnabled: mock !== "false",
+      mockLatencyMs: int("GATEHOUSE_MOCK_LATENCY_MS", 0, 0, 600_000),
+      upstreamTimeoutMs: int("GATEHOUSE_UPSTREAM_TIMEOUT_MS", 60_000, 100, 3_600_000),
+      reservationTtlMs: int("GATEHOUSE_RESERVATION_TTL_MS", 60_000, 300, 3_600_000),
+      reservations: reservationsRaw === "postgres" ? "postgres" : "memory",
     },
   };
   if (problems.length > 0) throw new ConfigError(problems);

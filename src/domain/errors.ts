@@ -5,6 +5,7 @@
 export const ERROR_STATUS = {
   invalid_request: 400,
   unauthorized: 401,
+  payment_required: 402,
   forbidden: 403,
   not_found: 404,
   timeout: 408,
@@ -13,6 +14,9 @@ export const ERROR_STATUS = {
   unsupported_media_type: 415,
   rate_limited: 429,
   internal: 500,
+  bad_gateway: 502,
+  service_unavailable: 503,
+  upstream_timeout: 524,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

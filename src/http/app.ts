@@ -9,6 +9,14 @@ import { rateLimitPlugin } from "./plugins/rate-limit.js";
 import { apiRoutes } from "./routes/index.js";
 import { healthRoutes } from "./routes/health.js";
 import { validatorCompiler } from "./validation.js";
+import { createGateway, type Gateway } from "../gateway/gateway.js";
+
+declare module "fastify" {
+  interface FastifyInstance {
+    /** The data plane (src/gateway/), for the composition root and tests. */
+    gateway: Gateway;
+  }
+}
 
 export const API_PREFIX = "/api/v1";
 /** Management request bodies are small; larger ones are refused with 413. */
@@ -19,7 +27,19 @@ export interface BuildOptions {
 }
 
 /** Builds the HTTP app without listening: tests call inject(), main.ts calls listen(). */
-export async function buildApp(ctx: AppContext, opts: BuildOptions = {}): Promise<FastifyInstance> {
+export async function buildApp(given: AppContext, opts: BuildOptions = {}): Promise<FastifyInstance> {
+  const ownGateway = !given.gateway;
+  const gateway =
+    given.gateway ??
+    createGateway({
+      config: given.config.gateway,
+      store: given.store,
+      activity: given.activity,
+      clock: given.clock,
+      secretBox: given.secretBox,
+      preparer: given.preparer,
+    });
+  const ctx = { ...given, gateway };
   const app = Fastify({
     logger: opts.logger ?? false,
     bodyLimit: BODY_LIMIT,
@@ -49,6 +69,8 @@ export async function buildApp(ctx: AppContext, opts: BuildOptions = {}): Promis
     if (problem) done(problem, undefined);
     else void parseJson(request, (body as Buffer).toString("utf8"), done);
   });
+  app.decorate("gateway", gateway);
+  if (ownGateway) app.addHook("onClose", async () => gateway.close());
   app.addHook("onSend", async (request, reply) => {
     void reply.header("x-request-id", request.id);
   });

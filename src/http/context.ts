@@ -4,6 +4,7 @@ import type { Config } from "../config/config.js";
 import type { BatchPreparer } from "../domain/ingest/pipeline/preparer-port.js";
 import type { Policy } from "../domain/policy/policy.js";
 import type { Clock } from "../lib/clock.js";
+import type { Gateway } from "../gateway/gateway.js";
 import type { SecretBox } from "../lib/secret-box.js";
 import type { ActivityStore } from "../stores/activity-store.js";
 import type { RecordStore } from "../stores/record-store.js";
@@ -29,4 +30,6 @@ export interface AppContext {
   encoderFor?: EncoderLookup;
   /** Shared rate-limit state across instances; null = in-process. */
   redis: Redis | null;
+  /** The data plane; built by buildApp from the rest when absent. */
+  gateway?: Gateway;
 }

@@ -194,6 +194,50 @@ export interface BroadcastDestinationStatsTable {
   cap_dropped: Int64;
 }
 
+/** An open hold of worst-case cost (migration 006). */
+export interface GatewayReservationsTable {
+  id: string;
+  organization_id: string;
+  key_hash: string;
+  workspace_id: string;
+  amount_nano: Int64;
+  counts_key: Bool;
+  counts_workspace: Bool;
+  expires_at_ms: Int64;
+}
+
+/** Gateway-only facts of a served generation (migration 006). */
+export interface GatewayGenerationsTable {
+  organization_id: string;
+  id: string;
+  key_hash: string;
+  workspace_id: string;
+  created_at: string;
+  detail: string;
+}
+
+/** An organization's own provider credential (migration 006). */
+export interface ByokKeysTable {
+  id: string;
+  organization_id: string;
+  workspace_id: string;
+  provider: string;
+  name: string | null;
+  label: string;
+  key_ciphertext: string;
+  disabled: Bool;
+  is_fallback: Bool;
+  is_required: Bool;
+  is_byok_only: Bool;
+  declared_zdr: Bool | null;
+  sort_order: number;
+  allowed_models: string | null;
+  allowed_user_ids: string | null;
+  allowed_api_key_hashes: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
 export interface Database {
   organizations: OrganizationsTable;
   workspaces: WorkspacesTable;
@@ -209,4 +253,7 @@ export interface Database {
   broadcast_batches: BroadcastBatchesTable;
   broadcast_deliveries: BroadcastDeliveriesTable;
   broadcast_destination_stats: BroadcastDestinationStatsTable;
+  gateway_reservations: GatewayReservationsTable;
+  gateway_generations: GatewayGenerationsTable;
+  byok_keys: ByokKeysTable;
 }

@@ -20,6 +20,22 @@ export interface FuzzRoute {
 /** Routes that a valid ordinary (non-management) key may call. Every other route answers it 403. */
 export const ANY_KEY_ROUTES = new Set(["GET /api/v1/key"]);
 
+/** Data-plane routes for an ordinary key only (a management key is 403; a disabled key 403). */
+export const INFERENCE_ROUTES = new Set(["POST /api/v1/chat/completions"]);
+
+/** Routes without authentication: what the installation routes to. */
+export const PUBLIC_ROUTES = new Set(["GET /api/v1/models", "GET /api/v1/providers"]);
+
+/** Routes open to any valid key of the organization that need a record id (answer 404 without one). */
+export const ANY_KEY_RECORD_ROUTES = new Set(["GET /api/v1/generation"]);
+
+/** Every route a management key alone may call. */
+export const isManagementRoute = (name: string): boolean =>
+  !ANY_KEY_ROUTES.has(name) &&
+  !INFERENCE_ROUTES.has(name) &&
+  !PUBLIC_ROUTES.has(name) &&
+  !ANY_KEY_RECORD_ROUTES.has(name);
+
 /** No request may take longer than this: a slower answer counts as a hang. */
 export const REQUEST_TIMEOUT_MS = 5_000;
 
@@ -59,6 +75,8 @@ export interface Seeds {
   /** An ordinary key in the seeded workspace (so the workspace can never be deleted). */
   ordinaryKey: string;
   ordinaryHash: string;
+  /** An ordinary key for the data-plane routes (see makeFuzzWorld). */
+  inferenceKey: string;
   destinationId: string;
   disabledKey: string;
   deletedKey: string;
@@ -112,6 +130,9 @@ export async function makeFuzzWorld(factory?: StoreFactory): Promise<FuzzWorld> 
       payload: { name, workspace_id: workspaceId, limit: 10, ...extra },
     });
   const ordinary = await mkKey("ordinary");
+  // The data plane's caller: in the default workspace, no limit, a hash no fuzzed path names (so
+  // random PATCHes and budgets elsewhere never disable or exhaust it).
+  const inference = await ok({ method: "POST", url: `${PREFIX}/keys`, payload: { name: "inference" } });
   const disabled = await mkKey("disabled");
   await ok({ method: "PATCH", url: `${PREFIX}/keys/${disabled.data.hash}`, payload: { disabled: true } });
   const deleted = await mkKey("deleted");
@@ -138,6 +159,7 @@ export async function makeFuzzWorld(factory?: StoreFactory): Promise<FuzzWorld> 
     workspaceId,
     workspaceSlug: slug,
     ordinaryKey: ordinary.key,
+    inferenceKey: inference.key,
     ordinaryHash: ordinary.data.hash,
     destinationId: dest.data.id,
     disabledKey: disabled.key,
@@ -260,7 +282,8 @@ export interface SendOptions {
 /** A request with a time bound: a request that does not answer in time fails as a hang. */
 export async function injectBounded(w: FuzzWorld, opts: SendOptions): Promise<LightMyRequestResponse> {
   const headers: Record<string, string> = { ...opts.headers };
-  const auth = opts.auth === undefined ? `Bearer ${w.t.key}` : opts.auth;
+  const inference = INFERENCE_ROUTES.has(`${opts.method} ${opts.url.split("?")[0]}`);
+  const auth = opts.auth === undefined ? `Bearer ${inference ? w.seeds.inferenceKey : w.t.key}` : opts.auth;
   if (auth !== null) headers.authorization = auth;
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {

@@ -4,6 +4,7 @@ import { BODY_LIMIT } from "../../src/http/app.js";
 import { INGEST_BODY_LIMIT } from "../../src/http/routes/ingest.js";
 import { validFor } from "./helpers-arbitraries.js";
 import {
+  ANY_KEY_RECORD_ROUTES,
   FUZZ_STORES,
   fillPath,
   makeFuzzWorld,
@@ -147,7 +148,7 @@ for (const { factory, runs } of FUZZ_STORES) {
               payload: text,
               headers: { "content-type": "application/json" },
             });
-            expect(res.statusCode, text.slice(0, 200)).toBe(400);
+            expect(res.statusCode, `${text.slice(0, 200)} ${res.body.slice(0, 200)}`).toBe(400);
             expect(({} as Record<string, unknown>).polluted).toBeUndefined();
           },
         ),
@@ -177,7 +178,10 @@ for (const { factory, runs } of FUZZ_STORES) {
         }
       }
       // Whatever was stored must still read back.
-      for (const r of w.routes.filter((x) => x.method === "GET" && x.query.length > 0)) {
+      // (GET /generation names one record by a required id: nothing to list.)
+      for (const r of w.routes.filter(
+        (x) => x.method === "GET" && x.query.length > 0 && !ANY_KEY_RECORD_ROUTES.has(routeName(x)),
+      )) {
         const res = await sendChecked(w, { method: "GET", url: fillPath(w, r) });
         expect(res.statusCode, routeName(r)).toBe(200);
       }

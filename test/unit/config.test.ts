@@ -43,7 +43,23 @@ describe("loadConfig", () => {
         ingest: { max: 6_000, windowMs: 60_000 },
         inference: { max: 3_000, windowMs: 60_000 },
       },
+      gateway: {
+        mockEnabled: true,
+        mockLatencyMs: 0,
+        upstreamTimeoutMs: 60_000,
+        reservationTtlMs: 60_000,
+        reservations: "memory",
+      },
     });
+  });
+
+  it("gateway: reservations default to postgres with DATABASE_URL; bad values are reported", () => {
+    expect(loadConfig({ DATABASE_URL: "postgres://x/y" }).gateway.reservations).toBe("postgres");
+    expect(() => loadConfig({ GATEHOUSE_RESERVATIONS: "redis" })).toThrow(
+      /GATEHOUSE_RESERVATIONS: must be memory or postgres/,
+    );
+    expect(() => loadConfig({ GATEHOUSE_RESERVATIONS: "postgres" })).toThrow(/needs DATABASE_URL/);
+    expect(() => loadConfig({ GATEHOUSE_MOCK_PROVIDER: "yes" })).toThrow(/GATEHOUSE_MOCK_PROVIDER/);
   });
 
   it("INGEST_WORKERS: 0 (inline) to 64 ingest worker threads", () => {

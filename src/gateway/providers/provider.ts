@@ -60,6 +60,8 @@ export interface UpstreamCall {
    * whose API requires a limit (Anthropic's `max_tokens`) send it when the request has none.
    */
   maxCompletionTokens?: number;
+  /** The organization's own credential (BYOK) to use instead of the provider's configured one. */
+  apiKey?: string;
 }
 
 /**

@@ -4,12 +4,15 @@ import { authenticate } from "../../domain/auth/authenticate.js";
 import { DomainError, MANAGEMENT_ONLY } from "../../domain/errors.js";
 import type { Principal } from "../../domain/auth/principal.js";
 import type { AppContext } from "../context.js";
+import { authenticateInference, type InferenceKey } from "../../gateway/policy.js";
+import type { Gateway } from "../../gateway/gateway.js";
 
 /**
- * Who may call a route: a management key, any valid key, or anyone. A route that says nothing
- * requires a management key (fail closed); public routes opt out with `auth: "none"`.
+ * Who may call a route: a management key, any valid key, anyone, or an ordinary key making an
+ * inference request (disabled 403, management key 403: src/gateway/policy.ts). A route that says
+ * nothing requires a management key (fail closed); public routes opt out with `auth: "none"`.
  */
-export type AuthMode = "management" | "any" | "none";
+export type AuthMode = "management" | "any" | "none" | "inference";
 
 declare module "fastify" {
   interface FastifyContextConfig {
@@ -17,6 +20,9 @@ declare module "fastify" {
   }
   interface FastifyRequest {
     principalOrNull: Principal | null;
+    inferenceKey: InferenceKey | null;
+    /** process.hrtime.bigint() when the request arrived (the gateway's overhead header). */
+    arrivedNs: bigint;
   }
   interface FastifyInstance {
     /** Every route registered after the auth plugin, with the auth mode it gets (for audits and tests). */
@@ -43,7 +49,7 @@ export function principal(request: FastifyRequest): Principal {
  * a policy-cache lookup (a bounded record-store query for an unknown key) and never reaches
  * validation or rate-limit state. Unrouted requests (404) need no key.
  */
-export const authPlugin = fp(async (app: FastifyInstance, ctx: AppContext) => {
+export const authPlugin = fp(async (app: FastifyInstance, ctx: AppContext & { gateway: Gateway }) => {
   app.decorateRequest("principalOrNull", null);
   const routes: RouteAuth[] = [];
   app.decorate("authRoutes", routes);
@@ -58,10 +64,25 @@ export const authPlugin = fp(async (app: FastifyInstance, ctx: AppContext) => {
       });
     }
   });
+  app.decorateRequest("inferenceKey", null);
+  app.decorateRequest("arrivedNs", 0n);
   app.addHook("onRequest", async (request) => {
     if (request.is404) return;
     const mode = request.routeOptions.config?.auth ?? "management";
     if (mode === "none") return;
+    if (mode === "inference") {
+      request.arrivedNs = process.hrtime.bigint();
+      const key = await authenticateInference(ctx.gateway.policy, ctx.clock, request.headers.authorization);
+      request.inferenceKey = key;
+      request.principalOrNull = {
+        keyHash: key.hash,
+        keyId: key.id,
+        organizationId: key.organizationId,
+        workspaceId: key.workspaceId,
+        isManagement: false,
+      };
+      return;
+    }
     const p = await authenticate(ctx.policy, ctx.clock, request.headers.authorization);
     if (mode === "management" && !p.isManagement) throw new DomainError("forbidden", MANAGEMENT_ONLY);
     request.principalOrNull = p;

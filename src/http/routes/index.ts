@@ -2,6 +2,10 @@ import type { FastifyInstance } from "fastify";
 import type { AppContext } from "../context.js";
 import { analyticsRoutes } from "./analytics.js";
 import { broadcastRoutes } from "./broadcast.js";
+import { chatRoutes } from "./chat.js";
+import { byokRoutes } from "./byok.js";
+import { gatewayReadRoutes } from "./gateway-reads.js";
+import type { Gateway } from "../../gateway/gateway.js";
 import { budgetsRoutes } from "./budgets.js";
 import { destinationsRoutes } from "./destinations.js";
 import { ingestRoutes } from "./ingest.js";
@@ -9,7 +13,7 @@ import { keysRoutes } from "./keys.js";
 import { workspacesRoutes } from "./workspaces.js";
 
 /** Every route under /api/v1. Each resource registers itself from its own module. */
-export async function apiRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
+export async function apiRoutes(app: FastifyInstance, ctx: AppContext & { gateway: Gateway }): Promise<void> {
   app.get("/openapi.json", { config: { auth: "none" }, schema: { hide: true } }, async () => app.swagger());
   await keysRoutes(app, ctx);
   await workspacesRoutes(app, ctx);
@@ -18,4 +22,7 @@ export async function apiRoutes(app: FastifyInstance, ctx: AppContext): Promise<
   await broadcastRoutes(app, ctx);
   await ingestRoutes(app, ctx);
   await analyticsRoutes(app, ctx);
+  await chatRoutes(app, ctx, ctx.gateway);
+  await gatewayReadRoutes(app, ctx, ctx.gateway);
+  await byokRoutes(app, ctx, ctx.gateway);
 }

@@ -5,6 +5,7 @@ import { activityIngest } from "./002-activity-ingest.js";
 import { ingestInflight } from "./003-ingest-inflight.js";
 import { ingestBuffer } from "./004-ingest-buffer.js";
 import { dropIngestInflight } from "./005-drop-ingest-inflight.js";
+import { gatewayTables } from "./006-gateway.js";
 import { broadcastOutbox } from "./007-broadcast-outbox.js";
 import { policyNotify } from "./008-policy-notify.js";
 
@@ -16,6 +17,7 @@ export function migrations(caps: DialectCaps): Record<string, Migration> {
     "003-ingest-inflight": ingestInflight(caps),
     "004-ingest-buffer": ingestBuffer(caps),
     "005-drop-ingest-inflight": dropIngestInflight(caps),
+    "006-gateway": gatewayTables(caps),
     "007-broadcast-outbox": broadcastOutbox(caps),
     "008-policy-notify": policyNotify(caps),
   };

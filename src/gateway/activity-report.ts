@@ -1,0 +1,100 @@
+import { invalid } from "../domain/errors.js";
+import { runAnalyticsQuery, type AnalyticsDeps } from "../analytics/service/run-query.js";
+import type { QueryRequest } from "../analytics/plan/query-request.js";
+
+export interface ActivityQuery {
+  date?: string;
+  api_key_hash?: string;
+  user_id?: string;
+  group_by?: "workspace";
+  workspace_id?: string;
+}
+
+const DAY_MS = 86_400_000;
+
+/**
+ * GET /activity (SDK analytics.getUserActivity): daily usage per model (and provider, or
+ * workspace with group_by=workspace) over the last 30 completed UTC days, or one of them with
+ * `date`, from the analytics engine (the same query path as POST /analytics/query).
+ */
+export async function userActivity(deps: AnalyticsDeps, organizationId: string, q: ActivityQuery) {
+  const today = Math.floor(deps.clock.now().getTime() / DAY_MS) * DAY_MS;
+  let start = today - 30 * DAY_MS;
+  let end = today;
+  if (q.date !== undefined) {
+    const d = Date.parse(`${q.date}T00:00:00Z`);
+    if (!Number.isFinite(d) || new Date(d).toISOString().slice(0, 10) !== q.date) {
+      throw invalid("date: must be a calendar date YYYY-MM-DD");
+    }
+    if (d < start || d >= end) throw invalid("date: must be one of the last 30 completed UTC days");
+    start = d;
+    end = d + DAY_MS;
+  }
+  const filters: NonNullable<QueryRequest["filters"]>[number][] = [];
+  if (q.api_key_hash !== undefined)
+    filters.push({ field: "api_key_id", operator: "eq", value: q.api_key_hash });
+  if (q.user_id !== undefined) filters.push({ field: "user", operator: "eq", value: q.user_id });
+  if (q.workspace_id !== undefined)
+    filters.push({ field: "workspace", operator: "eq", value: q.workspace_id });
+  const range = { start: new Date(start).toISOString(), end: new Date(end).toISOString() };
+  const run = (extra: typeof filters) =>
+    runAnalyticsQuery(deps, organizationId, {
+      metrics: [
+        "request_count",
+        "credits_usage",
+        "byok_usage",
+        "tokens_prompt",
+        "tokens_completion",
+        "reasoning_tokens",
+      ],
+      dimensions: ["model", "provider"],
+      filters: [...filters, ...extra],
+      time_range: range,
+      granularity: "day",
+      limit: 10_000,
+    });
+  // Analytics shows workspaces by name; grouping runs one query per workspace to keep its id.
+  const groups: { workspaceId: string | null; rows: Record<string, unknown>[] }[] = [];
+  if (q.group_by === "workspace") {
+    let wsQuery = deps.store.db
+      .selectFrom("workspaces")
+      .select("id")
+      .where("organization_id", "=", organizationId);
+    if (q.workspace_id !== undefined)
+      wsQuery = wsQuery.where((eb) =>
+        eb.or([eb("id", "=", q.workspace_id as string), eb("slug", "=", q.workspace_id as string)]),
+      );
+    for (const w of await wsQuery.orderBy("created_at").execute()) {
+      groups.push({
+        workspaceId: w.id,
+        rows: (await run([{ field: "workspace", operator: "eq", value: w.id }])).data,
+      });
+    }
+  } else {
+    groups.push({ workspaceId: null, rows: (await run([])).data });
+  }
+  const str = (v: unknown) => (typeof v === "string" ? v : "");
+  const num = (v: unknown) => (typeof v === "number" ? v : Number(v ?? 0));
+  return {
+    data: groups.flatMap(({ workspaceId, rows }) =>
+      rows.map((r) => {
+        const model = str(r.model);
+        const provider = str(r.provider);
+        return {
+          date: str(r.date__day ?? r.created_at__day).slice(0, 10),
+          model,
+          model_permaslug: model,
+          endpoint_id: `${model}:${provider}`,
+          provider_name: provider,
+          usage: num(r.credits_usage),
+          byok_usage_inference: num(r.byok_usage),
+          requests: Math.round(num(r.request_count)),
+          prompt_tokens: Math.round(num(r.tokens_prompt)),
+          completion_tokens: Math.round(num(r.tokens_completion)),
+          reasoning_tokens: Math.round(num(r.reasoning_tokens)),
+          ...(workspaceId !== null ? { workspace_id: workspaceId } : {}),
+        };
+      }),
+    ),
+  };
+}

@@ -1,0 +1,94 @@
+import type { SecretBox } from "../../lib/secret-box.js";
+import type { Db } from "../../stores/record-store.js";
+import type { Attempt } from "../chat/attempts.js";
+
+interface Credential {
+  id: string;
+  workspaceId: string;
+  provider: string;
+  secret: string;
+  isFallback: boolean;
+  exclusive: boolean;
+  sortOrder: number;
+  allowedModels: Set<string> | null;
+  allowedKeyHashes: Set<string> | null;
+  allowedUsers: Set<string> | null;
+}
+
+/** How long an instance serves an organization's BYOK keys from memory (writes here forget at once). */
+export const BYOK_CACHE_MS = 1_000;
+
+const set = (v: string | null) => (v === null ? null : new Set(JSON.parse(v) as string[]));
+
+/**
+ * Which of an organization's own provider keys an attempt may use, read at most once per
+ * BYOK_CACHE_MS per organization and instance (so a change applies on another instance within
+ * that bound), decrypted once per read.
+ */
+export class ByokRouting {
+  private readonly cache = new Map<string, { at: number; creds: Credential[] }>();
+  constructor(
+    private readonly db: Db,
+    private readonly secretBox: SecretBox,
+  ) {}
+
+  forget(organizationId: string): void {
+    this.cache.delete(organizationId);
+  }
+
+  private async credentials(organizationId: string): Promise<Credential[]> {
+    const hit = this.cache.get(organizationId);
+    if (hit && Date.now() - hit.at < BYOK_CACHE_MS) return hit.creds;
+    const rows = await this.db
+      .selectFrom("byok_keys")
+      .selectAll()
+      .where("organization_id", "=", organizationId)
+      .where("disabled", "=", 0)
+      .execute();
+    const creds = rows.map((r) => ({
+      id: r.id,
+      workspaceId: r.workspace_id,
+      provider: r.provider,
+      secret: this.secretBox.open(r.key_ciphertext, r.id),
+      isFallback: Number(r.is_fallback) === 1,
+      exclusive: Number(r.is_byok_only) === 1 || Number(r.is_required) === 1,
+      sortOrder: Number(r.sort_order),
+      allowedModels: set(r.allowed_models),
+      allowedKeyHashes: set(r.allowed_api_key_hashes),
+      allowedUsers: set(r.allowed_user_ids),
+    }));
+    creds.sort((a, b) => a.sortOrder - b.sortOrder || (a.id < b.id ? -1 : 1));
+    if (this.cache.size > 10_000) this.cache.clear();
+    this.cache.set(organizationId, { at: Date.now(), creds });
+    return creds;
+  }
+
+  /**
+   * Each attempt expanded with the caller's usable BYOK keys for its provider, in sort_order:
+   * keys not marked is_fallback first, then the platform's own credential (unless a key is
+   * is_byok_only or is_required), then the is_fallback keys.
+   */
+  async expand(
+    attempts: readonly Attempt[],
+    who: { organizationId: string; workspaceId: string; keyHash: string; user: string | null },
+  ): Promise<Attempt[]> {
+    const all = await this.credentials(who.organizationId);
+    if (all.length === 0) return [...attempts];
+    const out: Attempt[] = [];
+    for (const a of attempts) {
+      const usable = all.filter(
+        (c) =>
+          c.provider === a.provider.slug &&
+          c.workspaceId === who.workspaceId &&
+          (!c.allowedModels || c.allowedModels.has(a.model.id)) &&
+          (!c.allowedKeyHashes || c.allowedKeyHashes.has(who.keyHash)) &&
+          (!c.allowedUsers || (who.user !== null && c.allowedUsers.has(who.user))),
+      );
+      const withKey = (c: Credential): Attempt => ({ ...a, byok: { id: c.id, secret: c.secret } });
+      out.push(...usable.filter((c) => !c.isFallback).map(withKey));
+      if (!usable.some((c) => c.exclusive)) out.push(a);
+      out.push(...usable.filter((c) => c.isFallback).map(withKey));
+    }
+    return out;
+  }
+}

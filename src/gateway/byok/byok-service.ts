@@ -1,0 +1,243 @@
+import { invalid, notFound } from "../../domain/errors.js";
+import { resolveWorkspace } from "../../domain/workspaces/resolve-workspace.js";
+import { findDefaultWorkspace } from "../../domain/workspaces/workspace-repo.js";
+import { maskSecret } from "../../domain/destinations/mask.js";
+import { HASH_RE, newId } from "../../lib/ids.js";
+import type { Clock } from "../../lib/clock.js";
+import type { SecretBox } from "../../lib/secret-box.js";
+import type { Db } from "../../stores/record-store.js";
+import type { ByokKeysTable } from "../../stores/schema.js";
+import type { Catalog } from "../catalog/catalog.js";
+import { BYOK_PROVIDER_SLUGS } from "./provider-slugs.js";
+
+/** An organization's own provider credentials (SDK byok.*): encrypted at rest, masked on read. */
+export interface ByokDeps {
+  db: Db;
+  clock: Clock;
+  secretBox: SecretBox;
+  catalog: Catalog;
+  /** Called after every write (the routing cache forgets the organization). */
+  changed: (organizationId: string) => void;
+}
+
+export interface ByokInput {
+  provider?: string;
+  key?: string;
+  name?: string | null;
+  workspace_id?: string;
+  allowed_models?: string[] | null;
+  allowed_user_ids?: string[] | null;
+  allowed_api_key_hashes?: string[] | null;
+  declared_zdr?: boolean | null;
+  disabled?: boolean;
+  is_fallback?: boolean;
+  is_required?: boolean;
+  is_byok_only?: boolean;
+  sort_order?: number;
+}
+
+type Row = ByokKeysTable;
+
+const list = (v: string | null): string[] | null => (v === null ? null : (JSON.parse(v) as string[]));
+const bool = (v: number) => Number(v) === 1;
+
+/** The wire form (SDK BYOKKey); the raw key is never part of it. */
+export interface ByokKeyRecord {
+  id: string;
+  provider: string;
+  label: string;
+  name: string | null;
+  created_at: string;
+  disabled: boolean;
+  is_byok_only: boolean;
+  is_fallback: boolean;
+  is_required: boolean;
+  sort_order: number;
+  declared_zdr: boolean | null;
+  allowed_api_key_hashes: string[] | null;
+  allowed_models: string[] | null;
+  allowed_user_ids: string[] | null;
+  workspace_id: string | null;
+}
+
+export function toByokKey(r: Row): ByokKeyRecord {
+  return {
+    id: r.id,
+    provider: r.provider,
+    label: r.label,
+    name: r.name,
+    created_at: r.created_at,
+    disabled: bool(r.disabled),
+    is_byok_only: bool(r.is_byok_only),
+    is_fallback: bool(r.is_fallback),
+    is_required: bool(r.is_required),
+    sort_order: Number(r.sort_order),
+    declared_zdr: r.declared_zdr === null ? null : bool(r.declared_zdr),
+    allowed_api_key_hashes: list(r.allowed_api_key_hashes),
+    allowed_models: list(r.allowed_models),
+    allowed_user_ids: list(r.allowed_user_ids),
+    workspace_id: r.workspace_id,
+  };
+}
+
+async function checkHashes(
+  db: Db,
+  organizationId: string,
+  hashes: string[] | null | undefined,
+): Promise<void> {
+  if (hashes === undefined || hashes === null) return;
+  if (hashes.length === 0)
+    throw invalid("allowed_api_key_hashes: must have at least one element, or be null");
+  for (const [i, h] of hashes.entries()) {
+    if (!HASH_RE.test(h)) throw invalid(`allowed_api_key_hashes[${i}]: must be 64 lowercase hex characters`);
+  }
+  const found = await db
+    .selectFrom("api_keys")
+    .select("hash")
+    .where("organization_id", "=", organizationId)
+    .where("hash", "in", hashes)
+    .execute();
+  const known = new Set(found.map((r) => r.hash));
+  const missing = hashes.findIndex((h) => !known.has(h));
+  if (missing >= 0)
+    throw invalid(`allowed_api_key_hashes[${missing}]: no key of this organization has this hash`);
+}
+
+function checkCombination(isByokOnly: boolean, isFallback: boolean): void {
+  if (isByokOnly && isFallback) throw invalid("is_byok_only: cannot be combined with is_fallback");
+}
+
+const json = (v: string[] | null | undefined) =>
+  v === undefined ? undefined : v === null ? null : JSON.stringify(v);
+
+export async function createByok(d: ByokDeps, organizationId: string, b: ByokInput): Promise<ByokKeyRecord> {
+  const provider = b.provider as string;
+  if (!BYOK_PROVIDER_SLUGS.has(provider) && !d.catalog.providers.has(provider)) {
+    throw invalid(`provider: ${provider} is not a known provider slug`);
+  }
+  const ws = b.workspace_id
+    ? await resolveWorkspace(d.db, organizationId, b.workspace_id).catch(() => {
+        throw invalid("workspace_id: no such workspace in this organization");
+      })
+    : await findDefaultWorkspace(d.db, organizationId);
+  if (!ws) throw invalid("workspace_id: the default workspace was deleted; name a workspace");
+  await checkHashes(d.db, organizationId, b.allowed_api_key_hashes);
+  checkCombination(b.is_byok_only ?? false, b.is_fallback ?? false);
+  const id = newId();
+  const now = d.clock.now().toISOString();
+  const secret = b.key as string;
+  const count = await d.db
+    .selectFrom("byok_keys")
+    .select((eb) => eb.fn.countAll<string>().as("n"))
+    .where("organization_id", "=", organizationId)
+    .where("workspace_id", "=", ws.id)
+    .where("provider", "=", provider)
+    .executeTakeFirst();
+  const row: Row = {
+    id,
+    organization_id: organizationId,
+    workspace_id: ws.id,
+    provider,
+    name: b.name ?? null,
+    label: maskSecret(secret),
+    key_ciphertext: d.secretBox.seal(secret, id),
+    disabled: b.disabled ? 1 : 0,
+    is_fallback: b.is_fallback ? 1 : 0,
+    is_required: b.is_required ? 1 : 0,
+    is_byok_only: b.is_byok_only ? 1 : 0,
+    declared_zdr: b.declared_zdr === undefined || b.declared_zdr === null ? null : b.declared_zdr ? 1 : 0,
+    sort_order: b.sort_order ?? Number(count?.n ?? 0),
+    allowed_models: json(b.allowed_models) ?? null,
+    allowed_user_ids: json(b.allowed_user_ids) ?? null,
+    allowed_api_key_hashes: json(b.allowed_api_key_hashes) ?? null,
+    created_at: now,
+    updated_at: now,
+  };
+  await d.db.insertInto("byok_keys").values(row).execute();
+  d.changed(organizationId);
+  return toByokKey(row);
+}
+
+async function findRow(db: Db, organizationId: string, id: string): Promise<Row> {
+  const r = await db
+    .selectFrom("byok_keys")
+    .selectAll()
+    .where("organization_id", "=", organizationId)
+    .where("id", "=", id)
+    .executeTakeFirst();
+  if (!r) throw notFound("BYOK key");
+  return r;
+}
+
+export async function getByok(d: ByokDeps, organizationId: string, id: string) {
+  return toByokKey(await findRow(d.db, organizationId, id));
+}
+
+export async function listByok(
+  d: ByokDeps,
+  organizationId: string,
+  q: { offset?: number | null; limit?: number; provider?: string; workspace_id?: string },
+) {
+  let query = d.db.selectFrom("byok_keys").where("organization_id", "=", organizationId);
+  if (q.provider !== undefined) query = query.where("provider", "=", q.provider);
+  if (q.workspace_id !== undefined) {
+    const ws = await resolveWorkspace(d.db, organizationId, q.workspace_id).catch(() => {
+      throw invalid("workspace_id: no such workspace in this organization");
+    });
+    query = query.where("workspace_id", "=", ws.id);
+  }
+  const total = await query.select((eb) => eb.fn.countAll<string>().as("n")).executeTakeFirst();
+  const rows = await query
+    .selectAll()
+    .orderBy("created_at")
+    .orderBy("id")
+    .offset(q.offset ?? 0)
+    .limit(q.limit ?? 50)
+    .execute();
+  return { data: rows.map(toByokKey), total_count: Number(total?.n ?? 0) };
+}
+
+export async function updateByok(d: ByokDeps, organizationId: string, id: string, b: ByokInput) {
+  const row = await findRow(d.db, organizationId, id);
+  await checkHashes(d.db, organizationId, b.allowed_api_key_hashes);
+  checkCombination(
+    b.is_byok_only ?? Number(row.is_byok_only) === 1,
+    b.is_fallback ?? Number(row.is_fallback) === 1,
+  );
+  const patch: Partial<Row> = { updated_at: d.clock.now().toISOString() };
+  if (b.key !== undefined) {
+    patch.key_ciphertext = d.secretBox.seal(b.key, id);
+    patch.label = maskSecret(b.key);
+  }
+  if (b.name !== undefined) patch.name = b.name;
+  if (b.disabled !== undefined) patch.disabled = b.disabled ? 1 : 0;
+  if (b.is_fallback !== undefined) patch.is_fallback = b.is_fallback ? 1 : 0;
+  if (b.is_required !== undefined) patch.is_required = b.is_required ? 1 : 0;
+  if (b.is_byok_only !== undefined) patch.is_byok_only = b.is_byok_only ? 1 : 0;
+  if (b.declared_zdr !== undefined)
+    patch.declared_zdr = b.declared_zdr === null ? null : b.declared_zdr ? 1 : 0;
+  if (b.sort_order !== undefined) patch.sort_order = b.sort_order;
+  if (b.allowed_models !== undefined) patch.allowed_models = json(b.allowed_models) ?? null;
+  if (b.allowed_user_ids !== undefined) patch.allowed_user_ids = json(b.allowed_user_ids) ?? null;
+  if (b.allowed_api_key_hashes !== undefined)
+    patch.allowed_api_key_hashes = json(b.allowed_api_key_hashes) ?? null;
+  await d.db
+    .updateTable("byok_keys")
+    .set(patch)
+    .where("id", "=", id)
+    .where("organization_id", "=", organizationId)
+    .execute();
+  d.changed(organizationId);
+  return toByokKey({ ...row, ...patch });
+}
+
+export async function deleteByok(d: ByokDeps, organizationId: string, id: string) {
+  await findRow(d.db, organizationId, id);
+  await d.db
+    .deleteFrom("byok_keys")
+    .where("id", "=", id)
+    .where("organization_id", "=", organizationId)
+    .execute();
+  d.changed(organizationId);
+  return { deleted: true as const };
+}

@@ -1,0 +1,73 @@
+import { invalid } from "../../domain/errors.js";
+import type { Catalog, ModelEndpoint, ModelEntry, ProviderEntry } from "../catalog/catalog.js";
+
+/** One way to serve the request: a model at one of its endpoints. */
+export interface Attempt {
+  model: ModelEntry;
+  endpoint: ModelEndpoint;
+  provider: ProviderEntry;
+  /** The organization's own key for this provider (BYOK), when the attempt uses one. */
+  byok?: { id: string; secret: string };
+}
+
+export interface ProviderPrefs {
+  order?: string[] | null;
+  only?: string[] | null;
+  ignore?: string[] | null;
+  allow_fallbacks?: boolean | null;
+}
+
+const norm = (s: string) => s.trim().toLowerCase();
+
+/**
+ * The ordered attempts for `model` then each of `models` (duplicates dropped): per model, its
+ * endpoints filtered by `only` / `ignore` (provider slug or display name, any case) and sorted
+ * with `order`'s providers first in that order. With `allow_fallbacks: false`, only the providers
+ * named in `order` are used (or, without `order`, the model's first endpoint).
+ */
+export function planAttempts(
+  catalog: Catalog,
+  model: string | undefined,
+  models: readonly string[] | undefined,
+  prefs: ProviderPrefs | null | undefined,
+): Attempt[] {
+  const ids = [...new Set([...(model !== undefined ? [model] : []), ...(models ?? [])])];
+  if (ids.length === 0) throw invalid("model: is required (or models: a list of model ids)");
+  const named = (list: string[] | null | undefined) => (list ? new Set(list.map(norm)) : null);
+  const only = named(prefs?.only);
+  const ignore = named(prefs?.ignore);
+  const order = (prefs?.order ?? []).map(norm);
+  const allowFallbacks = prefs?.allow_fallbacks ?? true;
+  const out: Attempt[] = [];
+  for (const [i, id] of ids.entries()) {
+    const entry = catalog.models.get(id);
+    if (!entry) {
+      const field = model !== undefined && i === 0 ? "model" : "models";
+      throw invalid(`${field}: ${id} is not a model this gateway serves (GET /api/v1/models lists them)`);
+    }
+    const rankOf = (p: ProviderEntry) => {
+      const a = order.indexOf(norm(p.slug));
+      const b = order.indexOf(norm(p.name));
+      const r = Math.min(a < 0 ? Infinity : a, b < 0 ? Infinity : b);
+      return r;
+    };
+    let candidates = entry.endpoints
+      .map((endpoint) => ({ model: entry, endpoint, provider: catalog.providers.get(endpoint.provider) }))
+      .filter((a): a is Attempt => a.provider !== undefined)
+      .filter((a) => !only || only.has(norm(a.provider.slug)) || only.has(norm(a.provider.name)))
+      .filter((a) => !ignore || !(ignore.has(norm(a.provider.slug)) || ignore.has(norm(a.provider.name))));
+    candidates = candidates
+      .map((a, j) => ({ a, j, r: rankOf(a.provider) }))
+      .sort((x, y) => x.r - y.r || x.j - y.j)
+      .map((x) => x.a);
+    if (!allowFallbacks) {
+      candidates =
+        order.length > 0 ? candidates.filter((a) => rankOf(a.provider) !== Infinity) : candidates.slice(0, 1);
+    }
+    out.push(...candidates);
+  }
+  if (out.length === 0) {
+    throw invalid("provider: no provider of the requested models satisfies only / ignore / order");
+  }
+  return out;
+}

@@ -1,0 +1,98 @@
+import { UpstreamError } from "../providers/provider.js";
+import type { Gateway } from "../gateway.js";
+import { ChatRun, answerText, pricesOf, upstreamFailure, withDeadline, type ChatCall } from "./serve.js";
+import { usageWire } from "./wire.js";
+
+export interface Answer {
+  headers: Record<string, string>;
+  body: Record<string, unknown>;
+}
+
+/**
+ * A non-streamed chat completion: attempts in order, each reserved first; a retryable failure
+ * (429, 5xx, timeout, connection) releases the hold and tries the next; success records the
+ * generation, settles the hold and answers. Nothing is charged for a failed attempt.
+ */
+export async function completeChat(gw: Gateway, call: ChatCall): Promise<Answer> {
+  const run = await new ChatRun(gw, call).withByok();
+  let lastError: unknown = null;
+  for (const [n, a] of run.attempts.entries()) {
+    if (call.clientGone.aborted) break;
+    const { hold, body } = await run.hold(a, n);
+    const ac = new AbortController();
+    const onGone = () => ac.abort();
+    call.clientGone.addEventListener("abort", onGone, { once: true });
+    const t0 = performance.now();
+    try {
+      const timeoutMs = gw.config.upstreamTimeoutMs;
+      const res = await withDeadline(
+        a.provider.adapter.complete(run.upstreamCall(a, body), ac.signal),
+        timeoutMs,
+        ac,
+      );
+      const elapsed = performance.now() - t0;
+      run.tried.push({
+        provider: a.provider.slug,
+        model: a.model.id,
+        status: 200,
+        durationMs: Math.round(elapsed),
+      });
+      const first = res.choices[0];
+      const text = answerText(first?.message.content ?? "");
+      const charge = run.chargeOf(a, run.usageOf(res.usage, text));
+      await run.settle(hold, a, charge, {
+        finishReason: first?.finish_reason ?? null,
+        streamed: false,
+        cancelled: false,
+        upstreamId: res.upstreamId,
+        latencyMs: elapsed,
+        generationTimeMs: elapsed,
+        output: text,
+      });
+      return {
+        headers: {
+          ...run.holdHeaders,
+          "x-gatehouse-overhead-ms": run.overheadMs.toFixed(3),
+          "x-gatehouse-generation-id": run.id,
+        },
+        body: {
+          id: run.id,
+          provider: a.provider.name,
+          model: a.model.id,
+          object: "chat.completion",
+          created: run.created,
+          system_fingerprint: null,
+          choices: res.choices.map((c) => ({
+            index: c.index,
+            message: {
+              role: "assistant",
+              content: c.message.content,
+              ...(c.message.tool_calls && c.message.tool_calls.length > 0
+                ? { tool_calls: c.message.tool_calls }
+                : {}),
+              ...(c.message.reasoning ? { reasoning: c.message.reasoning } : {}),
+            },
+            finish_reason: c.finish_reason,
+          })),
+          usage: usageWire(charge, pricesOf(a)),
+        },
+      };
+    } catch (err) {
+      // Settled above only on success; on every other path the hold is released (idempotent).
+      await hold.release();
+      const status = err instanceof UpstreamError ? err.status : null;
+      run.tried.push({
+        provider: a.provider.slug,
+        model: a.model.id,
+        status,
+        durationMs: Math.round(performance.now() - t0),
+      });
+      if (!(err instanceof UpstreamError)) throw err;
+      lastError = err;
+      if (!err.retryable || call.clientGone.aborted) break;
+    } finally {
+      call.clientGone.removeEventListener("abort", onGone);
+    }
+  }
+  throw upstreamFailure(lastError);
+}

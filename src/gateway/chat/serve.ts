@@ -1,0 +1,268 @@
+import { randomBytes } from "node:crypto";
+import { DomainError } from "../../domain/errors.js";
+import { contentText, estimatePromptTokens, estimateTextTokens } from "../estimate-tokens.js";
+import { costNano, planHold, type Prices } from "../enforcement.js";
+import type { Gateway } from "../gateway.js";
+import type { HoldHandle } from "../hold.js";
+import type { InferenceKey } from "../policy.js";
+import {
+  UpstreamError,
+  type ChatRequestBody,
+  type ProviderUsage,
+  type UpstreamCall,
+} from "../providers/provider.js";
+import { recordGeneration, type ServedGeneration } from "../recording.js";
+import { planAttempts, type Attempt, type ProviderPrefs } from "./attempts.js";
+import type { Charge } from "./wire.js";
+
+/** A validated chat request (schemas/chat.ts) and who sent it. */
+export interface ChatBody extends ChatRequestBody {
+  model?: string;
+  models?: string[];
+  stream?: boolean | null;
+  provider?: ProviderPrefs | null;
+  user?: string;
+  session_id?: string;
+}
+
+export interface ChatCall {
+  key: InferenceKey;
+  body: ChatBody;
+  referer: string | null;
+  appTitle: string | null;
+  /** process.hrtime.bigint() when the request arrived. */
+  arrivedNs: bigint;
+  /** Aborted when the client goes away. */
+  clientGone: AbortSignal;
+}
+
+/** Router extras that are not forwarded (the rest of the OpenAI body is). */
+const EXTRAS = [
+  "model",
+  "models",
+  "provider",
+  "session_id",
+  "stream",
+  "stream_options",
+  "route",
+  "transforms",
+  "plugins",
+  "usage",
+  "debug",
+  "trace",
+];
+
+export const newGenerationId = (): string => `gen-${randomBytes(18).toString("base64url")}`;
+
+export const pricesOf = (a: Attempt): Prices => ({
+  promptPerMTokNano: a.endpoint.promptPricePerMTokNano,
+  completionPerMTokNano: a.endpoint.completionPricePerMTokNano,
+});
+
+/** State shared by both answer modes. */
+export class ChatRun {
+  readonly id = newGenerationId();
+  readonly created: number;
+  readonly createdAt: Date;
+  attempts: Attempt[];
+  readonly promptEstimate: number;
+  readonly tried: ServedGeneration["attempts"] = [];
+  /** Milliseconds of Gatehouse's own work before the upstream call (auth, policy, reservation). */
+  overheadMs = 0;
+  /** Headers saying what was reserved (x-gatehouse-max-tokens and whether it was capped). */
+  holdHeaders: Record<string, string> = {};
+
+  constructor(
+    readonly gw: Gateway,
+    readonly call: ChatCall,
+  ) {
+    this.createdAt = gw.clock.now();
+    this.created = Math.floor(this.createdAt.getTime() / 1000);
+    this.attempts = planAttempts(gw.catalog, call.body.model, call.body.models, call.body.provider);
+    this.promptEstimate = estimatePromptTokens(call.body.messages, call.body.tools);
+  }
+
+  /** Adds the organization's usable BYOK keys to the attempts (byok-routing.ts). */
+  async withByok(): Promise<this> {
+    const { key, body } = this.call;
+    this.attempts = await this.gw.byok.expand(this.attempts, {
+      organizationId: key.organizationId,
+      workspaceId: key.workspaceId,
+      keyHash: key.hash,
+      user: body.user ?? null,
+    });
+    return this;
+  }
+
+  /** Reserves the attempt's worst case (throws the 402/403 refusal) and builds its upstream body. */
+  async hold(a: Attempt, n: number): Promise<{ hold: HoldHandle; body: ChatRequestBody }> {
+    const { key, body } = this.call;
+    const workspace = await this.gw.policy.workspace(key.workspaceId);
+    const requested = body.max_tokens ?? body.max_completion_tokens ?? null;
+    const hold = await this.gw.holds.take(
+      {
+        id: `${this.id}:${n}`,
+        organizationId: key.organizationId,
+        key,
+        workspace,
+        // BYOK spend counts toward the key's limit / the budgets only where the flags say so.
+        countsKey: !a.byok || key.includeByokInLimit,
+        countsWorkspace: !a.byok || workspace.includeByokInBudgets,
+        now: this.createdAt,
+      },
+      (room) =>
+        planHold(room, {
+          prices: pricesOf(a),
+          promptTokens: this.promptEstimate,
+          requestedMaxTokens: requested,
+          modelMaxCompletionTokens: a.endpoint.maxCompletionTokens,
+        }),
+    );
+    const out: ChatRequestBody = { messages: body.messages };
+    for (const [k, v] of Object.entries(body)) if (!EXTRAS.includes(k)) out[k] = v;
+    if (requested === null) out.max_tokens = hold.plan.maxTokens;
+    this.holdHeaders = {
+      "x-gatehouse-max-tokens": String(hold.plan.maxTokens),
+      "x-gatehouse-max-tokens-capped": String(hold.plan.capped),
+    };
+    this.overheadMs = Number(process.hrtime.bigint() - this.call.arrivedNs) / 1e6;
+    return { hold, body: out };
+  }
+
+  /** Usage from the upstream, or counted from the text when it gave none. */
+  usageOf(reported: ProviderUsage | null, outputText: string): ProviderUsage {
+    return (
+      reported ?? {
+        promptTokens: this.promptEstimate,
+        completionTokens: estimateTextTokens(outputText),
+        cachedTokens: 0,
+        reasoningTokens: 0,
+      }
+    );
+  }
+
+  /** Served with the organization's own key (BYOK): billed there, not to credits. */
+  chargeOf(a: Attempt, usage: ProviderUsage): Charge {
+    const cost = costNano(pricesOf(a), usage.promptTokens, usage.completionTokens);
+    return a.byok
+      ? { usage, costNano: 0n, byokCostNano: cost, isByok: true }
+      : { usage, costNano: cost, byokCostNano: 0n, isByok: false };
+  }
+
+  upstreamCall(a: Attempt, body: ChatRequestBody): UpstreamCall {
+    return {
+      upstreamModel: a.endpoint.upstreamModel,
+      body,
+      timeoutMs: this.gw.config.upstreamTimeoutMs,
+      ...(a.byok ? { apiKey: a.byok.secret } : {}),
+    };
+  }
+
+  /** Records the generation (the one accounting path), then drops the hold: settle. */
+  async settle(
+    hold: HoldHandle,
+    a: Attempt,
+    charge: Charge,
+    f: {
+      finishReason: string | null;
+      streamed: boolean;
+      cancelled: boolean;
+      upstreamId: string | null;
+      latencyMs: number;
+      generationTimeMs: number;
+      output: string;
+    },
+  ): Promise<void> {
+    const { key, body } = this.call;
+    const g: ServedGeneration = {
+      id: this.id,
+      key,
+      model: a.model.id,
+      provider: a.provider.slug,
+      providerName: a.provider.name,
+      createdAt: this.createdAt,
+      appTitle: this.call.appTitle,
+      referer: this.call.referer,
+      externalUser: body.user ?? null,
+      sessionId: body.session_id ?? null,
+      promptTokens: charge.usage.promptTokens,
+      completionTokens: charge.usage.completionTokens,
+      cachedTokens: charge.usage.cachedTokens,
+      reasoningTokens: charge.usage.reasoningTokens,
+      costNano: charge.costNano,
+      byokCostNano: charge.byokCostNano,
+      isByok: charge.isByok,
+      latencyMs: Math.round(f.latencyMs),
+      generationTimeMs: Math.round(f.generationTimeMs),
+      finishReason: f.finishReason,
+      streamed: f.streamed,
+      cancelled: f.cancelled,
+      upstreamId: f.upstreamId,
+      attempts: this.tried,
+      input: body.messages,
+      output: f.output,
+      params: paramsOf(body),
+    };
+    await hold.settle(() => recordGeneration(this.gw.recording, g));
+  }
+}
+
+function paramsOf(body: ChatBody): Record<string, number | string | boolean> | null {
+  const out: Record<string, number | string | boolean> = {};
+  for (const k of [
+    "temperature",
+    "top_p",
+    "max_tokens",
+    "max_completion_tokens",
+    "seed",
+    "frequency_penalty",
+    "presence_penalty",
+  ]) {
+    const v = body[k];
+    if (typeof v === "number" || typeof v === "string" || typeof v === "boolean") out[k] = v;
+  }
+  return Object.keys(out).length > 0 ? out : null;
+}
+
+/** An upstream that did not answer its first byte in time. */
+export class UpstreamTimeout extends UpstreamError {
+  constructor(ms: number) {
+    super(`upstream did not answer within ${ms} ms`, null, true);
+  }
+}
+
+/** Runs `p` with a first-byte deadline: past it, `ac` is aborted and UpstreamTimeout thrown. */
+export async function withDeadline<T>(p: Promise<T>, ms: number, ac: AbortController): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      ac.abort();
+      reject(new UpstreamTimeout(ms));
+    }, ms);
+  });
+  try {
+    return await Promise.race([p, deadline]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** The HTTP answer for an upstream failure when no byte has reached the client. */
+export function upstreamFailure(err: unknown): DomainError {
+  if (err instanceof UpstreamTimeout)
+    return new DomainError("upstream_timeout", `Upstream timeout: ${err.message}`);
+  if (err instanceof UpstreamError) {
+    const meta = { error_type: "provider", provider_status: err.status };
+    if (err.status === 429)
+      return new DomainError("rate_limited", `Upstream rate limited: ${err.message}`, meta);
+    if (err.status === 400 || err.status === 422)
+      return new DomainError("invalid_request", `Upstream rejected the request: ${err.message}`, meta);
+    if (err.status === 503)
+      return new DomainError("service_unavailable", `Upstream unavailable: ${err.message}`, meta);
+    return new DomainError("bad_gateway", `Upstream error: ${err.message}`, meta);
+  }
+  return new DomainError("bad_gateway", "Upstream error");
+}
+
+/** Text of a finished answer's first choice (for counting and for Broadcast). */
+export const answerText = (content: unknown): string => contentText(content);

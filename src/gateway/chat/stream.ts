@@ -1,0 +1,155 @@
+import type { Gateway } from "../gateway.js";
+import { UpstreamError, type ProviderChunk, type ProviderUsage } from "../providers/provider.js";
+import type { HoldHandle } from "../hold.js";
+import type { Attempt } from "./attempts.js";
+import { ChatRun, pricesOf, upstreamFailure, withDeadline, type ChatCall } from "./serve.js";
+import { SSE_DONE, contentChunk, errorChunk, sse, usageChunk, usageWire, type ChunkHead } from "./wire.js";
+
+/** Where a stream goes: the HTTP response, opened on the first upstream byte. */
+export interface SseSink {
+  start(headers: Record<string, string>): void;
+  write(text: string): void;
+  end(): void;
+}
+
+/**
+ * A streamed chat completion. Before the first upstream chunk, a retryable failure releases the
+ * attempt's hold and tries the next attempt (nothing has reached the client); the HTTP error
+ * answer is thrown when all fail. From the first chunk on, the response is open: chunks are
+ * forwarded as they arrive; an upstream failure ends the stream with an in-band error chunk; a
+ * client that goes away cancels the upstream. Every such end records what was generated and
+ * settles the hold, once.
+ */
+export async function streamChat(gw: Gateway, call: ChatCall, sink: SseSink): Promise<void> {
+  const run = await new ChatRun(gw, call).withByok();
+  let lastError: unknown = null;
+  for (const [n, a] of run.attempts.entries()) {
+    if (call.clientGone.aborted) return;
+    const { hold, body } = await run.hold(a, n);
+    body.stream = true;
+    body.stream_options = { include_usage: true };
+    const ac = new AbortController();
+    const onGone = () => ac.abort();
+    call.clientGone.addEventListener("abort", onGone, { once: true });
+    const t0 = performance.now();
+    const timeoutMs = gw.config.upstreamTimeoutMs;
+    let it: AsyncIterator<ProviderChunk> | null = null;
+    let first: IteratorResult<ProviderChunk>;
+    try {
+      it = a.provider.adapter.stream(run.upstreamCall(a, body), ac.signal)[Symbol.asyncIterator]();
+      first = await withDeadline(it.next(), timeoutMs, ac);
+    } catch (err) {
+      call.clientGone.removeEventListener("abort", onGone);
+      await hold.release();
+      const status = err instanceof UpstreamError ? err.status : null;
+      run.tried.push({
+        provider: a.provider.slug,
+        model: a.model.id,
+        status,
+        durationMs: Math.round(performance.now() - t0),
+      });
+      if (!(err instanceof UpstreamError)) throw err;
+      lastError = err;
+      if (!err.retryable || call.clientGone.aborted) break;
+      continue;
+    }
+    run.tried.push({
+      provider: a.provider.slug,
+      model: a.model.id,
+      status: 200,
+      durationMs: Math.round(performance.now() - t0),
+    });
+    try {
+      await forward(run, a, hold, it, first, t0, sink, ac);
+    } finally {
+      call.clientGone.removeEventListener("abort", onGone);
+    }
+    return;
+  }
+  throw upstreamFailure(lastError);
+}
+
+/** The open stream: forward, then record and settle on whichever way it ends. */
+async function forward(
+  run: ChatRun,
+  a: Attempt,
+  hold: HoldHandle,
+  it: AsyncIterator<ProviderChunk>,
+  first: IteratorResult<ProviderChunk>,
+  t0: number,
+  sink: SseSink,
+  ac: AbortController,
+): Promise<void> {
+  const h: ChunkHead = { id: run.id, created: run.created, model: a.model.id, provider: a.provider.name };
+  const latencyMs = performance.now() - t0;
+  sink.start({
+    ...run.holdHeaders,
+    "x-gatehouse-overhead-ms": run.overheadMs.toFixed(3),
+    "x-gatehouse-generation-id": run.id,
+  });
+  let text = "";
+  let usage: ProviderUsage | null = null;
+  let finishReason: string | null = null;
+  let upstreamId: string | null = null;
+  let failure: UpstreamError | null = null;
+  let cancelled = false;
+  let next = first;
+  try {
+    while (!next.done) {
+      const c = next.value;
+      upstreamId ??= c.upstreamId;
+      if (c.usage) usage = c.usage;
+      for (const ch of c.choices) {
+        if (typeof ch.delta.content === "string") text += ch.delta.content;
+        if (ch.finish_reason !== null) finishReason = ch.finish_reason;
+      }
+      if (c.choices.length > 0 && !run.call.clientGone.aborted) sink.write(sse(contentChunk(h, c)));
+      if (run.call.clientGone.aborted) break;
+      next = await it.next();
+    }
+  } catch (err) {
+    if (run.call.clientGone.aborted) cancelled = true;
+    else
+      failure = err instanceof UpstreamError ? err : new UpstreamError("upstream stream failed", null, false);
+  }
+  if (run.call.clientGone.aborted) {
+    cancelled = true;
+    ac.abort();
+    void it.return?.().catch(() => undefined);
+  }
+  const counted = run.usageOf(failure || cancelled ? null : usage, text);
+  // A stream cut short bills what was generated: the upstream's usage when it sent one, else counted.
+  const finalUsage = usage && (failure || cancelled) ? usage : counted;
+  const charge = run.chargeOf(a, finalUsage);
+  const usageWireObj = usageWire(charge, pricesOf(a));
+  if (failure) {
+    finishReason = "error";
+    sink.write(
+      sse(
+        errorChunk(
+          h,
+          502,
+          `Upstream provider failed mid-stream: ${failure.message}`,
+          "provider_unavailable",
+          usageWireObj,
+        ),
+      ),
+    );
+  } else if (!cancelled) {
+    sink.write(sse(usageChunk(h, usageWireObj)));
+  }
+  try {
+    await run.settle(hold, a, charge, {
+      finishReason: cancelled ? (finishReason ?? "cancelled") : finishReason,
+      streamed: true,
+      cancelled,
+      upstreamId,
+      latencyMs,
+      generationTimeMs: performance.now() - t0,
+      output: text,
+    });
+  } finally {
+    if (!cancelled) sink.write(SSE_DONE);
+    sink.end();
+  }
+}

@@ -1,0 +1,91 @@
+import { nanoToUsd } from "../../lib/money.js";
+import type { ProviderChunk, ProviderUsage } from "../providers/provider.js";
+import { costNano, type Prices } from "../enforcement.js";
+
+/** The wire shapes of chat answers (dataplane-facts.md §4, §5): strict where the SDK is strict. */
+
+export interface Charge {
+  usage: ProviderUsage;
+  costNano: bigint;
+  byokCostNano: bigint;
+  isByok: boolean;
+}
+
+/** ChatUsage: every count an integer, no null where the SDK rejects one, `cost` in USD. */
+export function usageWire(c: Charge, prices: Prices): Record<string, unknown> {
+  const u = c.usage;
+  return {
+    prompt_tokens: u.promptTokens,
+    completion_tokens: u.completionTokens,
+    total_tokens: u.promptTokens + u.completionTokens,
+    prompt_tokens_details: { cached_tokens: u.cachedTokens },
+    completion_tokens_details: { reasoning_tokens: u.reasoningTokens },
+    cost: nanoToUsd(c.costNano),
+    is_byok: c.isByok,
+    cost_details: {
+      upstream_inference_cost: c.isByok ? nanoToUsd(c.byokCostNano) : null,
+      upstream_inference_prompt_cost: nanoToUsd(costNano(prices, u.promptTokens, 0)),
+      upstream_inference_completions_cost: nanoToUsd(costNano(prices, 0, u.completionTokens)),
+    },
+  };
+}
+
+export interface ChunkHead {
+  id: string;
+  created: number;
+  model: string;
+  provider: string;
+}
+
+const head = (h: ChunkHead) => ({
+  id: h.id,
+  provider: h.provider,
+  model: h.model,
+  object: "chat.completion.chunk",
+  created: h.created,
+});
+
+/** A delta without null-valued keys (a stream chunk rejects `role: null`, `tool_calls: null`). */
+function cleanDelta(delta: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(delta)) {
+    if (v === null || v === undefined) continue;
+    if (k === "role" && v !== "assistant") continue;
+    out[k] = v;
+  }
+  return out;
+}
+
+export function contentChunk(h: ChunkHead, c: ProviderChunk): Record<string, unknown> {
+  return {
+    ...head(h),
+    choices: c.choices.map((ch) => ({
+      index: ch.index,
+      delta: cleanDelta(ch.delta),
+      finish_reason: ch.finish_reason,
+    })),
+  };
+}
+
+export function usageChunk(h: ChunkHead, usage: Record<string, unknown>): Record<string, unknown> {
+  return { ...head(h), choices: [], usage };
+}
+
+/** The in-band error after the first byte: a complete chunk with finish_reason "error". */
+export function errorChunk(
+  h: ChunkHead,
+  code: number,
+  message: string,
+  errorType: string,
+  usage: Record<string, unknown>,
+): Record<string, unknown> {
+  return {
+    ...head(h),
+    choices: [{ index: 0, delta: { content: "" }, finish_reason: "error" }],
+    error: { code, message, metadata: { error_type: errorType } },
+    usage,
+  };
+}
+
+export const sse = (data: unknown): string => `data: ${JSON.stringify(data)}\n\n`;
+export const SSE_DONE = "data: [DONE]\n\n";

@@ -1,0 +1,93 @@
+import { notFound } from "../domain/errors.js";
+import type { Principal } from "../domain/auth/principal.js";
+import { nanoToUsd } from "../lib/money.js";
+import type { Db } from "../stores/record-store.js";
+
+interface Detail {
+  model: string;
+  provider_name: string;
+  app_id: number | null;
+  http_referer: string | null;
+  external_user: string | null;
+  session_id: string | null;
+  tokens_prompt: number;
+  tokens_completion: number;
+  tokens_cached: number;
+  tokens_reasoning: number;
+  usage_nano: string;
+  byok_nano: string;
+  is_byok: boolean;
+  latency_ms: number;
+  generation_time_ms: number;
+  finish_reason: string | null;
+  streamed: boolean;
+  cancelled: boolean;
+  upstream_id: string | null;
+  attempts: { provider: string; model: string; status: number | null; durationMs: number }[];
+}
+
+/**
+ * GET /generation?id=: one generation the gateway served, to the key that made it and to its
+ * organization's management keys; 404 to anyone else (another key, another organization).
+ */
+export async function getGeneration(db: Db, who: Principal, id: string): Promise<Record<string, unknown>> {
+  const row = await db
+    .selectFrom("gateway_generations")
+    .selectAll()
+    .where("organization_id", "=", who.organizationId)
+    .where("id", "=", id)
+    .executeTakeFirst();
+  if (!row || (!who.isManagement && row.key_hash !== who.keyHash)) throw notFound("Generation");
+  const d = JSON.parse(row.detail) as Detail;
+  const usage = nanoToUsd(BigInt(d.usage_nano));
+  const byok = nanoToUsd(BigInt(d.byok_nano));
+  return {
+    id: row.id,
+    model: d.model,
+    origin: d.http_referer ?? "",
+    created_at: row.created_at,
+    total_cost: usage,
+    usage,
+    is_byok: d.is_byok,
+    data_region: "global",
+    api_type: "completions",
+    app_id: d.app_id,
+    cache_discount: null,
+    generation_time: d.generation_time_ms,
+    latency: d.latency_ms,
+    moderation_latency: null,
+    upstream_inference_cost: d.is_byok ? byok : null,
+    cancelled: d.cancelled,
+    streamed: d.streamed,
+    external_user: d.external_user,
+    finish_reason: d.finish_reason,
+    native_finish_reason: d.finish_reason,
+    http_referer: d.http_referer,
+    preset_id: null,
+    provider_name: d.provider_name,
+    router: null,
+    service_tier: null,
+    upstream_id: d.upstream_id,
+    user_agent: null,
+    web_search_engine: null,
+    workspace_id: row.workspace_id,
+    native_tokens_cached: d.tokens_cached,
+    native_tokens_completion: d.tokens_completion,
+    native_tokens_completion_images: null,
+    native_tokens_prompt: d.tokens_prompt,
+    native_tokens_reasoning: d.tokens_reasoning,
+    num_fetches: null,
+    num_input_audio_prompt: null,
+    num_media_completion: null,
+    num_media_prompt: null,
+    num_search_results: null,
+    tokens_completion: d.tokens_completion,
+    tokens_prompt: d.tokens_prompt,
+    provider_responses: d.attempts.map((a) => ({
+      status: a.status,
+      latency: a.durationMs,
+      is_byok: d.is_byok,
+    })),
+    ...(d.session_id !== null ? { session_id: d.session_id } : {}),
+  };
+}

@@ -1,0 +1,191 @@
+import { contentText, estimatePromptTokens, estimateTextTokens } from "../estimate-tokens.js";
+import {
+  UpstreamError,
+  type ProviderAdapter,
+  type ProviderChunk,
+  type ProviderCompletion,
+  type UpstreamCall,
+} from "./provider.js";
+
+/**
+ * The built-in mock provider: no network, deterministic. `echo` answers "Echo: <last user text>",
+ * cut to max_tokens words (finish_reason "length" when cut); usage is counted from the text with
+ * the gateway's own estimate; a stream comes in several chunks. `unavailable` always fails with a
+ * retryable 503 (for fallback demos and tests).
+ *
+ * A user message may steer the mock for tests and demos with a directive anywhere in its text:
+ * `[[mock chunks=20 chunk_delay_ms=50]]` (stream pacing), `[[mock fail=500]]` (fail before any
+ * output), `[[mock fail_after=3]]` (a stream that breaks after 3 chunks). Directives are not
+ * echoed.
+ */
+export interface MockOptions {
+  /** Delay before the first chunk (or the whole answer) and between chunks. */
+  latencyMs: number;
+}
+
+const DIRECTIVE_RE = /\[\[mock([^\]]*)\]\]/g;
+
+interface Directives {
+  chunks: number;
+  chunkDelayMs: number;
+  fail: number | null;
+  failAfter: number | null;
+}
+
+function lastUserText(messages: readonly unknown[]): string {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = messages[i] as { role?: unknown; content?: unknown };
+    if (m.role === "user") return contentText(m.content);
+  }
+  return "";
+}
+
+function directivesOf(text: string): Directives {
+  const d: Directives = { chunks: 4, chunkDelayMs: 0, fail: null, failAfter: null };
+  for (const m of text.matchAll(DIRECTIVE_RE)) {
+    for (const [, k, v] of (m[1] ?? "").matchAll(/(\w+)=(\d+)/g)) {
+      const n = Math.min(Number(v), 1_000_000);
+      if (k === "chunks") d.chunks = Math.max(1, Math.min(n, 10_000));
+      else if (k === "chunk_delay_ms") d.chunkDelayMs = Math.min(n, 60_000);
+      else if (k === "fail") d.fail = n;
+      else if (k === "fail_after") d.failAfter = n;
+    }
+  }
+  return d;
+}
+
+interface Reply {
+  text: string;
+  finishReason: "stop" | "length";
+  promptTokens: number;
+  completionTokens: number;
+  directives: Directives;
+}
+
+/** The reply, cut so that its token count stays within max_tokens. */
+function replyTo(call: UpstreamCall): Reply {
+  const user = lastUserText(call.body.messages);
+  const directives = directivesOf(user);
+  const full = `Echo: ${user.replace(DIRECTIVE_RE, "").replace(/\s+/g, " ").trim()}`.trim();
+  const max = call.body.max_tokens ?? call.body.max_completion_tokens ?? null;
+  let text = full;
+  let finishReason: Reply["finishReason"] = "stop";
+  if (max !== null && estimateTextTokens(text) > max) {
+    const words = full.split(" ");
+    text = "";
+    for (const w of words) {
+      const next = text === "" ? w : `${text} ${w}`;
+      if (estimateTextTokens(next) > max) break;
+      text = next;
+    }
+    finishReason = "length";
+  }
+  return {
+    text,
+    finishReason,
+    promptTokens: estimatePromptTokens(call.body.messages, call.body.tools),
+    completionTokens: estimateTextTokens(text),
+    directives,
+  };
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  if (ms <= 0) return signal.aborted ? Promise.reject(aborted()) : Promise.resolve();
+  return new Promise((resolve, reject) => {
+    const t = setTimeout(() => {
+      signal.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(t);
+      reject(aborted());
+    };
+    signal.addEventListener("abort", onAbort, { once: true });
+  });
+}
+
+const aborted = () => new UpstreamError("request cancelled", null, false);
+
+/** Splits text into n pieces of nearly equal length (fewer when the text is shorter). */
+function pieces(text: string, n: number): string[] {
+  if (text.length === 0) return [""];
+  const size = Math.ceil(text.length / Math.min(n, text.length));
+  const out: string[] = [];
+  for (let i = 0; i < text.length; i += size) out.push(text.slice(i, i + size));
+  return out;
+}
+
+let counter = 0;
+const upstreamId = () => `mock-${Date.now().toString(36)}-${(counter++).toString(36)}`;
+
+export class MockAdapter implements ProviderAdapter {
+  constructor(
+    private readonly opts: MockOptions,
+    /** Model behaviours by upstream model name. */
+    private readonly failing: ReadonlySet<string> = new Set(["unavailable"]),
+  ) {}
+
+  private failure(call: UpstreamCall, d: Directives): UpstreamError | null {
+    if (this.failing.has(call.upstreamModel))
+      return new UpstreamError("mock provider unavailable", 503, true);
+    if (d.fail !== null) {
+      const retryable = d.fail === 429 || d.fail >= 500;
+      return new UpstreamError(`mock provider failed with ${d.fail}`, d.fail, retryable);
+    }
+    return null;
+  }
+
+  async complete(call: UpstreamCall, signal: AbortSignal): Promise<ProviderCompletion> {
+    const r = replyTo(call);
+    await sleep(this.opts.latencyMs, signal);
+    const f = this.failure(call, r.directives);
+    if (f) throw f;
+    return {
+      upstreamId: upstreamId(),
+      choices: [{ index: 0, message: { role: "assistant", content: r.text }, finish_reason: r.finishReason }],
+      usage: {
+        promptTokens: r.promptTokens,
+        completionTokens: r.completionTokens,
+        cachedTokens: 0,
+        reasoningTokens: 0,
+      },
+    };
+  }
+
+  async *stream(call: UpstreamCall, signal: AbortSignal): AsyncIterable<ProviderChunk> {
+    const r = replyTo(call);
+    const id = upstreamId();
+    await sleep(this.opts.latencyMs, signal);
+    const f = this.failure(call, r.directives);
+    if (f) throw f;
+    const parts = pieces(r.text, r.directives.chunks);
+    for (let i = 0; i < parts.length; i++) {
+      if (i > 0) await sleep(Math.max(this.opts.latencyMs, r.directives.chunkDelayMs), signal);
+      if (r.directives.failAfter !== null && i >= r.directives.failAfter) {
+        throw new UpstreamError("mock provider disconnected mid-stream", null, true);
+      }
+      const last = i === parts.length - 1;
+      yield {
+        upstreamId: id,
+        choices: [
+          {
+            index: 0,
+            delta: i === 0 ? { role: "assistant", content: parts[i] } : { content: parts[i] },
+            finish_reason: last ? r.finishReason : null,
+          },
+        ],
+        usage: null,
+      };
+    }
+    yield {
+      upstreamId: id,
+      choices: [],
+      usage: {
+        promptTokens: r.promptTokens,
+        completionTokens: r.completionTokens,
+        cachedTokens: 0,
+        reasoningTokens: 0,
+      },
+    };
+  }
+}

@@ -1,0 +1,130 @@
+import { sql } from "kysely";
+import { readUsage, zeroTotals } from "../../domain/usage/ledger.js";
+import { toBigInt } from "../../lib/money.js";
+import type { RecordStore } from "../../stores/record-store.js";
+import type { HoldPlan } from "../enforcement.js";
+import type { ReservationStore } from "./reservation-store.js";
+import { roomOf, type HoldRequest, type Room } from "./room.js";
+
+/**
+ * Holds in a PostgreSQL table shared by every instance. A reserve runs in one transaction that
+ * first locks the workspace row (every key belongs to one workspace, so this serialises the key
+ * too), then sums the workspace's unexpired holds, reads the ledger and inserts the hold. A
+ * settle records the charge first and then deletes the hold under the same lock, so a reserve
+ * in progress sees either the hold or the charge (or both), never neither. A crashed instance's
+ * holds stop being renewed and count for nothing after their expiry; they are deleted later.
+ */
+export class PostgresReservationStore implements ReservationStore {
+  readonly kind = "postgres";
+  /**
+   * Per workspace, this instance's locking transactions run one at a time: the others wait in
+   * memory rather than each holding a pooled connection while blocked on the row lock (a burst
+   * would otherwise take the whole pool and starve everything else).
+   */
+  private readonly queues = new Map<string, Promise<unknown>>();
+
+  constructor(
+    private readonly store: RecordStore,
+    private readonly ttlMs: number,
+  ) {}
+
+  private serial<T>(workspaceId: string, fn: () => Promise<T>): Promise<T> {
+    const prev = this.queues.get(workspaceId) ?? Promise.resolve();
+    const run = prev.then(fn, fn);
+    const tail = run.catch(() => undefined);
+    this.queues.set(workspaceId, tail);
+    void tail.then(() => {
+      if (this.queues.get(workspaceId) === tail) this.queues.delete(workspaceId);
+    });
+    return run;
+  }
+
+  async reserve(req: HoldRequest, decide: (room: Room) => HoldPlan): Promise<HoldPlan> {
+    return this.serial(req.workspace.id, () => this.reserveNow(req, decide));
+  }
+
+  private async reserveNow(req: HoldRequest, decide: (room: Room) => HoldPlan): Promise<HoldPlan> {
+    return this.store.transaction(async (trx) => {
+      await sql`SELECT id FROM workspaces WHERE id = ${req.workspace.id} FOR UPDATE`.execute(trx);
+      const nowMs = Date.now();
+      const sums = await trx
+        .selectFrom("gateway_reservations")
+        .select([
+          sql<string>`coalesce(sum(case when counts_workspace = 1 then amount_nano else 0 end), 0)`.as("ws"),
+          sql<string>`coalesce(sum(case when counts_key = 1 and key_hash = ${req.key.hash} then amount_nano else 0 end), 0)`.as(
+            "key",
+          ),
+        ])
+        .where("workspace_id", "=", req.workspace.id)
+        .where("expires_at_ms", ">", nowMs)
+        .executeTakeFirst();
+      const keyTotals =
+        req.countsKey && req.key.limitNano !== null
+          ? ((await readUsage(trx, "key", [req.key.hash], req.now)).get(req.key.hash) ?? zeroTotals())
+          : zeroTotals();
+      const wsTotals =
+        req.countsWorkspace && req.workspace.budgets.length > 0
+          ? ((await readUsage(trx, "workspace", [req.workspace.id], req.now)).get(req.workspace.id) ??
+            zeroTotals())
+          : zeroTotals();
+      const plan = decide(
+        roomOf(req, keyTotals, wsTotals, {
+          key: toBigInt(sums?.key ?? 0),
+          workspace: toBigInt(sums?.ws ?? 0),
+        }),
+      );
+      await trx
+        .insertInto("gateway_reservations")
+        .values({
+          id: req.id,
+          organization_id: req.organizationId,
+          key_hash: req.key.hash,
+          workspace_id: req.workspace.id,
+          amount_nano: plan.amountNano,
+          counts_key: req.countsKey ? 1 : 0,
+          counts_workspace: req.countsWorkspace ? 1 : 0,
+          expires_at_ms: nowMs + this.ttlMs,
+        })
+        .execute();
+      return plan;
+    });
+  }
+
+  async settle(id: string, workspaceId: string, charge: () => Promise<void>): Promise<void> {
+    await charge();
+    await this.serial(workspaceId, () =>
+      this.store.transaction(async (trx) => {
+        await sql`SELECT id FROM workspaces WHERE id = ${workspaceId} FOR UPDATE`.execute(trx);
+        await trx.deleteFrom("gateway_reservations").where("id", "=", id).execute();
+      }),
+    );
+  }
+
+  async release(id: string): Promise<void> {
+    // No lock needed: dropping a hold only makes room, and a reserve that counted it refused more.
+    await this.store.db.deleteFrom("gateway_reservations").where("id", "=", id).execute();
+  }
+
+  async renew(ids: readonly string[]): Promise<void> {
+    if (ids.length === 0) return;
+    await this.store.db
+      .updateTable("gateway_reservations")
+      .set({ expires_at_ms: Date.now() + this.ttlMs })
+      .where("id", "in", [...ids])
+      .execute();
+    // Holds of crashed instances, long expired: gone (they already counted for nothing).
+    await this.store.db
+      .deleteFrom("gateway_reservations")
+      .where("expires_at_ms", "<", Date.now() - this.ttlMs)
+      .execute();
+  }
+
+  async openCount(): Promise<number> {
+    const r = await this.store.db
+      .selectFrom("gateway_reservations")
+      .select(sql<string>`count(*)`.as("n"))
+      .where("expires_at_ms", ">", Date.now())
+      .executeTakeFirst();
+    return Number(r?.n ?? 0);
+  }
+}

@@ -1,0 +1,23 @@
+import type { HoldPlan } from "../enforcement.js";
+import type { HoldRequest, Room } from "./room.js";
+
+/**
+ * Where holds live. `reserve` is atomic: it reads settled spend (the ledger) and every other open
+ * hold, lets `decide` size the hold (or throw a refusal) and takes it, with no other reserve or
+ * settle of the same workspace in between. Holds past their expiry count for nothing.
+ *
+ * Settling: `settle(id, charge)` runs `charge` (the generation's record, which is what moves the
+ * ledger) and only then drops the hold, so the spend is never invisible to a concurrent reserve
+ * (it may briefly count twice, which only refuses more). `release` drops a hold with no charge.
+ * The caller guarantees one settle or release per hold (src/gateway/hold.ts).
+ */
+export interface ReservationStore {
+  readonly kind: "memory" | "postgres";
+  reserve(req: HoldRequest, decide: (room: Room) => HoldPlan): Promise<HoldPlan>;
+  settle(id: string, workspaceId: string, charge: () => Promise<void>): Promise<void>;
+  release(id: string): Promise<void>;
+  /** Pushes the expiry of these (in-flight) holds to now + ttl. */
+  renew(ids: readonly string[]): Promise<void>;
+  /** Open holds (tests and diagnostics). */
+  openCount(): Promise<number>;
+}

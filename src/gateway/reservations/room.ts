@@ -1,0 +1,80 @@
+import { INTERVAL_WINDOW } from "../../domain/budgets/budget-intervals.js";
+import type { WindowTotals } from "../../domain/usage/ledger.js";
+import { RESET_WINDOW, windowEnd } from "../../domain/usage/windows.js";
+import type { InferenceKey, WorkspacePolicy } from "../policy.js";
+
+/** One limit a request must fit under: the key's limit, or one workspace budget. */
+export interface Scope {
+  scope: "key" | "workspace";
+  /** daily | weekly | monthly | lifetime */
+  interval: string;
+  limitNano: bigint;
+  /** Settled spend in the current window (the ledger). */
+  spentNano: bigint;
+  /** Open holds of other requests against this limit. */
+  reservedNano: bigint;
+  resetsAt: string | null;
+}
+
+/** The limits a request counts against, with what each has spent and holds. */
+export interface Room {
+  key: Scope | null;
+  budgets: Scope[];
+}
+
+/** A hold to take: who, how much counts where. */
+export interface HoldRequest {
+  /** Request id + attempt: the hold's identity and the settle step's idempotency key. */
+  id: string;
+  organizationId: string;
+  key: InferenceKey;
+  workspace: WorkspacePolicy;
+  /** Whether the attempt counts toward the key's limit / the workspace's budgets (BYOK rules). */
+  countsKey: boolean;
+  countsWorkspace: boolean;
+  now: Date;
+}
+
+/** Held amounts of other requests, by what they count toward. */
+export interface Held {
+  key: bigint;
+  workspace: bigint;
+}
+
+/** The room of a request from ledger totals and other requests' holds. */
+export function roomOf(
+  req: HoldRequest,
+  keyTotals: WindowTotals,
+  workspaceTotals: WindowTotals,
+  held: Held,
+): Room {
+  const { key, workspace, now } = req;
+  let keyScope: Scope | null = null;
+  if (req.countsKey && key.limitNano !== null) {
+    const kind = key.limitReset === null ? "all" : RESET_WINDOW[key.limitReset];
+    const t = keyTotals[kind];
+    keyScope = {
+      scope: "key",
+      interval: key.limitReset ?? "lifetime",
+      limitNano: key.limitNano,
+      spentNano: t.usage + (key.includeByokInLimit ? t.byok : 0n),
+      reservedNano: held.key,
+      resetsAt: windowEnd(kind, now)?.toISOString() ?? null,
+    };
+  }
+  const budgets: Scope[] = req.countsWorkspace
+    ? workspace.budgets.map((b) => {
+        const kind = INTERVAL_WINDOW[b.interval];
+        const t = workspaceTotals[kind];
+        return {
+          scope: "workspace" as const,
+          interval: b.interval,
+          limitNano: b.limitNano,
+          spentNano: t.usage + (workspace.includeByokInBudgets ? t.byok : 0n),
+          reservedNano: held.workspace,
+          resetsAt: windowEnd(kind, now)?.toISOString() ?? null,
+        };
+      })
+    : [];
+  return { key: keyScope, budgets };
+}

@@ -1,0 +1,79 @@
+import type { FastifyInstance } from "fastify";
+import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
+import { completeChat } from "../../gateway/chat/complete.js";
+import type { ChatBody } from "../../gateway/chat/serve.js";
+import { streamChat } from "../../gateway/chat/stream.js";
+import type { Gateway } from "../../gateway/gateway.js";
+import type { InferenceKey } from "../../gateway/policy.js";
+import type { AppContext } from "../context.js";
+import { ChatRequestBody } from "../schemas/chat.js";
+import { routeLimit } from "../plugins/rate-limit.js";
+
+const header = (v: string | string[] | undefined): string | null =>
+  typeof v === "string" && v.length > 0 ? v.slice(0, 1024) : null;
+
+/** POST /chat/completions: thin; the data plane is src/gateway/chat/. */
+export async function chatRoutes(root: FastifyInstance, ctx: AppContext, gw: Gateway): Promise<void> {
+  const app = root.withTypeProvider<TypeBoxTypeProvider>();
+  app.post(
+    "/chat/completions",
+    {
+      // The inference rate-limit class is not on main yet: the per-key management class applies.
+      config: { auth: "inference", rateLimit: routeLimit(ctx.config.rateLimit.management) },
+      schema: {
+        tags: ["Chat"],
+        operationId: "sendChatCompletionRequest",
+        description:
+          "OpenAI-compatible chat completion, streamed (SSE) or not, with model fallbacks and provider preferences. Reserves the worst-case cost against the key's limit and the workspace's budgets first (docs/gateway.md).",
+        body: ChatRequestBody,
+      },
+    },
+    async (request, reply) => {
+      const key = request.inferenceKey as InferenceKey;
+      const gone = new AbortController();
+      reply.raw.on("close", () => {
+        if (!reply.raw.writableFinished) gone.abort();
+      });
+      const call = {
+        key,
+        body: request.body as unknown as ChatBody,
+        referer: header(request.headers["http-referer"]) ?? header(request.headers.referer),
+        appTitle: header(request.headers["x-openrouter-title"]) ?? header(request.headers["x-title"]),
+        arrivedNs: request.arrivedNs,
+        clientGone: gone.signal,
+      };
+      if (call.body.stream === true) {
+        let opened = false;
+        await streamChat(gw, call, {
+          start: (headers) => {
+            opened = true;
+            void reply.hijack();
+            reply.raw.writeHead(200, {
+              "content-type": "text/event-stream",
+              "cache-control": "no-cache",
+              connection: "keep-alive",
+              "x-request-id": String(request.id),
+              ...headers,
+            });
+            reply.raw.flushHeaders();
+          },
+          write: (text) => {
+            if (!reply.raw.destroyed) reply.raw.write(text);
+          },
+          end: () => {
+            if (!reply.raw.destroyed) reply.raw.end();
+          },
+        });
+        if (!opened) {
+          // The client left before any answer: nothing to send.
+          void reply.hijack();
+          reply.raw.destroy();
+        }
+        return reply;
+      }
+      const answer = await completeChat(gw, call);
+      void reply.headers(answer.headers);
+      return answer.body;
+    },
+  );
+}

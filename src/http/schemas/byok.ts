@@ -1,0 +1,69 @@
+import { Type } from "typebox";
+import { MAX_OFFSET, Nullable } from "./common.js";
+
+/** BYOK keys (dataplane-facts.md §8). The raw `key` is accepted, never returned. */
+const Strings = Type.Array(Type.String({ minLength: 1, maxLength: 256 }), { maxItems: 1000 });
+
+const common = {
+  name: Type.Optional(Nullable(Type.String({ maxLength: 256 }))),
+  allowed_models: Type.Optional(Nullable(Strings)),
+  allowed_user_ids: Type.Optional(Nullable(Strings)),
+  allowed_api_key_hashes: Type.Optional(Nullable(Strings)),
+  declared_zdr: Type.Optional(Nullable(Type.Boolean())),
+  disabled: Type.Optional(Type.Boolean()),
+  is_fallback: Type.Optional(Type.Boolean()),
+  is_required: Type.Optional(Type.Boolean()),
+  is_byok_only: Type.Optional(Type.Boolean()),
+  sort_order: Type.Optional(
+    Type.Integer({
+      minimum: 0,
+      maximum: 1_000_000,
+      description: "Gatehouse extension: lower is tried first",
+    }),
+  ),
+};
+
+const Secret = Type.String({
+  minLength: 1,
+  maxLength: 8192,
+  description: "The provider credential; never returned",
+});
+
+export const CreateByokBody = Type.Object({
+  provider: Type.String({ minLength: 1, maxLength: 128 }),
+  key: Secret,
+  workspace_id: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })),
+  ...common,
+});
+
+export const UpdateByokBody = Type.Object({ key: Type.Optional(Secret), ...common });
+
+export const ByokParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 128 }) });
+
+export const ByokListQuery = Type.Object({
+  offset: Type.Optional(Type.Union([Type.Integer({ minimum: 0, maximum: MAX_OFFSET }), Type.Null()])),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100 })),
+  provider: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
+  workspace_id: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })),
+});
+
+export const ByokKey = Type.Object({
+  id: Type.String(),
+  provider: Type.String(),
+  label: Type.String(),
+  name: Nullable(Type.String()),
+  created_at: Type.String(),
+  disabled: Type.Boolean(),
+  is_byok_only: Type.Boolean(),
+  is_fallback: Type.Boolean(),
+  is_required: Type.Boolean(),
+  sort_order: Type.Integer(),
+  declared_zdr: Nullable(Type.Boolean()),
+  allowed_api_key_hashes: Nullable(Type.Array(Type.String())),
+  allowed_models: Nullable(Type.Array(Type.String())),
+  allowed_user_ids: Nullable(Type.Array(Type.String())),
+  workspace_id: Nullable(Type.String()),
+});
+
+export const ByokResponse = Type.Object({ data: ByokKey });
+export const ByokListResponse = Type.Object({ data: Type.Array(ByokKey), total_count: Type.Integer() });

@@ -1,0 +1,28 @@
+import { Type } from "typebox";
+import { MAX_OFFSET } from "./common.js";
+
+/** Query schemas of the data plane's read routes (dataplane-facts.md §6, §7, §9). */
+export const ModelsQuery = Type.Object(
+  {
+    offset: Type.Optional(Type.Union([Type.Integer({ minimum: 0, maximum: MAX_OFFSET }), Type.Null()])),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
+  },
+  { additionalProperties: true },
+);
+
+export const GenerationQuery = Type.Object({
+  id: Type.String({ minLength: 1, maxLength: 128 }),
+});
+
+export const ActivityQuery = Type.Object({
+  date: Type.Optional(
+    Type.String({
+      pattern: "^\\d{4}-\\d{2}-\\d{2}$",
+      description: "One UTC day (YYYY-MM-DD) in the last 30",
+    }),
+  ),
+  api_key_hash: Type.Optional(Type.String({ pattern: "^[0-9a-f]{64}$" })),
+  user_id: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })),
+  group_by: Type.Optional(Type.Enum(["workspace"])),
+  workspace_id: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })),
+});
