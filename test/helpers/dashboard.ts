@@ -31,7 +31,8 @@ export const CHROMIUM_FLAGS = [
 export function browserUnavailable(): string | null {
   const problems: string[] = [];
   if (!existsSync(CHROMIUM)) problems.push(`no Chromium at ${CHROMIUM} (apt-get install -y chromium)`);
-  if (!existsSync(join(WEB_DIR, "index.html"))) problems.push(`no dashboard build in ${WEB_DIR} (npm run build:web)`);
+  if (!existsSync(join(WEB_DIR, "index.html")))
+    problems.push(`no dashboard build in ${WEB_DIR} (npm run build:web)`);
   if (problems.length === 0) return null;
   const reason = problems.join("; ");
   if (process.env.CI === "true") throw new Error(`browser tests cannot run in CI: ${reason}`);
@@ -78,7 +79,8 @@ export async function startDemoServer(
   if (run.code !== 0) throw new Error(`gatehouse demo failed:\n${run.stdout}\n${run.stderr}`);
   const summary = JSON.parse(run.stdout) as Record<string, unknown>;
   const key = summary.management_key;
-  if (typeof key !== "string") throw new Error("gatehouse demo made no management key (the data directory was not empty)");
+  if (typeof key !== "string")
+    throw new Error("gatehouse demo made no management key (the data directory was not empty)");
   const child: ChildProcessWithoutNullStreams = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", PORT: "0", ...env, LOG_LEVEL: "info" },

@@ -1,5 +1,6 @@
 import type { paths } from "./schema.gen.ts";
 import { clearKey, getKey } from "./session.ts";
+import { text } from "../lib/format.ts";
 
 /**
  * Typed calls to the management API. Paths, parameters, bodies and answers are the types that
@@ -47,11 +48,9 @@ let onUnauthorized: () => void = () => undefined;
 export const setUnauthorizedHandler = (fn: () => void) => (onUnauthorized = fn);
 
 export function urlFor(path: string, params?: Record<string, unknown>, query?: Record<string, unknown>) {
-  const filled = path.replace(/\{(\w+)\}/g, (_, name: string) =>
-    encodeURIComponent(String(params?.[name] ?? "")),
-  );
+  const filled = path.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(text(params?.[name])));
   const qs = new URLSearchParams();
-  for (const [k, v] of Object.entries(query ?? {})) if (v !== undefined && v !== null) qs.set(k, String(v));
+  for (const [k, v] of Object.entries(query ?? {})) if (v !== undefined && v !== null) qs.set(k, text(v));
   const s = qs.toString();
   return `${API_BASE}${filled}${s ? `?${s}` : ""}`;
 }
@@ -65,15 +64,12 @@ export async function call<P extends keyof paths, M extends Method>(
   const headers: Record<string, string> = { accept: "application/json" };
   if (key) headers.authorization = `Bearer ${key}`;
   if (opts.body !== undefined) headers["content-type"] = "application/json";
-  const res = await fetch(
-    urlFor(path as string, opts.path as Record<string, unknown>, opts.query as Record<string, unknown>),
-    {
-      method: method.toUpperCase(),
-      headers,
-      credentials: "omit",
-      ...(opts.body !== undefined ? { body: JSON.stringify(opts.body) } : {}),
-    },
-  );
+  const res = await fetch(urlFor(path, opts.path, opts.query), {
+    method: method.toUpperCase(),
+    headers,
+    credentials: "omit",
+    ...(opts.body !== undefined ? { body: JSON.stringify(opts.body) } : {}),
+  });
   const text = await res.text();
   const json: unknown = text ? JSON.parse(text) : null;
   if (!res.ok) {

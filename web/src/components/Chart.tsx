@@ -20,7 +20,16 @@ export interface ChartProps {
 }
 
 /** Colours with at least 3:1 contrast against the white plot area. */
-export const PALETTE = ["#1f5fbf", "#b3470b", "#1d7a3a", "#8a2da8", "#a3114e", "#00707a", "#6b5800", "#4a4a4a"];
+export const PALETTE = [
+  "#1f5fbf",
+  "#b3470b",
+  "#1d7a3a",
+  "#8a2da8",
+  "#a3114e",
+  "#00707a",
+  "#6b5800",
+  "#4a4a4a",
+];
 
 /**
  * A uPlot chart in a labelled figure. The plotted numbers are also in the figure's `data-points`
@@ -72,7 +81,9 @@ export function Chart({ title, x, series, format, height = 220, onDrawn }: Chart
           label: s.label,
           stroke: PALETTE[i % PALETTE.length],
           width: 2,
-          ...(categorical && bars ? { paths: bars, fill: PALETTE[i % PALETTE.length], points: { show: false } } : {}),
+          ...(categorical && bars
+            ? { paths: bars, fill: PALETTE[i % PALETTE.length], points: { show: false } }
+            : {}),
           value: (_u: uPlot, v: number | null) => metricValue(format, v),
         })),
       ],
@@ -90,7 +101,12 @@ export function Chart({ title, x, series, format, height = 220, onDrawn }: Chart
   return (
     <figure class="chart" data-points={JSON.stringify({ x, series })}>
       <figcaption>{title}</figcaption>
-      <div ref={box} class="chart-box" role="img" aria-label={`${title} chart; the same numbers are in the table`} />
+      <div
+        ref={box}
+        class="chart-box"
+        role="img"
+        aria-label={`${title} chart; the same numbers are in the table`}
+      />
     </figure>
   );
 }

@@ -1,4 +1,4 @@
-import { metricValue } from "../lib/format.ts";
+import { metricValue, text } from "../lib/format.ts";
 
 export interface Column {
   key: string;
@@ -46,9 +46,9 @@ export function DataTable({
                       key={c.key}
                       class={c.numeric ? "num" : undefined}
                       data-col={c.key}
-                      data-value={v === null || v === undefined ? "" : String(v)}
+                      data-value={text(v)}
                     >
-                      {c.numeric ? metricValue(c.format, v) : v === null || v === undefined ? "–" : String(v)}
+                      {c.numeric ? metricValue(c.format, v) : v === null || v === undefined ? "–" : text(v)}
                     </td>
                   );
                 })}

@@ -26,7 +26,7 @@ export function CopyButton({ text, label = "Copy" }: { text: string; label?: str
       <button
         type="button"
         onClick={() =>
-          navigator.clipboard.writeText(text).then(
+          void navigator.clipboard.writeText(text).then(
             () => setDone("Copied"),
             () => setDone("Copy failed: select the text and copy it by hand"),
           )

@@ -1,7 +1,9 @@
+import { text } from "./format.ts";
+
 /** RFC 4180 CSV of analytics rows: a header of the given columns, then one line per row. */
 export function toCsv(columns: readonly string[], rows: readonly Record<string, unknown>[]): string {
   const cell = (v: unknown) => {
-    const s = v === null || v === undefined ? "" : String(v);
+    const s = text(v);
     return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
   };
   return [columns.map(cell).join(","), ...rows.map((r) => columns.map((c) => cell(r[c])).join(","))].join(

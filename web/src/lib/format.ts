@@ -1,5 +1,17 @@
+/** Any API value as text (objects as JSON). */
+export function text(v: unknown): string {
+  if (v === null || v === undefined) return "";
+  if (typeof v === "string") return v;
+  if (typeof v === "number" || typeof v === "boolean" || typeof v === "bigint") return String(v);
+  return JSON.stringify(v);
+}
+
 /** Number and date formats of the dashboard (en-US, UTC: the API's windows are UTC). */
-const usdFmt = new Intl.NumberFormat("en-US", { style: "currency", currency: "USD", maximumFractionDigits: 2 });
+const usdFmt = new Intl.NumberFormat("en-US", {
+  style: "currency",
+  currency: "USD",
+  maximumFractionDigits: 2,
+});
 const usdSmall = new Intl.NumberFormat("en-US", {
   style: "currency",
   currency: "USD",
@@ -18,7 +30,7 @@ export const pct = (v: number) => `${numFmt.format(v * 100)} %`;
 /** A value of an analytics metric by its display_format from /analytics/meta. */
 export function metricValue(format: string | undefined, v: unknown): string {
   if (v === null || v === undefined) return "–";
-  if (typeof v !== "number") return String(v);
+  if (typeof v !== "number") return text(v);
   switch (format) {
     case "currency":
       return usd(v);

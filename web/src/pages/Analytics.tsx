@@ -230,7 +230,9 @@ export function Analytics() {
                 Field
                 <select
                   value={f.field}
-                  onChange={(e) => set({ filters: replaceAt(filters, i, { ...f, field: e.currentTarget.value }) })}
+                  onChange={(e) =>
+                    set({ filters: replaceAt(filters, i, { ...f, field: e.currentTarget.value }) })
+                  }
                 >
                   {meta.dimensions.map((d) => (
                     <option value={d.name} key={d.name}>
@@ -245,7 +247,13 @@ export function Analytics() {
                   value={f.operator}
                   onChange={(e) => {
                     const operator = e.currentTarget.value as Operator;
-                    set({ filters: replaceAt(filters, i, { ...f, operator, value: coerce(meta, operator, f.value) }) });
+                    set({
+                      filters: replaceAt(filters, i, {
+                        ...f,
+                        operator,
+                        value: coerce(meta, operator, f.value),
+                      }),
+                    });
                   }}
                 >
                   {meta.operators.map((o) => (
@@ -260,7 +268,12 @@ export function Analytics() {
                 <input
                   value={Array.isArray(f.value) ? f.value.join(",") : String(f.value)}
                   onInput={(e) =>
-                    set({ filters: replaceAt(filters, i, { ...f, value: coerce(meta, f.operator, e.currentTarget.value) }) })
+                    set({
+                      filters: replaceAt(filters, i, {
+                        ...f,
+                        value: coerce(meta, f.operator, e.currentTarget.value),
+                      }),
+                    })
                   }
                 />
               </label>
@@ -277,7 +290,12 @@ export function Analytics() {
             type="button"
             class="secondary"
             onClick={() =>
-              set({ filters: [...filters, { field: meta.dimensions[0]?.name ?? "model", operator: "eq", value: "" }] })
+              set({
+                filters: [
+                  ...filters,
+                  { field: meta.dimensions[0]?.name ?? "model", operator: "eq", value: "" },
+                ],
+              })
             }
           >
             Add filter
@@ -302,7 +320,15 @@ export function Analytics() {
   );
 }
 
-function Result({ meta, query, data }: { meta: AnalyticsMeta; query: AnalyticsQuery; data: AnalyticsResult }) {
+function Result({
+  meta,
+  query,
+  data,
+}: {
+  meta: AnalyticsMeta;
+  query: AnalyticsQuery;
+  data: AnalyticsResult;
+}) {
   const metricMeta = new Map(meta.metrics.map((m) => [m.name, m]));
   const dateKey = dateColumn(query.granularity);
   const dims = query.dimensions ?? [];
@@ -328,7 +354,7 @@ function Result({ meta, query, data }: { meta: AnalyticsMeta; query: AnalyticsQu
     const rows = data.data.slice(0, 30);
     return {
       x: rows.map((r) => (dims.length ? dims.map((d) => String(r[d] ?? "(unset)")).join(" / ") : "total")),
-      series: [{ label, values: rows.map((r) => (typeof r[metric] === "number" ? (r[metric] as number) : null)) }],
+      series: [{ label, values: rows.map((r) => (typeof r[metric] === "number" ? r[metric] : null)) }],
     };
   }, [data]);
 
@@ -385,7 +411,11 @@ const isArrayOp = (meta: AnalyticsMeta, op: string) =>
 
 function coerce(meta: AnalyticsMeta, op: string, v: Filter["value"]): Filter["value"] {
   const text = Array.isArray(v) ? v.join(",") : String(v);
-  if (isArrayOp(meta, op)) return text.split(",").map((s) => s.trim()).filter(Boolean);
+  if (isArrayOp(meta, op))
+    return text
+      .split(",")
+      .map((s) => s.trim())
+      .filter(Boolean);
   return /^-?\d+(\.\d+)?$/.test(text) && ["gt", "gte", "lt", "lte"].includes(op) ? Number(text) : text;
 }
 

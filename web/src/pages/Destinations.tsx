@@ -1,5 +1,9 @@
 import { useEffect, useState } from "preact/hooks";
-import { DESTINATION_TYPES, type ConfigField, type DestinationType } from "../../../src/domain/destinations/destination-types.ts";
+import {
+  DESTINATION_TYPES,
+  type ConfigField,
+  type DestinationType,
+} from "../../../src/domain/destinations/destination-types.ts";
 import type { Capabilities } from "../api/capabilities.ts";
 import { API_BASE, call, errorText } from "../api/client.ts";
 import { getKey } from "../api/session.ts";
@@ -17,12 +21,33 @@ type FilterRules = NonNullable<DestinationCreate["filter_rules"]>;
 type Group = FilterRules["groups"][number];
 type Rule = Group["rules"][number];
 const RULE_FIELDS: Rule["field"][] = [
-  "model", "provider", "session_id", "user_id", "api_key_name", "finish_reason", "input", "output",
-  "total_cost", "total_tokens", "prompt_tokens", "completion_tokens",
+  "model",
+  "provider",
+  "session_id",
+  "user_id",
+  "api_key_name",
+  "finish_reason",
+  "input",
+  "output",
+  "total_cost",
+  "total_tokens",
+  "prompt_tokens",
+  "completion_tokens",
 ];
 const RULE_OPS: Rule["operator"][] = [
-  "equals", "not_equals", "contains", "not_contains", "regex", "starts_with", "ends_with",
-  "gt", "lt", "gte", "lte", "exists", "not_exists",
+  "equals",
+  "not_equals",
+  "contains",
+  "not_contains",
+  "regex",
+  "starts_with",
+  "ends_with",
+  "gt",
+  "lt",
+  "gte",
+  "lte",
+  "exists",
+  "not_exists",
 ];
 
 export function Destinations({ caps }: { caps: Capabilities | null }) {
@@ -79,10 +104,10 @@ export function Destinations({ caps }: { caps: Capabilities | null }) {
                 type="button"
                 class="secondary"
                 onClick={() =>
-                  call("patch", "/observability/destinations/{id}", { path: { id: d.id }, body: { enabled: !d.enabled } }).then(
-                    load,
-                    (e: unknown) => setError(errorText(e)),
-                  )
+                  void call("patch", "/observability/destinations/{id}", {
+                    path: { id: d.id },
+                    body: { enabled: !d.enabled },
+                  }).then(load, (e: unknown) => setError(errorText(e)))
                 }
               >
                 {d.enabled ? "Disable" : "Enable"}
@@ -101,8 +126,9 @@ export function Destinations({ caps }: { caps: Capabilities | null }) {
                 class="danger"
                 onClick={() => {
                   if (!confirm(`Delete the destination "${d.name ?? d.type}"?`)) return;
-                  call("delete", "/observability/destinations/{id}", { path: { id: d.id } }).then(load, (e: unknown) =>
-                    setError(errorText(e)),
+                  void call("delete", "/observability/destinations/{id}", { path: { id: d.id } }).then(
+                    load,
+                    (e: unknown) => setError(errorText(e)),
                   );
                 }}
               >
@@ -174,9 +200,7 @@ function DestinationForm({
   const [sampling, setSampling] = useState(String(existing?.sampling_rate ?? 1));
   const [enabled, setEnabled] = useState(existing?.enabled ?? true);
   const [allow, setAllow] = useState<string[]>(existing?.api_key_hashes ?? []);
-  const [rules, setRules] = useState<FilterRules>(
-    existing?.filter_rules ?? { enabled: false, groups: [] },
-  );
+  const [rules, setRules] = useState<FilterRules>(existing?.filter_rules ?? { enabled: false, groups: [] });
   const [error, setError] = useState<string | null>(null);
   const fields: readonly ConfigField[] = DESTINATION_TYPES[type];
   const prefix = existing ? `e-${existing.id.slice(0, 8)}` : "new";
@@ -211,7 +235,11 @@ function DestinationForm({
   };
 
   return (
-    <form onSubmit={submit} class="dest-form" aria-label={existing ? `Edit ${existing.name ?? ""}` : "New destination"}>
+    <form
+      onSubmit={submit}
+      class="dest-form"
+      aria-label={existing ? `Edit ${existing.name ?? ""}` : "New destination"}
+    >
       <div class="row">
         <label>
           Type
@@ -232,7 +260,12 @@ function DestinationForm({
         </label>
         <label>
           Name
-          <input id={`${prefix}-name`} required value={name} onInput={(e) => setName(e.currentTarget.value)} />
+          <input
+            id={`${prefix}-name`}
+            required
+            value={name}
+            onInput={(e) => setName(e.currentTarget.value)}
+          />
         </label>
         {!existing && (
           <label>
@@ -249,10 +282,18 @@ function DestinationForm({
         )}
         <label>
           Sampling rate (0 to 1)
-          <input type="number" min={0} max={1} step="0.01" value={sampling} onInput={(e) => setSampling(e.currentTarget.value)} />
+          <input
+            type="number"
+            min={0}
+            max={1}
+            step="0.01"
+            value={sampling}
+            onInput={(e) => setSampling(e.currentTarget.value)}
+          />
         </label>
         <label class="check">
-          <input type="checkbox" checked={enabled} onChange={(e) => setEnabled(e.currentTarget.checked)} /> Enabled
+          <input type="checkbox" checked={enabled} onChange={(e) => setEnabled(e.currentTarget.checked)} />{" "}
+          Enabled
         </label>
       </div>
       <fieldset>
@@ -300,12 +341,10 @@ function DestinationForm({
                     };
                     return f.secret ? (
                       <input type="password" {...common} />
+                    ) : f.check.kind === "url" ? (
+                      <input type="url" {...common} />
                     ) : (
-                      f.check.kind === "url" ? (
-                        <input type="url" {...common} />
-                      ) : (
-                        <input type="text" {...common} />
-                      )
+                      <input type="text" {...common} />
                     );
                   })()
                 )}
@@ -352,7 +391,8 @@ function FilterRulesEditor({
   prefix: string;
 }) {
   const groups = rules.groups;
-  const setGroup = (i: number, g: Group) => onChange({ ...rules, groups: groups.map((x, j) => (j === i ? g : x)) });
+  const setGroup = (i: number, g: Group) =>
+    onChange({ ...rules, groups: groups.map((x, j) => (j === i ? g : x)) });
   return (
     <fieldset>
       <legend>Filter rules</legend>
@@ -368,19 +408,27 @@ function FilterRulesEditor({
         <div class="group" key={gi} role="group" aria-label={`Rule group ${gi + 1}`}>
           <label>
             Group {gi + 1} logic
-            <select value={g.logic ?? "and"} onChange={(e) => setGroup(gi, { ...g, logic: e.currentTarget.value as "and" | "or" })}>
+            <select
+              value={g.logic ?? "and"}
+              onChange={(e) => setGroup(gi, { ...g, logic: e.currentTarget.value as "and" | "or" })}
+            >
               <option value="and">all rules (and)</option>
               <option value="or">any rule (or)</option>
             </select>
           </label>
           {g.rules.map((r, ri) => {
-            const setRule = (nr: Rule) => setGroup(gi, { ...g, rules: g.rules.map((x, j) => (j === ri ? nr : x)) });
+            const setRule = (nr: Rule) =>
+              setGroup(gi, { ...g, rules: g.rules.map((x, j) => (j === ri ? nr : x)) });
             const id = `${prefix}-g${gi}-r${ri}`;
             return (
               <div class="row" key={ri}>
                 <label for={`${id}-f`}>
                   Field
-                  <select id={`${id}-f`} value={r.field} onChange={(e) => setRule({ ...r, field: e.currentTarget.value as Rule["field"] })}>
+                  <select
+                    id={`${id}-f`}
+                    value={r.field}
+                    onChange={(e) => setRule({ ...r, field: e.currentTarget.value as Rule["field"] })}
+                  >
                     {RULE_FIELDS.map((f) => (
                       <option key={f}>{f}</option>
                     ))}
@@ -405,7 +453,10 @@ function FilterRulesEditor({
                     value={r.value === undefined ? "" : String(r.value)}
                     onInput={(e) => {
                       const v = e.currentTarget.value;
-                      setRule({ ...r, value: ["gt", "lt", "gte", "lte"].includes(r.operator) && v !== "" ? Number(v) : v });
+                      setRule({
+                        ...r,
+                        value: ["gt", "lt", "gte", "lte"].includes(r.operator) && v !== "" ? Number(v) : v,
+                      });
                     }}
                   />
                 </label>
@@ -422,7 +473,9 @@ function FilterRulesEditor({
           <button
             type="button"
             class="secondary"
-            onClick={() => setGroup(gi, { ...g, rules: [...g.rules, { field: "model", operator: "equals", value: "" }] })}
+            onClick={() =>
+              setGroup(gi, { ...g, rules: [...g.rules, { field: "model", operator: "equals", value: "" }] })
+            }
           >
             Add rule to group {gi + 1}
           </button>
@@ -432,7 +485,10 @@ function FilterRulesEditor({
         type="button"
         class="secondary"
         onClick={() =>
-          onChange({ ...rules, groups: [...groups, { logic: "and", rules: [{ field: "model", operator: "equals", value: "" }] }] })
+          onChange({
+            ...rules,
+            groups: [...groups, { logic: "and", rules: [{ field: "model", operator: "equals", value: "" }] }],
+          })
         }
       >
         Add rule group

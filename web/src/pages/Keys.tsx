@@ -103,10 +103,10 @@ export function Keys() {
                         type="button"
                         class="secondary"
                         onClick={() =>
-                          call("patch", "/keys/{hash}", { path: { hash: k.hash }, body: { disabled: !k.disabled } }).then(
-                            load,
-                            (e: unknown) => setError(errorText(e)),
-                          )
+                          void call("patch", "/keys/{hash}", {
+                            path: { hash: k.hash },
+                            body: { disabled: !k.disabled },
+                          }).then(load, (e: unknown) => setError(errorText(e)))
                         }
                       >
                         {k.disabled ? "Enable" : "Disable"}
@@ -116,9 +116,11 @@ export function Keys() {
                         type="button"
                         class="danger"
                         onClick={() => {
-                          if (!confirm(`Delete the key "${k.name}"? Requests with it will be refused.`)) return;
-                          call("delete", "/keys/{hash}", { path: { hash: k.hash } }).then(load, (e: unknown) =>
-                            setError(errorText(e)),
+                          if (!confirm(`Delete the key "${k.name}"? Requests with it will be refused.`))
+                            return;
+                          void call("delete", "/keys/{hash}", { path: { hash: k.hash } }).then(
+                            load,
+                            (e: unknown) => setError(errorText(e)),
                           );
                         }}
                       >
@@ -155,8 +157,8 @@ function UsageBar({ k }: { k: Key }) {
   const ratio = k.limit > 0 ? Math.min(1, used / k.limit) : 1;
   return (
     <span class="usage">
-      <meter min={0} max={1} value={ratio} high={0.8} aria-label={`${k.name} usage of limit`} />{" "}
-      {usd(used)} / {usd(k.limit)} {k.limit_reset ?? "total"}
+      <meter min={0} max={1} value={ratio} high={0.8} aria-label={`${k.name} usage of limit`} /> {usd(used)} /{" "}
+      {usd(k.limit)} {k.limit_reset ?? "total"}
     </span>
   );
 }
@@ -197,8 +199,8 @@ function LimitFields({
         </select>
       </label>
       <label class="check">
-        <input type="checkbox" checked={byok} onChange={(e) => onChange({ byok: e.currentTarget.checked })} /> Count
-        BYOK usage toward the limit
+        <input type="checkbox" checked={byok} onChange={(e) => onChange({ byok: e.currentTarget.checked })} />{" "}
+        Count BYOK usage toward the limit
       </label>
     </>
   );
@@ -287,7 +289,11 @@ function EditKey({ k, onDone }: { k: Key; onDone: () => void }) {
         Name
         <input required value={name} onInput={(e) => setName(e.currentTarget.value)} />
       </label>
-      <LimitFields prefix={`edit-${k.hash.slice(0, 8)}`} {...limits} onChange={(p) => setLimits({ ...limits, ...p })} />
+      <LimitFields
+        prefix={`edit-${k.hash.slice(0, 8)}`}
+        {...limits}
+        onChange={(p) => setLimits({ ...limits, ...p })}
+      />
       <p class="help">The expiry is set when a key is created; the API does not change it afterwards.</p>
       <button type="submit">Save</button>
       <button type="button" class="secondary" onClick={onDone}>

@@ -47,7 +47,9 @@ export function Overview() {
     const time_range = { start: isoSeconds(end - range.ms), end: isoSeconds(end) };
     const q = (extra: Partial<AnalyticsQuery>): AnalyticsQuery => ({ metrics: [], time_range, ...extra });
     Promise.all([
-      runQuery(q({ metrics: ["total_usage", "request_count", "tokens_total"], granularity: range.granularity })),
+      runQuery(
+        q({ metrics: ["total_usage", "request_count", "tokens_total"], granularity: range.granularity }),
+      ),
       Promise.all(
         TOPS.map((t) =>
           runQuery(

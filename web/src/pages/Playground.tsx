@@ -98,7 +98,13 @@ export function Playground() {
         </label>
         <label>
           Message
-          <textarea id="pg-prompt" rows={4} required value={prompt} onInput={(e) => setPrompt(e.currentTarget.value)} />
+          <textarea
+            id="pg-prompt"
+            rows={4}
+            required
+            value={prompt}
+            onInput={(e) => setPrompt(e.currentTarget.value)}
+          />
         </label>
         <button type="submit" disabled={busy}>
           {busy ? "Streaming…" : "Send"}

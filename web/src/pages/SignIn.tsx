@@ -27,7 +27,7 @@ export function SignIn({ onSignedIn }: { onSignedIn: () => void }) {
   return (
     <main id="main" class="signin" tabIndex={-1}>
       <h1>Gatehouse</h1>
-      <form onSubmit={submit}>
+      <form onSubmit={(e) => void submit(e)}>
         <label for="key">Management key</label>
         <input
           id="key"

@@ -22,8 +22,8 @@ export function Workspaces() {
     <section aria-labelledby="ws-title">
       <h1 id="ws-title">Workspaces and budgets</h1>
       <p class="help">
-        Each workspace has up to four budgets. A shorter interval's limit may not exceed a longer one's; the server
-        says which when it refuses a change.
+        Each workspace has up to four budgets. A shorter interval's limit may not exceed a longer one's; the
+        server says which when it refuses a change.
       </p>
       <ErrorNote error={error} />
       {!list ? <Loading what="workspaces" /> : list.map((w) => <WorkspaceBudgets key={w.id} ws={w} />)}
@@ -83,7 +83,7 @@ function WorkspaceBudgets({ ws }: { ws: Workspace }) {
               ws={ws}
               interval={i}
               budget={budgets.find((b) => intervalOf(b) === i) ?? null}
-              onChanged={load}
+              onChanged={() => void load()}
             />
           ))}
         </div>
@@ -116,10 +116,9 @@ function BudgetForm({
     }).then(onChanged, (err: unknown) => setError(errorText(err)));
   };
   const remove = () =>
-    call("delete", "/workspaces/{workspace_ref}/budgets/{interval}", { path: { workspace_ref: ws.id, interval } }).then(
-      onChanged,
-      (err: unknown) => setError(errorText(err)),
-    );
+    call("delete", "/workspaces/{workspace_ref}/budgets/{interval}", {
+      path: { workspace_ref: ws.id, interval },
+    }).then(onChanged, (err: unknown) => setError(errorText(err)));
   return (
     <form class="budget" onSubmit={save} aria-label={`${ws.name} ${interval} budget`}>
       <h3>{interval[0]!.toUpperCase() + interval.slice(1)}</h3>
@@ -150,7 +149,7 @@ function BudgetForm({
       <div class="row">
         <button type="submit">Save {interval}</button>
         {budget && (
-          <button type="button" class="secondary" onClick={remove}>
+          <button type="button" class="secondary" onClick={() => void remove()}>
             Remove
           </button>
         )}
