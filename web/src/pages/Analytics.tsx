@@ -59,7 +59,11 @@ export function Analytics() {
   const qParam = search.get("q");
   useEffect(() => {
     const q = queryFromUrl(new URLSearchParams(location.search));
-    if (!q) return;
+    if (!q) {
+      // A first visit shows a useful default at once, under its own shareable URL.
+      navigate(`/analytics?q=${encodeURIComponent(JSON.stringify(clean(draft)))}`, true);
+      return;
+    }
     setDraft(q);
     setBusy(true);
     setError(null);

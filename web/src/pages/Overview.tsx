@@ -27,6 +27,8 @@ interface Data {
   fetchedAt: number;
 }
 
+const TITLES = { total_usage: "Spend", request_count: "Requests", tokens_total: "Tokens" } as const;
+
 /** Marks the Overview as fully drawn (the bench reads this mark with the Performance API). */
 export const DRAWN_MARK = "gatehouse:overview-drawn";
 
@@ -147,9 +149,9 @@ export function Overview() {
             {lines.map((l) => (
               <Chart
                 key={l.metric}
-                title={{ total_usage: "Spend", request_count: "Requests", tokens_total: "Tokens" }[l.metric]}
+                title={TITLES[l.metric]}
                 x={l.x}
-                series={l.series}
+                series={l.series.map((s) => ({ ...s, label: TITLES[l.metric] }))}
                 format={l.metric === "total_usage" ? "currency" : "number"}
                 height={180}
                 onDrawn={() => chartDrawn(l.metric)}
