@@ -34,7 +34,11 @@ function wireBytes(url: string, encoding: string): Promise<{ encoding: string; b
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
 
 process.stdout.write(`seeding the demo (${generations.toLocaleString("en-US")} generations)…\n`);
-const server = await startDemoServer({ generations, days: 30, env: { ANALYTICS_CACHE_TTL_MS: "0" } });
+const server = await startDemoServer({
+  generations,
+  days: 30,
+  env: { ANALYTICS_CACHE_TTL_MS: "0", RATE_LIMIT_ANALYTICS_MAX: "100000" },
+});
 const { context, close } = await launchBrowser();
 try {
   // 1. First-load bytes.
