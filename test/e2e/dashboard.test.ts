@@ -249,7 +249,7 @@ describe.skipIf(unavailable !== null)("dashboard in Chromium", () => {
     if (v.length) found["sign-in"] = v;
     expect(found).toEqual({});
     await page.close();
-  });
+  }, 120_000);
 
   it("streams a chat answer in the Playground", async (ctx) => {
     if (!("/chat/completions" in paths)) {
