@@ -1,5 +1,6 @@
 import { availableParallelism } from "node:os";
-import { resolve } from "node:path";
+import { existsSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
 import { ProvidersFileError, readProvidersFile, type ProvidersFileSpec } from "../gateway/catalog/providers-file.js";
 
 /**
@@ -73,6 +74,8 @@ export interface Config {
    */
   providersFile: ProvidersFileSpec | null;
   gateway: GatewayConfig;
+  /** The built dashboard (index.html and assets/) served at `/`; a missing directory serves none. */
+  webDir: string;
 }
 
 /** Delivery to observability destinations (docs/broadcast.md "Retry schedule", "Caps"). */
@@ -134,6 +137,14 @@ const DUCKDB_MEMORY = /^\d+(\.\d+)?\s?(KB|MB|GB|TB|KiB|MiB|GiB|TiB)$/i;
 
 /** One ingest worker per core up to 4 (2 did better than 1 on 2 cores: docs/performance.md). */
 const DEFAULT_INGEST_WORKERS = Math.min(4, Math.max(1, availableParallelism()));
+
+/** The directory of this package (where package.json is), from src/ or from a compiled dist/. */
+function packageRoot(): string {
+  for (let dir = import.meta.dirname; ; dir = dirname(dir)) {
+    if (existsSync(join(dir, "package.json"))) return dir;
+    if (dirname(dir) === dir) return process.cwd();
+  }
+}
 
 const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
 
@@ -283,6 +294,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     logLevel,
     trustProxy: trust === "true",
     providersFile,
+    webDir: resolve(str("GATEHOUSE_WEB_DIR") ?? join(packageRoot(), "dist", "web")),
     rateLimit: {
       management: rate("RATE_LIMIT_MANAGEMENT", 600),
       keyUpdate: rate("RATE_LIMIT_KEY_UPDATE", 120),

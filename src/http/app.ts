@@ -5,6 +5,7 @@ import type { AppContext } from "./context.js";
 import { charsetProblem, utf8Problem, wholeBody } from "./utf8-only.js";
 import { errorHandler, frameworkErrorHandler, notFoundHandler } from "./error-handler.js";
 import { authPlugin } from "./plugins/auth.js";
+import { registerDashboard } from "./plugins/dashboard.js";
 import { rateLimitPlugin } from "./plugins/rate-limit.js";
 import { apiRoutes } from "./routes/index.js";
 import { healthRoutes } from "./routes/health.js";
@@ -56,7 +57,10 @@ export async function buildApp(given: AppContext, opts: BuildOptions = {}): Prom
   });
   app.setValidatorCompiler(validatorCompiler);
   app.setErrorHandler(errorHandler);
-  app.setNotFoundHandler(notFoundHandler);
+  let dashboardFallback: Awaited<ReturnType<typeof registerDashboard>> = null;
+  app.setNotFoundHandler((request, reply) => {
+    if (!dashboardFallback?.(request, reply)) notFoundHandler(request, reply);
+  });
   // JSON only: text/plain bodies are refused with 415 like any other media type.
   app.removeContentTypeParser("text/plain");
   // JSON is UTF-8 (RFC 8259): a body declared in another charset would be decoded wrongly.
@@ -99,5 +103,6 @@ export async function buildApp(given: AppContext, opts: BuildOptions = {}): Prom
   await app.register(rateLimitPlugin, ctx);
   await app.register(async (root) => healthRoutes(root, ctx));
   await app.register(async (api) => apiRoutes(api, ctx), { prefix: API_PREFIX });
+  dashboardFallback = await registerDashboard(app, ctx.config.webDir);
   return app;
 }

@@ -49,7 +49,7 @@ export async function startCaptureServer(status = 200): Promise<{
       const res = await fetch(`${origin}${u.pathname}${u.search}`, {
         method: request.method,
         headers,
-        body: request.body,
+        body: typeof request.body === "string" ? request.body : Buffer.from(request.body),
       });
       await res.arrayBuffer();
       return { status: res.status, captured: received.at(-1)! };

@@ -1,0 +1,29 @@
+import { API_BASE } from "./client.ts";
+
+/**
+ * What this server offers beyond the management API, read once from its OpenAPI document: the
+ * Playground needs the chat completions endpoint, destination checks need the test and
+ * deliveries endpoints. Pages hide what the server does not have.
+ */
+export interface Capabilities {
+  chatCompletions: boolean;
+  destinationTest: boolean;
+  destinationDeliveries: boolean;
+}
+
+let loaded: Promise<Capabilities> | null = null;
+
+export function capabilities(): Promise<Capabilities> {
+  loaded ??= fetch(`${API_BASE}/openapi.json`, { credentials: "omit" })
+    .then((r) => (r.ok ? (r.json() as Promise<{ paths?: Record<string, unknown> }>) : { paths: {} }))
+    .then((doc) => {
+      const has = (p: string) => Object.prototype.hasOwnProperty.call(doc.paths ?? {}, p);
+      return {
+        chatCompletions: has("/chat/completions"),
+        destinationTest: has("/observability/destinations/{id}/test"),
+        destinationDeliveries: has("/observability/destinations/{id}/deliveries"),
+      };
+    })
+    .catch(() => ({ chatCompletions: false, destinationTest: false, destinationDeliveries: false }));
+  return loaded;
+}

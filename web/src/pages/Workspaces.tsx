@@ -1,0 +1,160 @@
+import { useEffect, useState } from "preact/hooks";
+import { call, errorText } from "../api/client.ts";
+import type { Budget, Workspace } from "../api/types.ts";
+import { ErrorNote, Loading } from "../components/ui.tsx";
+import { usd, utc } from "../lib/format.ts";
+
+const INTERVALS = ["daily", "weekly", "monthly", "lifetime"] as const;
+type Interval = (typeof INTERVALS)[number];
+
+const intervalOf = (b: Budget): Interval => b.reset_interval ?? "lifetime";
+
+export function Workspaces() {
+  const [list, setList] = useState<Workspace[] | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  useEffect(() => {
+    call("get", "/workspaces", { query: { limit: 100 } }).then(
+      (r) => setList(r.data),
+      (e: unknown) => setError(errorText(e)),
+    );
+  }, []);
+  return (
+    <section aria-labelledby="ws-title">
+      <h1 id="ws-title">Workspaces and budgets</h1>
+      <p class="help">
+        Each workspace has up to four budgets. A shorter interval's limit may not exceed a longer one's; the
+        server says which when it refuses a change.
+      </p>
+      <ErrorNote error={error} />
+      {!list ? <Loading what="workspaces" /> : list.map((w) => <WorkspaceBudgets key={w.id} ws={w} />)}
+    </section>
+  );
+}
+
+function WorkspaceBudgets({ ws }: { ws: Workspace }) {
+  const [budgets, setBudgets] = useState<Budget[] | null>(null);
+  const [byok, setByok] = useState(ws.include_byok_in_budgets);
+  const [error, setError] = useState<string | null>(null);
+  const load = () =>
+    call("get", "/workspaces/{workspace_ref}/budgets", { path: { workspace_ref: ws.id } }).then(
+      (r) => {
+        setBudgets(r.data);
+        setByok(r.include_byok_in_budgets);
+      },
+      (e: unknown) => setError(errorText(e)),
+    );
+  useEffect(() => void load(), [ws.id]);
+
+  const toggleByok = (on: boolean) => {
+    const any = budgets?.[0];
+    if (!any) return;
+    setError(null);
+    // The switch is workspace-wide and travels with a budget write (the same limit, re-sent).
+    call("put", "/workspaces/{workspace_ref}/budgets/{interval}", {
+      path: { workspace_ref: ws.id, interval: intervalOf(any) },
+      body: { limit_usd: any.limit_usd, include_byok_in_budgets: on },
+    }).then(load, (e: unknown) => setError(errorText(e)));
+  };
+
+  const headingId = `ws-${ws.id}`;
+  return (
+    <article class="panel" aria-labelledby={headingId}>
+      <h2 id={headingId}>
+        {ws.name} <span class="muted">({ws.slug})</span>
+      </h2>
+      <label class="check">
+        <input
+          type="checkbox"
+          checked={byok}
+          disabled={!budgets?.length}
+          onChange={(e) => toggleByok(e.currentTarget.checked)}
+        />{" "}
+        Count BYOK spend toward this workspace's budgets
+        {!budgets?.length && <span class="muted"> (set a budget first)</span>}
+      </label>
+      <ErrorNote error={error} />
+      {!budgets ? (
+        <Loading what="budgets" />
+      ) : (
+        <div class="budgets">
+          {INTERVALS.map((i) => (
+            <BudgetForm
+              key={i}
+              ws={ws}
+              interval={i}
+              budget={budgets.find((b) => intervalOf(b) === i) ?? null}
+              onChanged={() => void load()}
+            />
+          ))}
+        </div>
+      )}
+    </article>
+  );
+}
+
+function BudgetForm({
+  ws,
+  interval,
+  budget,
+  onChanged,
+}: {
+  ws: Workspace;
+  interval: Interval;
+  budget: Budget | null;
+  onChanged: () => void;
+}) {
+  const [limit, setLimit] = useState(budget ? String(budget.limit_usd) : "");
+  const [error, setError] = useState<string | null>(null);
+  useEffect(() => setLimit(budget ? String(budget.limit_usd) : ""), [budget?.limit_usd]);
+  const id = `b-${ws.id}-${interval}`;
+  const save = (e: Event) => {
+    e.preventDefault();
+    setError(null);
+    call("put", "/workspaces/{workspace_ref}/budgets/{interval}", {
+      path: { workspace_ref: ws.id, interval },
+      body: { limit_usd: Number(limit) },
+    }).then(onChanged, (err: unknown) => setError(errorText(err)));
+  };
+  const remove = () =>
+    call("delete", "/workspaces/{workspace_ref}/budgets/{interval}", {
+      path: { workspace_ref: ws.id, interval },
+    }).then(onChanged, (err: unknown) => setError(errorText(err)));
+  return (
+    <form class="budget" onSubmit={save} aria-label={`${ws.name} ${interval} budget`}>
+      <h3>{interval[0]!.toUpperCase() + interval.slice(1)}</h3>
+      {budget ? (
+        <dl>
+          <dt>Spent</dt>
+          <dd>{usd(budget.spent_usd)}</dd>
+          <dt>Remaining</dt>
+          <dd>{usd(budget.remaining_usd)}</dd>
+          <dt>Resets at</dt>
+          <dd>{budget.resets_at ? utc(budget.resets_at) : "never (lifetime)"}</dd>
+        </dl>
+      ) : (
+        <p class="muted">No budget.</p>
+      )}
+      <label for={id}>Limit (USD)</label>
+      <input
+        id={id}
+        type="number"
+        min={0}
+        step="0.01"
+        required
+        value={limit}
+        onInput={(e) => setLimit(e.currentTarget.value)}
+        aria-describedby={error ? `${id}-error` : undefined}
+        aria-invalid={error ? true : undefined}
+      />
+      <div class="row">
+        <button type="submit">Save {interval}</button>
+        {budget && (
+          <button type="button" class="secondary" onClick={() => void remove()}>
+            Remove
+          </button>
+        )}
+      </div>
+      <ErrorNote error={error} id={`${id}-error`} />
+    </form>
+  );
+}
