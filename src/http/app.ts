@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import swagger from "@fastify/swagger";
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from "fastify";
+import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from "fastify";
 import type { AppContext } from "./context.js";
 import { charsetProblem, utf8Problem, wholeBody } from "./utf8-only.js";
 import { errorHandler, frameworkErrorHandler, notFoundHandler } from "./error-handler.js";
@@ -51,7 +51,7 @@ export async function buildApp(given: AppContext, opts: BuildOptions = {}): Prom
     },
     return503OnClosing: true,
     // One log line per request (onResponse below) instead of Fastify's two.
-    disableRequestLogging: true,
+    logController: new LogController({ disableRequestLogging: true }),
     forceCloseConnections: "idle",
     frameworkErrors: frameworkErrorHandler,
   });
