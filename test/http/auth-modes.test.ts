@@ -22,13 +22,19 @@ describe("auth modes of every registered route", () => {
 
   const concrete = (url: string) => url.replace(/:[a-z_]+/g, "x");
 
-  it("the only public routes are the health checks and the OpenAPI document, and they say so", () => {
+  it("the only public API routes are the OpenAPI document and the model catalog, and they say so", () => {
     const routes = t.app.authRoutes;
     expect(routes.length).toBeGreaterThan(20);
     const publicRoutes = routes.filter((r) => r.auth === "none");
-    expect(new Set(publicRoutes.map((r) => r.url))).toEqual(
-      new Set(["/healthz", "/readyz", "/api/v1/openapi.json"]),
+    // Under /api/v1: the contract, and what the install can route to (public in the hosted
+    // original too). Outside it: the health checks, and the dashboard's static files when built.
+    expect(new Set(publicRoutes.filter((r) => r.url.startsWith("/api/")).map((r) => r.url))).toEqual(
+      new Set(["/api/v1/openapi.json", "/api/v1/models", "/api/v1/providers"]),
     );
+    const outside = new Set(publicRoutes.filter((r) => !r.url.startsWith("/api/")).map((r) => r.url));
+    expect(outside).toContain("/healthz");
+    expect(outside).toContain("/readyz");
+    for (const url of outside) expect(url).toMatch(/^\/(healthz|readyz|index\.html|assets\/.+|[\w.-]+)$/);
     for (const r of publicRoutes) expect(r.declared).toBe(true);
     const undeclared = routes.filter((r) => !r.declared);
     expect(undeclared.map((r) => r.url)).toContain("/api/v1/undeclared-test-route");

@@ -2,7 +2,7 @@ import { invalid, notFound } from "../../domain/errors.js";
 import { resolveWorkspace } from "../../domain/workspaces/resolve-workspace.js";
 import { findDefaultWorkspace } from "../../domain/workspaces/workspace-repo.js";
 import { maskSecret } from "../../domain/destinations/mask.js";
-import { HASH_RE, newId } from "../../lib/ids.js";
+import { HASH_RE, UUID_RE, newId } from "../../lib/ids.js";
 import type { Clock } from "../../lib/clock.js";
 import type { SecretBox } from "../../lib/secret-box.js";
 import type { Db } from "../../stores/record-store.js";
@@ -159,6 +159,9 @@ export async function createByok(d: ByokDeps, organizationId: string, b: ByokInp
 }
 
 async function findRow(db: Db, organizationId: string, id: string): Promise<Row> {
+  // A malformed id names no record (decisions.md: 404), and never reaches the store (a NUL in a
+  // PostgreSQL text parameter is a driver error).
+  if (!UUID_RE.test(id)) throw notFound("BYOK key");
   const r = await db
     .selectFrom("byok_keys")
     .selectAll()

@@ -54,13 +54,18 @@ export const authPlugin = fp(async (app: FastifyInstance, ctx: AppContext & { ga
   const routes: RouteAuth[] = [];
   app.decorate("authRoutes", routes);
   app.addHook("onRoute", (route) => {
-    const declared = route.config?.auth;
     for (const method of [route.method].flat()) {
+      // Read when asked, not now: a plugin scope's own onRoute hook (the dashboard's static files)
+      // declares its routes' mode after this root hook has run.
       routes.push({
         method,
         url: route.url,
-        auth: declared ?? "management",
-        declared: declared !== undefined,
+        get auth(): AuthMode {
+          return route.config?.auth ?? "management";
+        },
+        get declared(): boolean {
+          return route.config?.auth !== undefined;
+        },
       });
     }
   });

@@ -60,6 +60,10 @@ export async function registerDashboard(
   const indexHtml = readFileSync(indexPath);
   await app.register(async (scope) => {
     scope.addHook("onSend", async (_request, reply) => setSecurityHeaders(reply));
+    // The dashboard's files are public (the page signs in with a key it then sends to the API).
+    scope.addHook("onRoute", (route) => {
+      route.config = { ...route.config, auth: "none" };
+    });
     await scope.register(fastifyStatic, {
       root: webDir,
       prefix: "/",
