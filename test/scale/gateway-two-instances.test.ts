@@ -63,6 +63,8 @@ describe.skipIf(SKIP)("gateway on PostgreSQL: two instances, one limit; kill -9"
       GATEHOUSE_MOCK_LATENCY_MS: "5",
       GATEHOUSE_RESERVATION_TTL_MS: String(TTL_MS),
       LOG_LEVEL: "info",
+      // No ClickHouse server here: each instance keeps its own DuckDB file, by explicit consent.
+      GATEHOUSE_ALLOW_SPLIT_ANALYTICS: "true",
     };
     a = await startServer(env);
     b = await startServer(env);
