@@ -1,6 +1,6 @@
 import type { DestinationConfig } from "../../domain/destinations/validate-config.js";
 import type { BroadcastGeneration, DestinationEncoder, EncodedRequest } from "./encoder.js";
-import { DEFAULT_OTLP_OPTIONS, EMPTY_OTLP_JSON, otlpTraceJson, type OtlpOptions } from "./otlp-json.js";
+import { DEFAULT_OTLP_OPTIONS, EMPTY_OTLP_JSON, otlpTraceJsonBytes, type OtlpOptions } from "./otlp-json.js";
 import { sha256Hex } from "./ids.js";
 import { splitBySize } from "./split-by-size.js";
 
@@ -30,7 +30,7 @@ const OTLP_MAX_BYTES = 4_000_000;
 export function otlpEncoder(target: OtlpTarget): DestinationEncoder<DestinationConfig> {
   const request = (
     config: DestinationConfig,
-    body: string,
+    body: string | Uint8Array,
     extra: Record<string, string> = {},
   ): EncodedRequest => ({
     method: target.method?.(config) ?? "POST",
@@ -43,7 +43,7 @@ export function otlpEncoder(target: OtlpTarget): DestinationEncoder<DestinationC
     encode: (batch, config) => {
       const options: OtlpOptions = { ...DEFAULT_OTLP_OPTIONS, ...target.options?.(config) };
       return splitBySize(batch, target.maxBytes ?? OTLP_MAX_BYTES, (part) =>
-        otlpTraceJson(part, options),
+        otlpTraceJsonBytes(part, options),
       ).map(({ part, body }) =>
         request(config, body, target.batchIdHeader ? { [target.batchIdHeader]: batchId(part) } : {}),
       );

@@ -104,12 +104,20 @@ function spansOf(g: BroadcastGeneration, opts: OtlpOptions): ReadableSpan[] {
   });
 }
 
-/** The ExportTraceServiceRequest JSON for a batch (one resource per generation). */
-export function otlpTraceJson(batch: readonly BroadcastGeneration[], opts: OtlpOptions): string {
+/**
+ * The ExportTraceServiceRequest JSON for a batch (one resource per generation), as the UTF-8
+ * bytes the serializer produces. Sent as is: decoding them back to a string (and the HTTP client
+ * encoding it again) cost more than building the request (docs/performance.md "Broadcast").
+ */
+export function otlpTraceJsonBytes(batch: readonly BroadcastGeneration[], opts: OtlpOptions): Uint8Array {
   const bytes = JsonTraceSerializer.serializeRequest(batch.flatMap((g) => spansOf(g, opts)));
   if (bytes === undefined) throw new Error("otlp-transformer returned no bytes");
-  return new TextDecoder().decode(bytes);
+  return bytes;
 }
+
+/** The same request as a string. */
+export const otlpTraceJson = (batch: readonly BroadcastGeneration[], opts: OtlpOptions): string =>
+  Buffer.from(otlpTraceJsonBytes(batch, opts)).toString("utf8");
 
 /** An empty ExportTraceServiceRequest: what connection tests send. */
 export const EMPTY_OTLP_JSON = '{"resourceSpans":[]}';
