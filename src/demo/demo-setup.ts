@@ -1,5 +1,10 @@
 import { createKey } from "../domain/keys/key-service.js";
-import { findDefaultWorkspace, insertWorkspace } from "../domain/workspaces/workspace-repo.js";
+import { findOrdinaryKeyHashByName } from "../domain/keys/key-repo.js";
+import {
+  findDefaultWorkspace,
+  findWorkspaceBySlug,
+  insertWorkspace,
+} from "../domain/workspaces/workspace-repo.js";
 import type { Clock } from "../lib/clock.js";
 import type { RecordStore } from "../stores/record-store.js";
 import { USERS, WORKSPACES, type WorkspaceSpec } from "./catalog.js";
@@ -25,13 +30,7 @@ async function ensureWorkspace(
   }
   const slug = spec.slug;
   return store.transaction(async (trx) => {
-    const existing = await trx
-      .selectFrom("workspaces")
-      .select("id")
-      .where("organization_id", "=", organizationId)
-      .where("slug", "=", slug)
-      .where("deleted_at", "is", null)
-      .executeTakeFirst();
+    const existing = await findWorkspaceBySlug(trx, organizationId, slug);
     if (existing) return { id: existing.id, created: false };
     const creator = USERS[spec.users[0] ?? 0];
     const id = await insertWorkspace(trx, {
@@ -70,18 +69,9 @@ export async function ensureDemoSetup(
     if (ws.created) createdWorkspaces += 1;
     const keys: DemoKey[] = [];
     for (const k of spec.keys) {
-      const existing = await store.db
-        .selectFrom("api_keys")
-        .select("hash")
-        .where("organization_id", "=", organizationId)
-        .where("workspace_id", "=", ws.id)
-        .where("name", "=", k.name)
-        .where("is_management", "=", 0)
-        .where("deleted_at", "is", null)
-        .orderBy("created_at")
-        .executeTakeFirst();
-      if (existing) {
-        keys.push({ hash: existing.hash, spec: k });
+      const existing = await findOrdinaryKeyHashByName(store.db, organizationId, ws.id, k.name);
+      if (existing !== undefined) {
+        keys.push({ hash: existing, spec: k });
         continue;
       }
       const created = await createKey(store, clock, organizationId, {

@@ -1,4 +1,5 @@
 import { invalid } from "../domain/errors.js";
+import { workspaceIdsByRef } from "../domain/workspaces/workspace-repo.js";
 import { runAnalyticsQuery, type AnalyticsDeps } from "../analytics/service/run-query.js";
 import type { QueryRequest } from "../analytics/plan/query-request.js";
 
@@ -56,18 +57,14 @@ export async function userActivity(deps: AnalyticsDeps, organizationId: string, 
   // Analytics shows workspaces by name; grouping runs one query per workspace to keep its id.
   const groups: { workspaceId: string | null; rows: Record<string, unknown>[] }[] = [];
   if (q.group_by === "workspace") {
-    let wsQuery = deps.store.db
-      .selectFrom("workspaces")
-      .select("id")
-      .where("organization_id", "=", organizationId);
-    if (q.workspace_id !== undefined)
-      wsQuery = wsQuery.where((eb) =>
-        eb.or([eb("id", "=", q.workspace_id as string), eb("slug", "=", q.workspace_id as string)]),
-      );
-    for (const w of await wsQuery.orderBy("created_at").execute()) {
+    for (const id of await workspaceIdsByRef(
+      deps.store.db,
+      organizationId,
+      q.workspace_id,
+    )) {
       groups.push({
-        workspaceId: w.id,
-        rows: (await run([{ field: "workspace", operator: "eq", value: w.id }])).data,
+        workspaceId: id,
+        rows: (await run([{ field: "workspace", operator: "eq", value: id }])).data,
       });
     }
   } else {

@@ -1,4 +1,6 @@
 import { flatMapChunks } from "../../lib/chunks.js";
+import { keyNamesByIds } from "../../domain/keys/key-repo.js";
+import { workspaceNamesByIds } from "../../domain/workspaces/workspace-repo.js";
 import type { Db } from "../../stores/record-store.js";
 import type { LabelKind } from "../model/dimensions.js";
 import { aliasOf } from "../plan/columns.js";
@@ -47,26 +49,12 @@ export async function loadLabels(
     if (ids.length === 0) continue;
     switch (dim.label) {
       case "api_key":
-        for (const r of await lookup(ids, (c) =>
-          db
-            .selectFrom("api_keys")
-            .select(["id", "name"])
-            .where("organization_id", "=", organizationId)
-            .where("id", "in", c.map(Number))
-            .execute(),
-        )) {
+        for (const r of await lookup(ids, (c) => keyNamesByIds(db, organizationId, c.map(Number)))) {
           map.set(String(r.id), { label: r.name });
         }
         break;
       case "workspace":
-        for (const r of await lookup(ids, (c) =>
-          db
-            .selectFrom("workspaces")
-            .select(["id", "name"])
-            .where("organization_id", "=", organizationId)
-            .where("id", "in", c)
-            .execute(),
-        )) {
+        for (const r of await lookup(ids, (c) => workspaceNamesByIds(db, organizationId, c))) {
           map.set(r.id, { label: r.name });
         }
         break;

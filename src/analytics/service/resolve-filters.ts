@@ -1,4 +1,6 @@
 import { flatMapChunks } from "../../lib/chunks.js";
+import { keyIdsByHashes, keyNamesByIds } from "../../domain/keys/key-repo.js";
+import { workspaceNamesByIds } from "../../domain/workspaces/workspace-repo.js";
 import { HASH_RE } from "../../lib/ids.js";
 import type { Db } from "../../stores/record-store.js";
 import type { Plan, PlanFilter } from "../plan/plan.js";
@@ -14,24 +16,10 @@ async function keyIds(db: Db, organizationId: string, refs: readonly (string | n
   const ids = refs.filter((r): r is number => typeof r === "number");
   const byHash = new Map<string, number>();
   const known = new Set<number>();
-  for (const row of await chunked(hashes, (c) =>
-    db
-      .selectFrom("api_keys")
-      .select(["id", "hash"])
-      .where("organization_id", "=", organizationId)
-      .where("hash", "in", c)
-      .execute(),
-  )) {
+  for (const row of await chunked(hashes, (c) => keyIdsByHashes(db, organizationId, c))) {
     byHash.set(row.hash, Number(row.id));
   }
-  for (const row of await chunked(ids, (c) =>
-    db
-      .selectFrom("api_keys")
-      .select("id")
-      .where("organization_id", "=", organizationId)
-      .where("id", "in", c)
-      .execute(),
-  )) {
+  for (const row of await chunked(ids, (c) => keyNamesByIds(db, organizationId, c))) {
     known.add(Number(row.id));
   }
   return (r: string | number): number | null =>
@@ -41,16 +29,7 @@ async function keyIds(db: Db, organizationId: string, refs: readonly (string | n
 async function workspaceIds(db: Db, organizationId: string, refs: readonly (string | number)[]) {
   const ids = refs.filter((r): r is string => typeof r === "string");
   const known = new Set(
-    (
-      await chunked(ids, (c) =>
-        db
-          .selectFrom("workspaces")
-          .select("id")
-          .where("organization_id", "=", organizationId)
-          .where("id", "in", c)
-          .execute(),
-      )
-    ).map((r) => r.id),
+    (await chunked(ids, (c) => workspaceNamesByIds(db, organizationId, c))).map((r) => r.id),
   );
   return (r: string | number): string | null => (typeof r === "string" && known.has(r) ? r : null);
 }

@@ -1,4 +1,6 @@
 import type { DestinationRow } from "../../domain/destinations/destination-repo.js";
+import { keyNamesByHashes } from "../../domain/keys/key-repo.js";
+import { activityDefaultWorkspaceId } from "../../domain/workspaces/workspace-repo.js";
 import type { RecordStore, Db } from "../../stores/record-store.js";
 import type { Candidate } from "../broadcast-generation.js";
 import type { LiveContext } from "../live-context.js";
@@ -16,25 +18,14 @@ export async function keyNames(
 ): Promise<Map<string, string>> {
   const out = new Map<string, string>();
   for (let i = 0; i < hashes.length; i += LOOKUP_CHUNK) {
-    const rows = await db
-      .selectFrom("api_keys")
-      .select(["hash", "name"])
-      .where("organization_id", "=", organizationId)
-      .where("hash", "in", hashes.slice(i, i + LOOKUP_CHUNK))
-      .execute();
+    const rows = await keyNamesByHashes(db, organizationId, hashes.slice(i, i + LOOKUP_CHUNK));
     for (const r of rows) out.set(r.hash, r.name);
   }
   return out;
 }
 
 async function defaultWorkspaceOf(db: Db, organizationId: string): Promise<string | null> {
-  const row = await db
-    .selectFrom("workspaces")
-    .select("id")
-    .where("organization_id", "=", organizationId)
-    .where("is_default", "=", 1)
-    .executeTakeFirst();
-  return row?.id ?? null;
+  return activityDefaultWorkspaceId(db, organizationId);
 }
 
 export interface FanOutOptions {

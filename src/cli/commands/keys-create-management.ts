@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import { addManagementKey } from "../../domain/organizations/create-organization.js";
-import { findDefaultWorkspace } from "../../domain/workspaces/workspace-repo.js";
+import { findHomeWorkspace } from "../../domain/workspaces/workspace-repo.js";
 import { hashKey, keyLabel, newKeyString } from "../../lib/ids.js";
 import { systemClock } from "../../lib/clock.js";
 import type { CliIo } from "../cli-io.js";
@@ -36,16 +36,7 @@ export function registerKeysCreateManagement(keys: Command, io: CliIo): void {
             .where("id", "=", organizationId)
             .executeTakeFirst();
           if (!org) throw new OrganizationNotFound(`organization ${organizationId} not found`);
-          const ws =
-            (await findDefaultWorkspace(trx, organizationId)) ??
-            (await trx
-              .selectFrom("workspaces")
-              .selectAll()
-              .where("organization_id", "=", organizationId)
-              .where("deleted_at", "is", null)
-              .orderBy("created_at")
-              .orderBy("id")
-              .executeTakeFirst());
+          const ws = await findHomeWorkspace(trx, organizationId);
           if (!ws) throw new Error(`organization ${organizationId} has no live workspace to hold the key`);
           await addManagementKey(trx, {
             organizationId,

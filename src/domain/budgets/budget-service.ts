@@ -5,7 +5,7 @@ import { toBigInt, usdToNano } from "../../lib/money.js";
 import type { Db, RecordStore } from "../../stores/record-store.js";
 import { readUsage } from "../usage/ledger.js";
 import { resolveWorkspace } from "../workspaces/resolve-workspace.js";
-import type { WorkspaceRow } from "../workspaces/workspace-repo.js";
+import { updateWorkspaceColumns, type WorkspaceRow } from "../workspaces/workspace-repo.js";
 import type { BudgetInterval } from "./budget-intervals.js";
 import { checkBudgetOrdering } from "./budget-ordering.js";
 import { toBudgetRecord, type BudgetRecord, type BudgetRow } from "./budget-record.js";
@@ -81,11 +81,7 @@ export async function putBudget(
     }
     const flag = input.include_byok_in_budgets;
     if (flag !== undefined && flag !== byokFlag(ws)) {
-      await trx
-        .updateTable("workspaces")
-        .set({ include_byok_in_budgets: flag ? 1 : 0, updated_at: at })
-        .where("id", "=", ws.id)
-        .execute();
+      await updateWorkspaceColumns(trx, ws.id, { include_byok_in_budgets: flag ? 1 : 0 }, now);
       ws = { ...ws, include_byok_in_budgets: flag ? 1 : 0, updated_at: at };
     }
     const row = (await findBudgetRow(trx, ws.id, interval))!;

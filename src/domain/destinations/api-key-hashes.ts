@@ -1,4 +1,5 @@
 import type { Db } from "../../stores/record-store.js";
+import { keyHashesIn } from "../keys/key-repo.js";
 import { invalid } from "../errors.js";
 
 /**
@@ -12,14 +13,7 @@ export async function normalizeApiKeyHashes(
 ): Promise<string[] | null> {
   if (hashes === null || hashes === undefined) return null;
   const unique = [...new Set(hashes.map((h) => h.toLowerCase()))];
-  const found = await db
-    .selectFrom("api_keys")
-    .select("hash")
-    .where("organization_id", "=", organizationId)
-    .where("deleted_at", "is", null)
-    .where("hash", "in", unique)
-    .execute();
-  const known = new Set(found.map((r) => r.hash));
+  const known = await keyHashesIn(db, organizationId, unique, true);
   const missing = unique.findIndex((h) => !known.has(h));
   if (missing >= 0) {
     const index = hashes.findIndex((h) => h.toLowerCase() === unique[missing]);

@@ -209,3 +209,127 @@ export function findKeyByHash(db: Db, hash: string) {
     .where("hash", "=", hash)
     .executeTakeFirst();
 }
+
+/** The oldest live ordinary key of a workspace with this name, if any (the demo reuses it). */
+export async function findOrdinaryKeyHashByName(
+  db: Db,
+  organizationId: string,
+  workspaceId: string,
+  name: string,
+): Promise<string | undefined> {
+  const row = await db
+    .selectFrom("api_keys")
+    .select("hash")
+    .where("organization_id", "=", organizationId)
+    .where("workspace_id", "=", workspaceId)
+    .where("name", "=", name)
+    .where("is_management", "=", 0)
+    .where("deleted_at", "is", null)
+    .orderBy("created_at")
+    .executeTakeFirst();
+  return row?.hash;
+}
+
+/** The user who created the key with this hash (any state); null when none or unknown. */
+export async function keyCreatorUserId(db: Db, hash: string): Promise<string | null> {
+  const row = await db
+    .selectFrom("api_keys")
+    .select("creator_user_id")
+    .where("hash", "=", hash)
+    .executeTakeFirst();
+  return row?.creator_user_id ?? null;
+}
+
+/** Live keys of a workspace that are not disabled (management keys included). */
+export async function countActiveKeysOfWorkspace(db: Db, workspaceId: string): Promise<number> {
+  const row = await db
+    .selectFrom("api_keys")
+    .select((eb) => eb.fn.countAll().as("n"))
+    .where("workspace_id", "=", workspaceId)
+    .where("deleted_at", "is", null)
+    .where("disabled", "=", 0)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+/** Soft-deletes (and disables) every live key of a workspace. */
+export async function softDeleteKeysOfWorkspace(db: Db, workspaceId: string, now: Date): Promise<void> {
+  const at = now.toISOString();
+  await db
+    .updateTable("api_keys")
+    .set({ deleted_at: at, updated_at: at, disabled: 1 })
+    .where("workspace_id", "=", workspaceId)
+    .where("deleted_at", "is", null)
+    .execute();
+}
+
+/**
+ * Which of the hashes are keys of the organization, in one statement (callers bound the list).
+ * `liveOnly` leaves deleted keys out.
+ */
+export async function keyHashesIn(
+  db: Db,
+  organizationId: string,
+  hashes: readonly string[],
+  liveOnly: boolean,
+): Promise<Set<string>> {
+  let q = db.selectFrom("api_keys").select("hash").where("organization_id", "=", organizationId);
+  if (liveOnly) q = q.where("deleted_at", "is", null);
+  const rows = await q.where("hash", "in", hashes).execute();
+  return new Set(rows.map((r) => r.hash));
+}
+
+/** Whether a key with this hash exists in any state. */
+export async function keyHashExists(db: Db, hash: string): Promise<boolean> {
+  return (
+    (await db.selectFrom("api_keys").select("hash").where("hash", "=", hash).executeTakeFirst()) !== undefined
+  );
+}
+
+/** Makes the key with this hash a live, enabled, non-expiring management key (the operator's key). */
+export async function reviveManagementKey(db: Db, hash: string): Promise<void> {
+  await db
+    .updateTable("api_keys")
+    .set({ deleted_at: null, disabled: 0, is_management: 1, expires_at: null })
+    .where("hash", "=", hash)
+    .execute();
+}
+
+/** Every key of the organization (deleted too): hash, name and workspace. */
+export function keysOfOrganization(db: Db, organizationId: string) {
+  return db
+    .selectFrom("api_keys")
+    .select(["hash", "name", "workspace_id"])
+    .where("organization_id", "=", organizationId)
+    .execute();
+}
+
+/** Id of each of the organization's keys among the hashes, in one statement (callers bound the list). */
+export function keyIdsByHashes(db: Db, organizationId: string, hashes: readonly string[]) {
+  return db
+    .selectFrom("api_keys")
+    .select(["id", "hash"])
+    .where("organization_id", "=", organizationId)
+    .where("hash", "in", hashes)
+    .execute();
+}
+
+/** Id and name of each of the organization's keys among the ids, in one statement (callers bound the list). */
+export function keyNamesByIds(db: Db, organizationId: string, ids: readonly number[]) {
+  return db
+    .selectFrom("api_keys")
+    .select(["id", "name"])
+    .where("organization_id", "=", organizationId)
+    .where("id", "in", ids)
+    .execute();
+}
+
+/** Hash and name of each of the organization's keys among the hashes, in one statement. */
+export function keyNamesByHashes(db: Db, organizationId: string, hashes: readonly string[]) {
+  return db
+    .selectFrom("api_keys")
+    .select(["hash", "name"])
+    .where("organization_id", "=", organizationId)
+    .where("hash", "in", hashes)
+    .execute();
+}

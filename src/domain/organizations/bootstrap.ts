@@ -1,7 +1,8 @@
 import { hashKey } from "../../lib/ids.js";
+import { keyHashExists, reviveManagementKey } from "../keys/key-repo.js";
 import type { Clock } from "../../lib/clock.js";
 import type { RecordStore } from "../../stores/record-store.js";
-import { findDefaultWorkspace } from "../workspaces/workspace-repo.js";
+import { findHomeWorkspace } from "../workspaces/workspace-repo.js";
 import { addManagementKey, createOrganization } from "./create-organization.js";
 
 export interface BootstrapResult {
@@ -54,29 +55,13 @@ async function bootstrapOnce(
   }
   if (bootstrapKey) {
     const hash = hashKey(bootstrapKey);
-    const existing = await store.db
-      .selectFrom("api_keys")
-      .select("hash")
-      .where("hash", "=", hash)
-      .executeTakeFirst();
-    if (existing) {
+    if (await keyHashExists(store.db, hash)) {
       // The operator's key must work after start: revive it if it was deleted, disabled or expired.
-      await store.db
-        .updateTable("api_keys")
-        .set({ deleted_at: null, disabled: 0, is_management: 1, expires_at: null })
-        .where("hash", "=", hash)
-        .execute();
+      await reviveManagementKey(store.db, hash);
     } else {
       await store.transaction(async (trx) => {
-        const ws =
-          (await findDefaultWorkspace(trx, first.id)) ??
-          (await trx
-            .selectFrom("workspaces")
-            .selectAll()
-            .where("organization_id", "=", first.id)
-            .where("deleted_at", "is", null)
-            .orderBy("created_at")
-            .executeTakeFirstOrThrow());
+        const ws = await findHomeWorkspace(trx, first.id);
+        if (!ws) throw new Error(`organization ${first.id} has no live workspace to hold the bootstrap key`);
         await addManagementKey(trx, {
           organizationId: first.id,
           workspaceId: ws.id,

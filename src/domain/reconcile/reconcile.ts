@@ -1,4 +1,6 @@
 import type { Clock } from "../../lib/clock.js";
+import { keysOfOrganization } from "../keys/key-repo.js";
+import { workspacesOfOrganization } from "../workspaces/workspace-repo.js";
 import { toBigInt } from "../../lib/money.js";
 import type { ActivityStore } from "../../stores/activity-store.js";
 import type { RecordStore } from "../../stores/record-store.js";
@@ -78,16 +80,8 @@ export async function reconcileLedger(
       .select(["scope", "scope_id", "window", "window_index", "usage_nano", "byok_nano"])
       .where("organization_id", "=", organizationId)
       .execute(),
-    store.db
-      .selectFrom("api_keys")
-      .select(["hash", "name", "workspace_id"])
-      .where("organization_id", "=", organizationId)
-      .execute(),
-    store.db
-      .selectFrom("workspaces")
-      .select(["id", "name", "is_default", "deleted_at"])
-      .where("organization_id", "=", organizationId)
-      .execute(),
+    keysOfOrganization(store.db, organizationId),
+    workspacesOfOrganization(store.db, organizationId),
     store.db
       .selectFrom("generations_seen")
       .select((eb) => eb.fn.countAll().as("n"))

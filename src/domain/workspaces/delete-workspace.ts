@@ -1,7 +1,9 @@
 import { invalid } from "../errors.js";
+import { countActiveKeysOfWorkspace, softDeleteKeysOfWorkspace } from "../keys/key-repo.js";
 import type { Clock } from "../../lib/clock.js";
 import type { RecordStore } from "../../stores/record-store.js";
 import { resolveWorkspace } from "./resolve-workspace.js";
+import { softDeleteWorkspace } from "./workspace-repo.js";
 
 /**
  * Deletes a workspace, in one transaction that holds the workspace row:
@@ -23,21 +25,15 @@ export async function deleteWorkspace(
     if (Number(ws.is_default) === 1 && !confirmDefault) {
       throw invalid("confirm_default_workspace_deletion: must be true to delete the default workspace");
     }
-    const active = await trx
-      .selectFrom("api_keys")
-      .select((eb) => eb.fn.countAll().as("n"))
-      .where("workspace_id", "=", ws.id)
-      .where("deleted_at", "is", null)
-      .where("disabled", "=", 0)
-      .executeTakeFirstOrThrow();
-    const n = Number(active.n);
+    const n = await countActiveKeysOfWorkspace(trx, ws.id);
     if (n > 0) {
       throw invalid(
         `Workspace has ${n} active API key${n === 1 ? "" : "s"}; disable or delete ${n === 1 ? "it" : "them"} before deleting the workspace`,
         { active_key_count: n },
       );
     }
-    const at = clock.now().toISOString();
+    const now = clock.now();
+    const at = now.toISOString();
     await trx.deleteFrom("budgets").where("workspace_id", "=", ws.id).execute();
     await trx
       .updateTable("destinations")
@@ -45,16 +41,7 @@ export async function deleteWorkspace(
       .where("workspace_id", "=", ws.id)
       .where("deleted_at", "is", null)
       .execute();
-    await trx
-      .updateTable("api_keys")
-      .set({ deleted_at: at, updated_at: at, disabled: 1 })
-      .where("workspace_id", "=", ws.id)
-      .where("deleted_at", "is", null)
-      .execute();
-    await trx
-      .updateTable("workspaces")
-      .set({ deleted_at: at, updated_at: at })
-      .where("id", "=", ws.id)
-      .execute();
+    await softDeleteKeysOfWorkspace(trx, ws.id, now);
+    await softDeleteWorkspace(trx, ws.id, now);
   });
 }

@@ -2,7 +2,12 @@ import { invalid, notFound } from "../errors.js";
 import { UUID_RE } from "../../lib/ids.js";
 import type { DialectCaps } from "../../stores/dialect.js";
 import type { Db } from "../../stores/record-store.js";
-import { findDefaultWorkspace, type WorkspaceRow } from "./workspace-repo.js";
+import {
+  findDefaultWorkspace,
+  findLiveWorkspace,
+  liveWorkspaceIdFor,
+  type WorkspaceRow,
+} from "./workspace-repo.js";
 
 export interface ResolveOptions {
   /**
@@ -12,15 +17,7 @@ export interface ResolveOptions {
   forUpdate?: boolean;
 }
 
-function lookup(db: Db, organizationId: string, column: "id" | "slug", value: string, forUpdate: boolean) {
-  const q = db
-    .selectFrom("workspaces")
-    .selectAll()
-    .where("organization_id", "=", organizationId)
-    .where(column, "=", value)
-    .where("deleted_at", "is", null);
-  return (forUpdate ? q.forUpdate() : q).executeTakeFirst();
-}
+const lookup = findLiveWorkspace;
 
 /**
  * A live workspace of the organization by UUID or slug. A UUID also matches the slug pattern, so
@@ -78,20 +75,16 @@ export async function workspaceForField(
   workspaceId: string | undefined,
   lock: WorkspaceLock = "none",
 ): Promise<string | null> {
-  let q = db
-    .selectFrom("workspaces")
-    .select("id")
-    .where("organization_id", "=", organizationId)
-    .where("deleted_at", "is", null);
-  q =
-    workspaceId === undefined ? q.where("is_default", "=", 1) : q.where("id", "=", workspaceId.toLowerCase());
-  if (caps.supportsForUpdate && lock === "update") q = q.forUpdate();
-  if (caps.supportsForUpdate && lock === "share") q = q.forShare();
-  const ws = await q.executeTakeFirst();
-  if (!ws && workspaceId !== undefined) {
+  const id = await liveWorkspaceIdFor(
+    db,
+    organizationId,
+    workspaceId?.toLowerCase(),
+    caps.supportsForUpdate ? lock : "none",
+  );
+  if (id === undefined && workspaceId !== undefined) {
     throw invalid(`workspace_id: no workspace ${workspaceId} in this organization`);
   }
-  return ws?.id ?? null;
+  return id ?? null;
 }
 
 /** workspaceForField for operations that create something: no workspace at all is 400. */

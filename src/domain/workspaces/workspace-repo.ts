@@ -143,3 +143,140 @@ export async function workspaceIdsIn(
   );
   return new Set(rows.map((r) => r.id));
 }
+
+/** The live workspace of the organization with this slug. */
+export function findWorkspaceBySlug(
+  db: Db,
+  organizationId: string,
+  slug: string,
+): Promise<WorkspaceRow | undefined> {
+  return findLiveWorkspace(db, organizationId, "slug", slug, false);
+}
+
+/** A live workspace of the organization by id or slug, optionally locked (`FOR UPDATE`). */
+export function findLiveWorkspace(
+  db: Db,
+  organizationId: string,
+  column: "id" | "slug",
+  value: string,
+  forUpdate: boolean,
+): Promise<WorkspaceRow | undefined> {
+  const q = db
+    .selectFrom("workspaces")
+    .selectAll()
+    .where("organization_id", "=", organizationId)
+    .where(column, "=", value)
+    .where("deleted_at", "is", null);
+  return (forUpdate ? q.forUpdate() : q).executeTakeFirst();
+}
+
+/**
+ * The workspace that holds keys made without one: the live default, else the oldest live
+ * workspace (ties by id); undefined when the organization has no live workspace.
+ */
+export async function findHomeWorkspace(db: Db, organizationId: string): Promise<WorkspaceRow | undefined> {
+  return (
+    (await findDefaultWorkspace(db, organizationId)) ??
+    (await db
+      .selectFrom("workspaces")
+      .selectAll()
+      .where("organization_id", "=", organizationId)
+      .where("deleted_at", "is", null)
+      .orderBy("created_at")
+      .orderBy("id")
+      .executeTakeFirst())
+  );
+}
+
+/** Sets the given columns (and updated_at) of a workspace. */
+export async function updateWorkspaceColumns(
+  db: Db,
+  id: string,
+  columns: WorkspaceColumns,
+  now: Date,
+): Promise<void> {
+  await db
+    .updateTable("workspaces")
+    .set({ ...columns, updated_at: now.toISOString() })
+    .where("id", "=", id)
+    .execute();
+}
+
+/** Soft delete: the row stays (analytics keeps its name), the workspace is gone everywhere else. */
+export async function softDeleteWorkspace(db: Db, id: string, now: Date): Promise<void> {
+  const at = now.toISOString();
+  await db.updateTable("workspaces").set({ deleted_at: at, updated_at: at }).where("id", "=", id).execute();
+}
+
+/**
+ * Id of the live workspace of the organization with this id, or of its live default when `id` is
+ * undefined; optionally with a shared or exclusive row lock (only where the engine has row locks).
+ */
+export async function liveWorkspaceIdFor(
+  db: Db,
+  organizationId: string,
+  id: string | undefined,
+  lock: "none" | "share" | "update",
+): Promise<string | undefined> {
+  let q = db
+    .selectFrom("workspaces")
+    .select("id")
+    .where("organization_id", "=", organizationId)
+    .where("deleted_at", "is", null);
+  q = id === undefined ? q.where("is_default", "=", 1) : q.where("id", "=", id);
+  if (lock === "update") q = q.forUpdate();
+  if (lock === "share") q = q.forShare();
+  return (await q.executeTakeFirst())?.id;
+}
+
+/** Every workspace of the organization (deleted too) with the columns reconciliation needs. */
+export function workspacesOfOrganization(db: Db, organizationId: string) {
+  return db
+    .selectFrom("workspaces")
+    .select(["id", "name", "is_default", "deleted_at"])
+    .where("organization_id", "=", organizationId)
+    .execute();
+}
+
+/** Id and name of each of the organization's workspaces among the ids, in one statement. */
+export function workspaceNamesByIds(db: Db, organizationId: string, ids: readonly string[]) {
+  return db
+    .selectFrom("workspaces")
+    .select(["id", "name"])
+    .where("organization_id", "=", organizationId)
+    .where("id", "in", ids)
+    .execute();
+}
+
+/** Ids of the organization's workspaces (deleted too), oldest first; `ref` narrows to an id or slug. */
+export async function workspaceIdsByRef(db: Db, organizationId: string, ref?: string): Promise<string[]> {
+  let q = db.selectFrom("workspaces").select("id").where("organization_id", "=", organizationId);
+  if (ref !== undefined) q = q.where((eb) => eb.or([eb("id", "=", ref), eb("slug", "=", ref)]));
+  return (await q.orderBy("created_at").execute()).map((w) => w.id);
+}
+
+/** Takes the workspace row's exclusive lock until the transaction ends (PostgreSQL). */
+export async function lockWorkspaceRow(db: Db, id: string): Promise<void> {
+  await db.selectFrom("workspaces").select("id").where("id", "=", id).forUpdate().execute();
+}
+
+/**
+ * THE rule for "the default workspace" of activity: legacy activity (no workspace) belongs to the
+ * organization's default workspace. The live default wins; when it has been deleted, the deleted
+ * default (the oldest, should there be several) keeps owning that history, so totals never move
+ * to another workspace. null when the organization never had a default.
+ */
+export async function activityDefaultWorkspaceId(db: Db, organizationId: string): Promise<string | null> {
+  const rows = await db
+    .selectFrom("workspaces")
+    .select(["id", "deleted_at", "created_at"])
+    .where("organization_id", "=", organizationId)
+    .where("is_default", "=", 1)
+    .execute();
+  rows.sort(
+    (a, b) =>
+      Number(a.deleted_at !== null) - Number(b.deleted_at !== null) ||
+      a.created_at.localeCompare(b.created_at),
+  );
+  return rows[0]?.id ?? null;
+}

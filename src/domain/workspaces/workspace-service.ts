@@ -1,4 +1,5 @@
 import { conflict, invalid } from "../errors.js";
+import { keyCreatorUserId } from "../keys/key-repo.js";
 import type { Clock } from "../../lib/clock.js";
 import type { RecordStore } from "../../stores/record-store.js";
 import { resolveWorkspace } from "./resolve-workspace.js";
@@ -9,6 +10,7 @@ import {
   isUniqueViolation,
   listWorkspaceRows,
   slugInUse,
+  updateWorkspaceColumns,
   type WorkspaceColumns,
 } from "./workspace-repo.js";
 import type { WorkspaceInput } from "./workspace-settings.js";
@@ -67,12 +69,7 @@ export async function createWorkspace(
   const { organizationId } = caller;
   try {
     return await store.transaction(async (trx) => {
-      const key = await trx
-        .selectFrom("api_keys")
-        .select("creator_user_id")
-        .where("hash", "=", caller.keyHash)
-        .executeTakeFirst();
-      const createdBy = key?.creator_user_id ?? null;
+      const createdBy = await keyCreatorUserId(trx, caller.keyHash);
       if (await slugInUse(trx, organizationId, input.slug)) throw slugTaken(input.slug);
       const id = await insertWorkspace(trx, {
         organizationId,
@@ -129,11 +126,7 @@ export async function updateWorkspace(
       if (input.slug !== undefined && (await slugInUse(trx, organizationId, input.slug, ws.id))) {
         throw slugTaken(input.slug);
       }
-      await trx
-        .updateTable("workspaces")
-        .set({ ...columns, updated_at: clock.now().toISOString() })
-        .where("id", "=", ws.id)
-        .execute();
+      await updateWorkspaceColumns(trx, ws.id, columns, clock.now());
       return toWorkspaceRecord((await findWorkspaceById(trx, ws.id))!);
     });
   } catch (err) {

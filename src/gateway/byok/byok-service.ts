@@ -1,4 +1,5 @@
 import { invalid, notFound } from "../../domain/errors.js";
+import { keyHashesIn } from "../../domain/keys/key-repo.js";
 import { resolveWorkspace } from "../../domain/workspaces/resolve-workspace.js";
 import { findDefaultWorkspace } from "../../domain/workspaces/workspace-repo.js";
 import { maskSecret } from "../../domain/destinations/mask.js";
@@ -91,13 +92,7 @@ async function checkHashes(
   for (const [i, h] of hashes.entries()) {
     if (!HASH_RE.test(h)) throw invalid(`allowed_api_key_hashes[${i}]: must be 64 lowercase hex characters`);
   }
-  const found = await db
-    .selectFrom("api_keys")
-    .select("hash")
-    .where("organization_id", "=", organizationId)
-    .where("hash", "in", hashes)
-    .execute();
-  const known = new Set(found.map((r) => r.hash));
+  const known = await keyHashesIn(db, organizationId, hashes, false);
   const missing = hashes.findIndex((h) => !known.has(h));
   if (missing >= 0)
     throw invalid(`allowed_api_key_hashes[${missing}]: no key of this organization has this hash`);

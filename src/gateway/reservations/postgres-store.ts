@@ -1,4 +1,5 @@
 import { sql } from "kysely";
+import { lockWorkspaceRow } from "../../domain/workspaces/workspace-repo.js";
 import { readUsage, zeroTotals } from "../../domain/usage/ledger.js";
 import { toBigInt } from "../../lib/money.js";
 import type { RecordStore } from "../../stores/record-store.js";
@@ -45,7 +46,7 @@ export class PostgresReservationStore implements ReservationStore {
 
   private async reserveNow(req: HoldRequest, decide: (room: Room) => HoldPlan): Promise<HoldPlan> {
     return this.store.transaction(async (trx) => {
-      await sql`SELECT id FROM workspaces WHERE id = ${req.workspace.id} FOR UPDATE`.execute(trx);
+      await lockWorkspaceRow(trx, req.workspace.id);
       const nowMs = Date.now();
       const sums = await trx
         .selectFrom("gateway_reservations")
@@ -94,7 +95,7 @@ export class PostgresReservationStore implements ReservationStore {
     await charge();
     await this.serial(workspaceId, () =>
       this.store.transaction(async (trx) => {
-        await sql`SELECT id FROM workspaces WHERE id = ${workspaceId} FOR UPDATE`.execute(trx);
+        await lockWorkspaceRow(trx, workspaceId);
         await trx.deleteFrom("gateway_reservations").where("id", "=", id).execute();
       }),
     );
