@@ -11,6 +11,8 @@ import { apiRoutes } from "./routes/index.js";
 import { healthRoutes } from "./routes/health.js";
 import { validatorCompiler } from "./validation.js";
 import { createGateway, type Gateway } from "../gateway/gateway.js";
+import { buildCatalog } from "../gateway/catalog/build-catalog.js";
+import { buildFileProviders } from "../gateway/catalog/file-providers.js";
 
 declare module "fastify" {
   interface FastifyInstance {
@@ -39,6 +41,11 @@ export async function buildApp(given: AppContext, opts: BuildOptions = {}): Prom
       clock: given.clock,
       secretBox: given.secretBox,
       preparer: given.preparer,
+      // The built-in mock plus the models of GATEHOUSE_PROVIDERS_FILE (validated by config.ts).
+      catalog: buildCatalog(
+        given.config.gateway,
+        given.config.providersFile ? buildFileProviders(given.config.providersFile) : undefined,
+      ),
     });
   const ctx = { ...given, gateway };
   const app = Fastify({
