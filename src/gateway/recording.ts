@@ -123,19 +123,24 @@ export function liveContextOf(g: ServedGeneration): LiveContext {
 }
 
 export interface RecordingDeps extends IngestDeps {
-  /** Receives each served generation's LiveContext after its record is stored (Broadcast). */
+  /** Receives each served generation's LiveContext after its record is stored. */
   onLive?: (organizationId: string, generationId: string, live: LiveContext) => void;
 }
 
 /**
  * Records a served generation through the one accounting path (ingestGenerations: ledger,
- * activity, idempotent id), then its gateway-only detail, then hands its LiveContext on.
+ * activity, idempotent id), offered to Broadcast with its LiveContext (content and request
+ * details) in the same transaction, then its gateway-only detail.
  * Idempotent: a repeated id is a duplicate for ingest and ignored here.
  */
 export async function recordGeneration(deps: RecordingDeps, g: ServedGeneration): Promise<void> {
-  await ingestGenerations(deps, g.key.organizationId, [generationRecord(g)]);
+  const live = liveContextOf(g);
+  await ingestGenerations(deps, g.key.organizationId, [generationRecord(g)], {
+    broadcast: true,
+    liveContexts: new Map([[g.id, live]]),
+  });
   await insertDetail(deps.store.db, g);
-  deps.onLive?.(g.key.organizationId, g.id, liveContextOf(g));
+  deps.onLive?.(g.key.organizationId, g.id, live);
 }
 
 async function insertDetail(db: Db, g: ServedGeneration): Promise<void> {

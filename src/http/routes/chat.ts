@@ -18,8 +18,8 @@ export async function chatRoutes(root: FastifyInstance, ctx: AppContext, gw: Gat
   app.post(
     "/chat/completions",
     {
-      // The inference rate-limit class is not on main yet: the per-key management class applies.
-      config: { auth: "inference", rateLimit: routeLimit(ctx.config.rateLimit.management) },
+      // Inference has its own per-key class (RATE_LIMIT_INFERENCE_*, docs/configuration.md).
+      config: { auth: "inference", rateLimit: routeLimit(ctx.config.rateLimit.inference) },
       schema: {
         tags: ["Chat"],
         operationId: "sendChatCompletionRequest",
