@@ -1,4 +1,4 @@
-import { useState } from "preact/hooks";
+import { useEffect, useState } from "preact/hooks";
 import { API_BASE } from "../api/client.ts";
 import { ErrorNote } from "../components/ui.tsx";
 import { int, usd } from "../lib/format.ts";
@@ -17,7 +17,20 @@ interface Usage {
  */
 export function Playground() {
   const [key, setKey] = useState("");
-  const [model, setModel] = useState("openai/gpt-4o-mini");
+  const [model, setModel] = useState("");
+  const [models, setModels] = useState<string[]>([]);
+
+  // What this install routes to (GET /models is public); the first one is the default choice.
+  useEffect(() => {
+    void fetch(`${API_BASE}/models`, { credentials: "omit" })
+      .then((r) => (r.ok ? (r.json() as Promise<{ data: { id: string }[] }>) : { data: [] }))
+      .then(({ data }) => {
+        const ids = data.map((m) => m.id);
+        setModels(ids);
+        setModel((current) => current || (ids[0] ?? ""));
+      })
+      .catch(() => undefined);
+  }, []);
   const [prompt, setPrompt] = useState("Say hello in five words.");
   const [answer, setAnswer] = useState("");
   const [usage, setUsage] = useState<Usage | null>(null);
@@ -94,7 +107,18 @@ export function Playground() {
         </label>
         <label>
           Model
-          <input id="pg-model" required value={model} onInput={(e) => setModel(e.currentTarget.value)} />
+          <input
+            id="pg-model"
+            required
+            list="pg-models"
+            value={model}
+            onInput={(e) => setModel(e.currentTarget.value)}
+          />
+          <datalist id="pg-models">
+            {models.map((id) => (
+              <option key={id} value={id} />
+            ))}
+          </datalist>
         </label>
         <label>
           Message
