@@ -24,14 +24,25 @@ export function fullGeneration(i: number): BroadcastGeneration {
       { provider: "OpenAI", model: "openai/gpt-4o", status: 200, durationMs: 1700 },
     ],
     cost: { totalUsd: 0.00123, promptUsd: 0.0009, completionUsd: 0.00033, byokUsd: 0 },
-    identity: { apiKeyName: "prod key", apiKeyHashPrefix: "abcd1234", userId: "user_1", externalUser: "u-77" },
+    identity: {
+      apiKeyName: "prod key",
+      apiKeyHashPrefix: "abcd1234",
+      userId: "user_1",
+      externalUser: "u-77",
+    },
     requestContext: { appTitle: "Shop", referer: "https://shop.example", sessionId: `s-${i % 50}` },
     content: {
       input: [
         { role: "system", content: "You are a helpful assistant. ".repeat(10) },
-        { role: "user", content: [{ type: "text", text: `Question ${i}: "quoted" \n line` }, { type: "image_url", image_url: { url: "data:x" } }] },
+        {
+          role: "user",
+          content: [
+            { type: "text", text: `Question ${i}: "quoted" \n line` },
+            { type: "image_url", image_url: { url: "data:x" } },
+          ],
+        },
       ],
-      output: "An answer with unicode é ✓ and \"quotes\". ".repeat(20),
+      output: 'An answer with unicode é ✓ and "quotes". '.repeat(20),
     },
   };
 }

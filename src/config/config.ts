@@ -1,7 +1,11 @@
 import { availableParallelism } from "node:os";
 import { existsSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
-import { ProvidersFileError, readProvidersFile, type ProvidersFileSpec } from "../gateway/catalog/providers-file.js";
+import {
+  ProvidersFileError,
+  readProvidersFile,
+  type ProvidersFileSpec,
+} from "../gateway/catalog/providers-file.js";
 
 /**
  * Configuration comes from the environment, is parsed once with every problem reported together,

@@ -57,11 +57,7 @@ export async function userActivity(deps: AnalyticsDeps, organizationId: string, 
   // Analytics shows workspaces by name; grouping runs one query per workspace to keep its id.
   const groups: { workspaceId: string | null; rows: Record<string, unknown>[] }[] = [];
   if (q.group_by === "workspace") {
-    for (const id of await workspaceIdsByRef(
-      deps.store.db,
-      organizationId,
-      q.workspace_id,
-    )) {
+    for (const id of await workspaceIdsByRef(deps.store.db, organizationId, q.workspace_id)) {
       groups.push({
         workspaceId: id,
         rows: (await run([{ field: "workspace", operator: "eq", value: id }])).data,

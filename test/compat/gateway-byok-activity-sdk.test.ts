@@ -23,14 +23,9 @@ describe("SDK 1.3.19: BYOK and activity", () => {
     expect(r.statusCode).toBe(201);
     return r.json<{ key: string }>().key;
   };
-  const chat = async (k: string, content: string) =>
-    <ChatResult>(
-      await s
-        .sdk(k)
-        .chat.send({
-          chatRequest: { model: "mock/echo", messages: [{ role: "user", content }], stream: false },
-        })
-    );
+  const chat = async (k: string, content: string) => <ChatResult>await s.sdk(k).chat.send({
+      chatRequest: { model: "mock/echo", messages: [{ role: "user", content }], stream: false },
+    });
 
   beforeAll(async () => {
     s = await startListening();

@@ -9,7 +9,7 @@ import { createRequire } from "node:module";
  * wrong type, does not survive the round trip and fails the check.
  */
 const require = createRequire(import.meta.url);
- 
+
 const root = require("otlp-proto-definitions/build/src/generated/root.js");
 const Request = root.opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest;
 

@@ -83,7 +83,7 @@ describe.skipIf(SKIP)("gateway on PostgreSQL: two instances, one limit; kill -9"
       body: JSON.stringify(body),
       signal: AbortSignal.timeout(90_000),
     });
-    return { status: res.status, body: (await res.json()) };
+    return { status: res.status, body: await res.json() };
   };
 
   it("200 concurrent requests split over both instances: settled spend never exceeds the limit", async () => {

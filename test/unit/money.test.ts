@@ -1,6 +1,13 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { MAX_USD, NANOS_PER_USD, nanoToUsd, toBigInt, usdPerTokenToNanoPerMTok, usdToNano } from "../../src/lib/money.js";
+import {
+  MAX_USD,
+  NANOS_PER_USD,
+  nanoToUsd,
+  toBigInt,
+  usdPerTokenToNanoPerMTok,
+  usdToNano,
+} from "../../src/lib/money.js";
 
 describe("usdToNano", () => {
   it.each([

@@ -39,7 +39,9 @@ describe("repositories own their tables", () => {
     expect(reachesInto('db.selectFrom("api_keys").selectAll()', "api_keys")).toBe(true);
     expect(reachesInto('db.updateTable("workspaces as w")', "workspaces")).toBe(true);
     expect(reachesInto('q.innerJoin("workspaces", "w.id", "k.workspace_id")', "workspaces")).toBe(true);
-    expect(reachesInto("sql`SELECT id FROM workspaces WHERE id = ${id} FOR UPDATE`", "workspaces")).toBe(true);
+    expect(reachesInto("sql`SELECT id FROM workspaces WHERE id = ${id} FOR UPDATE`", "workspaces")).toBe(
+      true,
+    );
     expect(reachesInto('import { workspaces } from "./workspaces.js"', "workspaces")).toBe(false);
   });
 
