@@ -38,8 +38,9 @@ export interface GatewayDeps {
 }
 
 export function createGateway(d: GatewayDeps): Gateway {
+  // Shared holds need row locks (the workspace row, FOR UPDATE): a capability, not an engine name.
   const reservations =
-    d.config.reservations === "postgres" && d.store.caps.name === "postgres"
+    d.config.reservations === "postgres" && d.store.caps.supportsForUpdate
       ? new PostgresReservationStore(d.store, d.config.reservationTtlMs)
       : new MemoryReservationStore(d.store.db, d.config.reservationTtlMs);
   const holds = new Holds(reservations, d.config.reservationTtlMs);
