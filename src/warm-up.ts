@@ -1,5 +1,6 @@
 import type { BatchPreparer } from "./domain/ingest/pipeline/preparer-port.js";
 import type { ActivityStore } from "./stores/activity-store.js";
+import { warmUpTokenCounter } from "./gateway/tokens/count-tokens.js";
 
 /** One record that parses and validates but names a key no organization has. */
 const PROBE = JSON.stringify({
@@ -21,7 +22,8 @@ const PROBE = JSON.stringify({
 /**
  * Done before the server listens (so before /readyz can say ready): starts every ingest worker
  * and runs one batch through each (module loading and compilation happen now, not on the first
- * real batch), and reads the activity store once (its tables and first query). The probe batch is
+ * real batch), reads the activity store once (its tables and first query), and loads the gateway's
+ * token encoder (tens of ms on its first use). The probe batch is
  * refused (its key is unknown), so nothing is written.
  */
 export async function warmUp(opts: {
@@ -29,6 +31,7 @@ export async function warmUp(opts: {
   workers: number;
   activity: ActivityStore;
 }): Promise<void> {
+  warmUpTokenCounter();
   const jobs: Promise<unknown>[] = [];
   if (opts.preparer) {
     for (let i = 0; i < opts.workers; i++) {

@@ -6,7 +6,7 @@ import type { BatchPreparer } from "../domain/ingest/pipeline/preparer-port.js";
 import { buildCatalog } from "./catalog/build-catalog.js";
 import type { Catalog } from "./catalog/catalog.js";
 import { Holds } from "./hold.js";
-import { repositoryPolicy, type GatewayPolicy } from "./policy.js";
+import type { GatewayPolicy } from "./policy.js";
 import { MemoryReservationStore } from "./reservations/memory-store.js";
 import { PostgresReservationStore } from "./reservations/postgres-store.js";
 import type { RecordingDeps } from "./recording.js";
@@ -33,7 +33,8 @@ export interface GatewayDeps {
   secretBox: SecretBox;
   preparer?: BatchPreparer | undefined;
   catalog?: Catalog;
-  policy?: GatewayPolicy;
+  /** Key and workspace policy: the process's policy cache (AppContext.policy). */
+  policy: GatewayPolicy;
   onLive?: RecordingDeps["onLive"];
 }
 
@@ -47,7 +48,7 @@ export function createGateway(d: GatewayDeps): Gateway {
   return {
     config: d.config,
     catalog: d.catalog ?? buildCatalog(d.config),
-    policy: d.policy ?? repositoryPolicy(d.store.db),
+    policy: d.policy,
     holds,
     recording: {
       store: d.store,

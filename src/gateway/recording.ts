@@ -4,12 +4,12 @@ import type { BroadcastMessage } from "../broadcast/encoders/encoder.js";
 import { ingestGenerations, type IngestDeps } from "../domain/ingest/ingest-generations.js";
 import { nanoToUsd } from "../lib/money.js";
 import type { Db } from "../stores/record-store.js";
-import type { InferenceKey } from "./policy.js";
+import type { KeyPolicy } from "../domain/policy/policy.js";
 
 /** Everything known of a finished request (success, error after output, cancelled). */
 export interface ServedGeneration {
   id: string;
-  key: InferenceKey;
+  key: KeyPolicy;
   model: string;
   /** Provider slug and display name. */
   provider: string;

@@ -41,6 +41,7 @@ export async function buildApp(given: AppContext, opts: BuildOptions = {}): Prom
       clock: given.clock,
       secretBox: given.secretBox,
       preparer: given.preparer,
+      policy: given.policy,
       // The built-in mock plus the models of GATEHOUSE_PROVIDERS_FILE (validated by config.ts).
       catalog: buildCatalog(
         given.config.gateway,

@@ -7,7 +7,11 @@ import { createKey } from "../../src/domain/keys/key-service.js";
 import { createOrganization } from "../../src/domain/organizations/create-organization.js";
 import { activityTotalsQuery } from "../../src/domain/reconcile/activity-totals.js";
 import { reconcileLedger, windowLabel } from "../../src/domain/reconcile/reconcile.js";
-import { insertWorkspace } from "../../src/domain/workspaces/workspace-repo.js";
+import {
+  activityDefaultWorkspaceId,
+  insertWorkspace,
+  softDeleteWorkspace,
+} from "../../src/domain/workspaces/workspace-repo.js";
 import { dayIndex, monthIndex, weekIndex } from "../../src/domain/usage/windows.js";
 import { ManualClock } from "../../src/lib/clock.js";
 import { usdToNano } from "../../src/lib/money.js";
@@ -219,6 +223,46 @@ for (const pair of PAIRS) {
       const current = await reconcileLedger({ store, activity, clock }, orgId, { windows: "current" });
       expect(current.inSync).toBe(true);
       expect(current.compared).toBeLessThan(report.compared);
+    });
+
+    it("legacy activity stays with a deleted default workspace: ingest and reconcile follow the one rule", async () => {
+      // An organization of its own, so the shared one's totals are untouched.
+      const org = await createOrganization(store, clock, "Deleted default");
+      const home = await insertWorkspace(store.db, {
+        organizationId: org.organizationId,
+        name: "Home",
+        slug: "home",
+        isDefault: false,
+        createdBy: null,
+        now: NOW,
+      });
+      const k = (await createKey(store, clock, org.organizationId, { name: "K", workspace_id: home })).data
+        .hash;
+      const at = NOW.getTime() - DAY;
+      await ingestGenerations({ store, activity, clock }, org.organizationId, [
+        record("dd-before", k, at, 0.25, 0, null),
+      ]);
+      // The default workspace goes away (its history stays with it, by the one rule).
+      await softDeleteWorkspace(store.db, org.workspaceId, NOW);
+      expect(await activityDefaultWorkspaceId(store.db, org.organizationId)).toBe(org.workspaceId);
+      await ingestGenerations({ store, activity, clock }, org.organizationId, [
+        record("dd-after", k, at, 0.5, 0, null),
+      ]);
+
+      const report = await reconcileLedger({ store, activity, clock }, org.organizationId);
+      expect(report.drifts).toEqual([]);
+      expect(report.records).toEqual({ ledger: 2, activity: 2 });
+      // Both legacy records were counted to the deleted default, none to the key's workspace.
+      const all = await store.db
+        .selectFrom("usage_counters")
+        .select(["scope_id", "usage_nano"])
+        .where("organization_id", "=", org.organizationId)
+        .where("scope", "=", "workspace")
+        .where("window", "=", "all")
+        .execute();
+      expect(all.map((r) => [r.scope_id, String(r.usage_nano)])).toEqual([
+        [org.workspaceId, String(usdToNano(0.75))],
+      ]);
     });
 
     it("reports a tampered counter row: that window only, with both amounts", async () => {

@@ -109,6 +109,42 @@ describe.skipIf(SKIP)("policy changes across two instances on one PostgreSQL dat
     ).toBeLessThan(POLICY_PROPAGATION_BOUND_MS);
   });
 
+  it("the gateway on B obeys a key disabled and a budget lowered on A within the bound", async () => {
+    const k = await createKey();
+    const chat = async (server: ChildServer) =>
+      (
+        await http(`${server.base}/chat/completions`, {
+          method: "POST",
+          key: k.key,
+          body: { model: "mock/echo", messages: [{ role: "user", content: "hi" }], max_tokens: 16 },
+        })
+      ).status;
+    // B serves the key (and caches it and its workspace).
+    expect(await chat(b)).toBe(200);
+    expect(await chat(b)).toBe(200);
+    await http(`${a.base}/keys/${k.data.hash}`, { method: "PATCH", key: bootKey, body: { disabled: true } });
+    expect(await chat(a)).toBe(403);
+    expect(await within(5_000, async () => (await chat(b)) === 403)).toBeLessThan(
+      POLICY_PROPAGATION_BOUND_MS,
+    );
+    await http(`${a.base}/keys/${k.data.hash}`, { method: "PATCH", key: bootKey, body: { disabled: false } });
+    expect(await within(5_000, async () => (await chat(b)) === 200)).toBeLessThan(
+      POLICY_PROPAGATION_BOUND_MS,
+    );
+
+    // A daily budget far below one request's worst case: B refuses it within the bound.
+    const put = await http(`${a.base}/workspaces/default/budgets/daily`, {
+      method: "PUT",
+      key: bootKey,
+      body: { limit_usd: 0.000000001 },
+    });
+    expect(put.status).toBe(200);
+    expect(await within(5_000, async () => (await chat(b)) === 403)).toBeLessThan(
+      POLICY_PROPAGATION_BOUND_MS,
+    );
+    await http(`${a.base}/workspaces/default/budgets/daily`, { method: "DELETE", key: bootKey });
+  });
+
   it("after B's notification connection is cut, a change made meanwhile is still obeyed by B within the bound", async () => {
     const k = await createKey();
     expect((await http(`${b.base}/key`, { key: k.key })).status).toBe(200);

@@ -21,7 +21,7 @@ import {
 import type { IngestInput } from "./records/read-body.js";
 import { claimGenerationIds } from "./repos/seen-repo.js";
 import { keysByHashes } from "../keys/key-repo.js";
-import { findDefaultWorkspace, workspaceIdsIn } from "../workspaces/workspace-repo.js";
+import { activityDefaultWorkspaceId, workspaceIdsIn } from "../workspaces/workspace-repo.js";
 
 export type { IngestInput };
 
@@ -100,9 +100,8 @@ async function resolveRefs(
     refs.workspaceIds.length > 0
       ? new Set((await cachedWorkspaces(store, organizationId, refs.workspaceIds)).keys())
       : new Set<string>();
-  const legacyWorkspace = refs.legacy
-    ? ((await findDefaultWorkspace(store.db, organizationId))?.id ?? null)
-    : null;
+  // The one rule for legacy activity's workspace, shared with analytics, Broadcast and reconcile.
+  const legacyWorkspace = refs.legacy ? await activityDefaultWorkspaceId(store.db, organizationId) : null;
   return { keys, workspaces, legacyWorkspace };
 }
 

@@ -1,6 +1,6 @@
 import type { Clock } from "../../lib/clock.js";
 import { keysOfOrganization } from "../keys/key-repo.js";
-import { workspacesOfOrganization } from "../workspaces/workspace-repo.js";
+import { activityDefaultWorkspaceId, workspacesOfOrganization } from "../workspaces/workspace-repo.js";
 import { toBigInt } from "../../lib/money.js";
 import type { ActivityStore } from "../../stores/activity-store.js";
 import type { RecordStore } from "../../stores/record-store.js";
@@ -91,8 +91,8 @@ export async function reconcileLedger(
   const days = await readActivityTotals(activity, organizationId, opts.timeoutMs ?? 60_000);
 
   const keyWorkspace = new Map(keys.map((k) => [k.hash, k.workspace_id]));
-  const defaultWorkspace =
-    workspaces.find((w) => Number(w.is_default) === 1 && w.deleted_at === null)?.id ?? null;
+  // Legacy activity (no workspace) belongs where ingest counted it: the one rule of workspace-repo.
+  const defaultWorkspace = await activityDefaultWorkspaceId(store.db, organizationId);
   const names = new Map<string, string>([
     ...keys.map((k) => [`key\u0000${k.hash}`, k.name] as [string, string]),
     ...workspaces.map((w) => [`workspace\u0000${w.id}`, w.name] as [string, string]),

@@ -1,10 +1,12 @@
 import { randomBytes } from "node:crypto";
 import { DomainError } from "../../domain/errors.js";
-import { contentText, estimatePromptTokens, estimateTextTokens } from "../estimate-tokens.js";
+import { countPromptTokens, countTextTokens } from "../tokens/count-tokens.js";
+import { contentText } from "./content-text.js";
 import { costNano, planHold, type Prices } from "../enforcement.js";
 import type { Gateway } from "../gateway.js";
 import type { HoldHandle } from "../hold.js";
-import type { InferenceKey } from "../policy.js";
+import type { KeyPolicy } from "../../domain/policy/policy.js";
+import { keyWorkspace } from "../policy.js";
 import {
   UpstreamError,
   type ChatRequestBody,
@@ -26,7 +28,7 @@ export interface ChatBody extends ChatRequestBody {
 }
 
 export interface ChatCall {
-  key: InferenceKey;
+  key: KeyPolicy;
   body: ChatBody;
   referer: string | null;
   appTitle: string | null;
@@ -79,7 +81,7 @@ export class ChatRun {
     this.createdAt = gw.clock.now();
     this.created = Math.floor(this.createdAt.getTime() / 1000);
     this.attempts = planAttempts(gw.catalog, call.body.model, call.body.models, call.body.provider);
-    this.promptEstimate = estimatePromptTokens(call.body.messages, call.body.tools);
+    this.promptEstimate = countPromptTokens(call.body.messages, call.body.tools);
   }
 
   /** Adds the organization's usable BYOK keys to the attempts (byok-routing.ts). */
@@ -97,7 +99,7 @@ export class ChatRun {
   /** Reserves the attempt's worst case (throws the 402/403 refusal) and builds its upstream body. */
   async hold(a: Attempt, n: number): Promise<{ hold: HoldHandle; body: ChatRequestBody }> {
     const { key, body } = this.call;
-    const workspace = await this.gw.policy.workspace(key.workspaceId);
+    const workspace = await keyWorkspace(this.gw.policy, key);
     const requested = body.max_tokens ?? body.max_completion_tokens ?? null;
     const hold = await this.gw.holds.take(
       {
@@ -134,7 +136,7 @@ export class ChatRun {
     return (
       reported ?? {
         promptTokens: this.promptEstimate,
-        completionTokens: estimateTextTokens(outputText),
+        completionTokens: countTextTokens(outputText),
         cachedTokens: 0,
         reasoningTokens: 0,
       }

@@ -1,4 +1,5 @@
-import { contentText, estimatePromptTokens, estimateTextTokens } from "../estimate-tokens.js";
+import { contentText } from "../chat/content-text.js";
+import { countPromptTokens, countTextTokens } from "../tokens/count-tokens.js";
 import {
   UpstreamError,
   type ProviderAdapter,
@@ -9,8 +10,8 @@ import {
 
 /**
  * The built-in mock provider: no network, deterministic. `echo` answers "Echo: <last user text>",
- * cut to max_tokens words (finish_reason "length" when cut); usage is counted from the text with
- * the gateway's own estimate; a stream comes in several chunks. `unavailable` always fails with a
+ * cut at a word boundary to fit max_tokens (finish_reason "length" when cut); usage is counted
+ * from the text with the gateway's own token counter (tokens/count-tokens.ts); a stream comes in several chunks. `unavailable` always fails with a
  * retryable 503 (for fallback demos and tests).
  *
  * A user message may steer the mock for tests and demos with a directive anywhere in its text:
@@ -70,21 +71,24 @@ function replyTo(call: UpstreamCall): Reply {
   const max = call.body.max_tokens ?? call.body.max_completion_tokens ?? null;
   let text = full;
   let finishReason: Reply["finishReason"] = "stop";
-  if (max !== null && estimateTextTokens(text) > max) {
+  if (max !== null && countTextTokens(text) > max) {
+    // The longest whole-word prefix within max tokens (binary search: counting is linear).
     const words = full.split(" ");
-    text = "";
-    for (const w of words) {
-      const next = text === "" ? w : `${text} ${w}`;
-      if (estimateTextTokens(next) > max) break;
-      text = next;
+    let lo = 0;
+    let hi = words.length - 1;
+    while (lo < hi) {
+      const mid = Math.ceil((lo + hi) / 2);
+      if (countTextTokens(words.slice(0, mid).join(" ")) <= max) lo = mid;
+      else hi = mid - 1;
     }
+    text = words.slice(0, lo).join(" ");
     finishReason = "length";
   }
   return {
     text,
     finishReason,
-    promptTokens: estimatePromptTokens(call.body.messages, call.body.tools),
-    completionTokens: estimateTextTokens(text),
+    promptTokens: countPromptTokens(call.body.messages, call.body.tools),
+    completionTokens: countTextTokens(text),
     directives,
   };
 }

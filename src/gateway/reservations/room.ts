@@ -1,7 +1,7 @@
 import { INTERVAL_WINDOW } from "../../domain/budgets/budget-intervals.js";
 import type { WindowTotals } from "../../domain/usage/ledger.js";
 import { RESET_WINDOW, windowEnd } from "../../domain/usage/windows.js";
-import type { InferenceKey, WorkspacePolicy } from "../policy.js";
+import type { KeyPolicy, WorkspacePolicy } from "../../domain/policy/policy.js";
 
 /** One limit a request must fit under: the key's limit, or one workspace budget. */
 export interface Scope {
@@ -27,7 +27,7 @@ export interface HoldRequest {
   /** Request id + attempt: the hold's identity and the settle step's idempotency key. */
   id: string;
   organizationId: string;
-  key: InferenceKey;
+  key: KeyPolicy;
   workspace: WorkspacePolicy;
   /** Whether the attempt counts toward the key's limit / the workspace's budgets (BYOK rules). */
   countsKey: boolean;

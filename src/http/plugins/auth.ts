@@ -4,7 +4,8 @@ import { authenticate } from "../../domain/auth/authenticate.js";
 import { DomainError, MANAGEMENT_ONLY } from "../../domain/errors.js";
 import type { Principal } from "../../domain/auth/principal.js";
 import type { AppContext } from "../context.js";
-import { authenticateInference, type InferenceKey } from "../../gateway/policy.js";
+import { authenticateInference } from "../../gateway/policy.js";
+import type { KeyPolicy } from "../../domain/policy/policy.js";
 import type { Gateway } from "../../gateway/gateway.js";
 
 /**
@@ -20,7 +21,7 @@ declare module "fastify" {
   }
   interface FastifyRequest {
     principalOrNull: Principal | null;
-    inferenceKey: InferenceKey | null;
+    inferenceKey: KeyPolicy | null;
     /** process.hrtime.bigint() when the request arrived (the gateway's overhead header). */
     arrivedNs: bigint;
   }

@@ -4,7 +4,7 @@ import { completeChat } from "../../gateway/chat/complete.js";
 import type { ChatBody } from "../../gateway/chat/serve.js";
 import { streamChat } from "../../gateway/chat/stream.js";
 import type { Gateway } from "../../gateway/gateway.js";
-import type { InferenceKey } from "../../gateway/policy.js";
+import type { KeyPolicy } from "../../domain/policy/policy.js";
 import type { AppContext } from "../context.js";
 import { ChatRequestBody } from "../schemas/chat.js";
 import { routeLimit } from "../plugins/rate-limit.js";
@@ -29,7 +29,7 @@ export async function chatRoutes(root: FastifyInstance, ctx: AppContext, gw: Gat
       },
     },
     async (request, reply) => {
-      const key = request.inferenceKey as InferenceKey;
+      const key = request.inferenceKey as KeyPolicy;
       const gone = new AbortController();
       reply.raw.on("close", () => {
         if (!reply.raw.writableFinished) gone.abort();
