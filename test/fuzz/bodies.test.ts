@@ -129,6 +129,16 @@ for (const { factory, runs } of FUZZ_STORES) {
       );
     });
 
+    it("no body at all (no Content-Type either): 400 naming the body, on every operation that takes one", async () => {
+      // Found by the query-string fuzzer: ingest, which parses its own body, answered 500.
+      for (const r of bodyRoutes) {
+        const res = await sendChecked(w, { method: r.method, url: fillPath(w, r) });
+        if (r.method === "PATCH" && res.statusCode === 200) continue; // an empty PATCH changes nothing
+        expect(res.statusCode, routeName(r)).toBe(400);
+        expect(res.json().error.message, routeName(r)).toMatch(/^body/);
+      }
+    });
+
     it("regressions", async () => {
       const ws = w.routes.find((r) => routeName(r) === "POST /api/v1/workspaces")!;
       for (const body of [

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
-import { DomainError } from "../../domain/errors.js";
+import { DomainError, invalid } from "../../domain/errors.js";
 import { ingestGenerations } from "../../domain/ingest/ingest-generations.js";
 import type { IngestInput } from "../../domain/ingest/records/read-body.js";
 import { MAX_RECORDS } from "../../domain/ingest/records/validate-generations.js";
@@ -68,7 +68,12 @@ export async function ingestRoutes(root: FastifyInstance, ctx: AppContext): Prom
         validatorCompiler: (req) => (req.httpPart === "body" ? () => true : validatorCompiler(req)),
       },
       async (request) => {
-        const input = request.body as IngestInput;
+        const input = request.body as IngestInput | undefined;
+        // No body and no Content-Type: no parser ran, so nothing said what is missing.
+        if (input === undefined)
+          throw invalid(
+            'body: is required: {"generations": [...]} as application/json, or one record per line as application/x-ndjson',
+          );
         const { broadcast } = request.query as { broadcast?: "true" | "false" };
         const result = await ingestGenerations(ctx, principal(request).organizationId, input, {
           broadcast: broadcast !== "false",
