@@ -9,12 +9,10 @@ import { readUsage } from "../../src/domain/usage/ledger.js";
 import { usdToNano } from "../../src/lib/money.js";
 import type { ActivityStore } from "../../src/stores/activity-store.js";
 import { openDuckDbActivityStore } from "../../src/stores/duckdb/duckdb-store.js";
-import { openPostgresStore } from "../../src/stores/postgres/open-postgres.js";
 import type { RecordStore } from "../../src/stores/record-store.js";
-import { openSqliteStore } from "../../src/stores/sqlite/open-sqlite.js";
+import { cliStoreTargets } from "../helpers/cli-targets.js";
 import { gatehouse } from "../helpers/cli.js";
 import { startListening } from "../helpers/server.js";
-import { PG_SKIP_REASON, PG_URL, freshPostgresDatabase } from "../helpers/stores.js";
 
 const HOUR = 3_600_000;
 
@@ -55,49 +53,7 @@ interface Summary {
   records_per_second: number;
 }
 
-interface Target {
-  name: string;
-  skip: string | null;
-  setup(): Promise<{
-    env: Record<string, string>;
-    dir: string;
-    openStore(): Promise<RecordStore>;
-    cleanup(): Promise<void>;
-  }>;
-}
-
-const TARGETS: Target[] = [
-  {
-    name: "SQLite + DuckDB",
-    skip: null,
-    setup: async () => {
-      const dir = mkdtempSync(join(tmpdir(), "gh-import-"));
-      return {
-        env: { GATEHOUSE_DATA_DIR: dir },
-        dir,
-        openStore: () => openSqliteStore(join(dir, "gatehouse.sqlite")),
-        cleanup: async () => rmSync(dir, { recursive: true, force: true }),
-      };
-    },
-  },
-  {
-    name: "PostgreSQL + DuckDB",
-    skip: PG_URL ? null : PG_SKIP_REASON,
-    setup: async () => {
-      const db = await freshPostgresDatabase();
-      const dir = mkdtempSync(join(tmpdir(), "gh-import-"));
-      return {
-        env: { DATABASE_URL: db.url, GATEHOUSE_DATA_DIR: dir },
-        dir,
-        openStore: () => openPostgresStore(db.url, 2),
-        cleanup: async () => {
-          await db.drop();
-          rmSync(dir, { recursive: true, force: true });
-        },
-      };
-    },
-  },
-];
+const TARGETS = cliStoreTargets("gh-import-");
 
 for (const target of TARGETS) {
   describe.skipIf(target.skip)(`gatehouse import on ${target.name}`, () => {
@@ -130,7 +86,7 @@ for (const target of TARGETS) {
 
     beforeAll(async () => {
       const s = await target.setup();
-      ({ env, dir, openStore, cleanup } = s);
+      ({ env, dir, open: openStore, cleanup } = s);
       const created = await gatehouse(["org", "create", "Acme", "--json"], env);
       expect(created).toMatchObject({ code: 0, stderr: "" });
       org = JSON.parse(created.stdout) as typeof org;

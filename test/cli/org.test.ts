@@ -1,18 +1,14 @@
 import { execFile } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { authenticate } from "../../src/domain/auth/authenticate.js";
 import { readThroughPolicy } from "../../src/domain/policy/read-through.js";
 import { systemClock } from "../../src/lib/clock.js";
 import { hashKey } from "../../src/lib/ids.js";
 import type { RecordStore } from "../../src/stores/record-store.js";
-import { openPostgresStore } from "../../src/stores/postgres/open-postgres.js";
-import { openSqliteStore } from "../../src/stores/sqlite/open-sqlite.js";
 import { makeTestApp, type TestApp } from "../helpers/app.js";
+import { cliStoreTargets } from "../helpers/cli-targets.js";
 import { CLI_ARGV } from "../helpers/cli.js";
-import { PG_SKIP_REASON, PG_URL, freshPostgresDatabase } from "../helpers/stores.js";
 
 const ROOT = resolve(import.meta.dirname, "../..");
 
@@ -49,42 +45,7 @@ interface Created {
   name: string;
 }
 
-interface Target {
-  name: string;
-  skip: string | null;
-  setup(): Promise<{ env: Record<string, string>; open(): Promise<RecordStore>; cleanup(): Promise<void> }>;
-}
-
-const TARGETS: Target[] = [
-  {
-    name: "SQLite (GATEHOUSE_DATA_DIR)",
-    skip: null,
-    setup: async () => {
-      const dir = mkdtempSync(join(tmpdir(), "gh-cli-"));
-      return {
-        env: { GATEHOUSE_DATA_DIR: dir },
-        open: () => openSqliteStore(join(dir, "gatehouse.sqlite")),
-        cleanup: async () => rmSync(dir, { recursive: true, force: true }),
-      };
-    },
-  },
-  {
-    name: "PostgreSQL (DATABASE_URL)",
-    skip: PG_URL ? null : PG_SKIP_REASON,
-    setup: async () => {
-      const db = await freshPostgresDatabase();
-      const dir = mkdtempSync(join(tmpdir(), "gh-cli-"));
-      return {
-        env: { DATABASE_URL: db.url, GATEHOUSE_DATA_DIR: dir },
-        open: () => openPostgresStore(db.url, 2),
-        cleanup: async () => {
-          await db.drop();
-          rmSync(dir, { recursive: true, force: true });
-        },
-      };
-    },
-  },
-];
+const TARGETS = cliStoreTargets("gh-cli-");
 
 for (const target of TARGETS) {
   describe.skipIf(target.skip)(`gatehouse CLI on ${target.name}`, () => {

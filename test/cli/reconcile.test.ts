@@ -1,57 +1,11 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openDuckDbActivityStore } from "../../src/stores/duckdb/duckdb-store.js";
-import { openPostgresStore } from "../../src/stores/postgres/open-postgres.js";
 import type { RecordStore } from "../../src/stores/record-store.js";
-import { openSqliteStore } from "../../src/stores/sqlite/open-sqlite.js";
+import { cliStoreTargets } from "../helpers/cli-targets.js";
 import { gatehouse } from "../helpers/cli.js";
-import { PG_SKIP_REASON, PG_URL, freshPostgresDatabase } from "../helpers/stores.js";
 
-interface Target {
-  name: string;
-  skip: string | null;
-  setup(): Promise<{
-    env: Record<string, string>;
-    dir: string;
-    open(): Promise<RecordStore>;
-    cleanup(): Promise<void>;
-  }>;
-}
-
-const TARGETS: Target[] = [
-  {
-    name: "SQLite + DuckDB",
-    skip: null,
-    setup: async () => {
-      const dir = mkdtempSync(join(tmpdir(), "gh-reconcile-"));
-      return {
-        env: { GATEHOUSE_DATA_DIR: dir },
-        dir,
-        open: () => openSqliteStore(join(dir, "gatehouse.sqlite")),
-        cleanup: async () => rmSync(dir, { recursive: true, force: true }),
-      };
-    },
-  },
-  {
-    name: "PostgreSQL + DuckDB",
-    skip: PG_URL ? null : PG_SKIP_REASON,
-    setup: async () => {
-      const db = await freshPostgresDatabase();
-      const dir = mkdtempSync(join(tmpdir(), "gh-reconcile-"));
-      return {
-        env: { DATABASE_URL: db.url, GATEHOUSE_DATA_DIR: dir },
-        dir,
-        open: () => openPostgresStore(db.url, 2),
-        cleanup: async () => {
-          await db.drop();
-          rmSync(dir, { recursive: true, force: true });
-        },
-      };
-    },
-  },
-];
+const TARGETS = cliStoreTargets("gh-reconcile-");
 
 interface Report {
   in_sync: boolean;

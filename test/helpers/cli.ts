@@ -1,12 +1,8 @@
 import { spawn } from "node:child_process";
-import { join, resolve } from "node:path";
+import { CLI_ARGV, ROOT } from "./compiled.js";
 
-export const ROOT = resolve(import.meta.dirname, "../..");
-/**
- * The CLI from its TypeScript sources, as `npm run gatehouse --` runs it (tests exercise the
- * sources; bin/gatehouse.js runs the compiled build: test/process/compiled.test.ts).
- */
-export const CLI_ARGV: readonly string[] = ["--import", "tsx", join(ROOT, "src", "cli", "main.ts")];
+/** The compiled CLI, as the `gatehouse` bin runs it (compiled.ts says why tests use dist/). */
+export { CLI_ARGV, ROOT };
 
 export interface CliRun {
   code: number;

@@ -1,84 +1,37 @@
-import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { hashKey } from "../../src/lib/ids.js";
 import { nanoToUsd } from "../../src/lib/money.js";
 import { openDuckDbActivityStore } from "../../src/stores/duckdb/duckdb-store.js";
+import {
+  killAll,
+  killServer,
+  startServer,
+  stopServer,
+  tempDataDir,
+  type ChildServer,
+} from "../helpers/child-server.js";
 
 /**
- * Crash safety of ingest: the real server (`node --import tsx src/main.ts`) on a temporary data
+ * Crash safety of ingest: the real server (dist/src/main.js) on a temporary data
  * directory is killed with SIGKILL at random moments while batches are in flight, restarted on the
  * same directory, and every batch that did not get a 200 is retried (plus some that did). In the
  * end the ledger (GET /key usage) and the activity store (the DuckDB file, opened after a clean
  * stop) each hold every record exactly once.
  */
-const ROOT = resolve(import.meta.dirname, "../..");
-const children = new Set<ChildProcessWithoutNullStreams>();
-const dirs: string[] = [];
+afterAll(killAll);
 
-afterAll(() => {
-  for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill("SIGKILL");
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-});
-
-interface Server {
-  child: ChildProcessWithoutNullStreams;
-  base: string;
-  exited: Promise<unknown>;
-}
-
-async function start(dataDir: string, bootstrapKey: string): Promise<Server> {
-  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
-    cwd: ROOT,
-    env: {
-      PATH: process.env.PATH ?? "",
-      HOME: process.env.HOME ?? "",
-      PORT: "0",
-      LOG_LEVEL: "info",
-      GATEHOUSE_DATA_DIR: dataDir,
-      GATEHOUSE_BOOTSTRAP_KEY: bootstrapKey,
-      RATE_LIMIT_MANAGEMENT_MAX: "1000000",
-    },
+function start(dataDir: string, bootstrapKey: string): Promise<ChildServer> {
+  return startServer({
+    GATEHOUSE_DATA_DIR: dataDir,
+    GATEHOUSE_BOOTSTRAP_KEY: bootstrapKey,
+    RATE_LIMIT_MANAGEMENT_MAX: "1000000",
   });
-  children.add(child);
-  let out = "";
-  let err = "";
-  child.stderr.on("data", (b: Buffer) => (err += b.toString("utf8")));
-  const exited = new Promise((done) => child.on("exit", done));
-  const base = await new Promise<string>((done, fail) => {
-    const timer = setTimeout(() => fail(new Error(`server did not start:\n${out}\n${err}`)), 30_000);
-    child.stdout.on("data", (b: Buffer) => {
-      out += b.toString("utf8");
-      for (const line of out.split("\n")) {
-        if (!line.includes("gatehouse listening")) continue;
-        clearTimeout(timer);
-        done((JSON.parse(line) as { base: string }).base);
-        return;
-      }
-    });
-    void exited.then(() => {
-      clearTimeout(timer);
-      fail(new Error(`server exited:\n${out}\n${err}`));
-    });
-  });
-  return { child, base, exited };
-}
-
-async function kill(s: Server): Promise<void> {
-  s.child.kill("SIGKILL");
-  await s.exited;
-}
-
-async function stop(s: Server): Promise<void> {
-  s.child.kill("SIGTERM");
-  await s.exited;
 }
 
 /** POST a batch; true on 200, false on a refused or cut connection. Any other status fails the test. */
-async function send(s: Server, key: string, batch: unknown[]): Promise<boolean> {
+async function send(s: ChildServer, key: string, batch: unknown[]): Promise<boolean> {
   let res: Response;
   try {
     res = await fetch(`${s.base}/activity/generations`, {
@@ -98,8 +51,7 @@ async function send(s: Server, key: string, batch: unknown[]): Promise<boolean> 
 
 describe("ingest survives SIGKILL at any moment: nothing lost, nothing counted twice", () => {
   it("ledger and activity store hold every record exactly once after kills, restarts and retries", async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), "gh-ingest-crash-"));
-    dirs.push(dataDir);
+    const dataDir = tempDataDir();
     const key = `sk-gh-v1-${randomBytes(32).toString("hex")}`;
     const hash = hashKey(key);
     const createdAt = new Date(Date.now() - 3_600_000).toISOString().replace(/\.\d+Z$/, "Z");
@@ -150,7 +102,7 @@ describe("ingest survives SIGKILL at any moment: nothing lost, nothing counted t
           () => {
             killed = true;
             kills += 1;
-            void kill(server).then(r);
+            void killServer(server).then(r);
           },
           300 + Math.floor(Math.random() * 1_700),
         ),
@@ -167,7 +119,7 @@ describe("ingest survives SIGKILL at any moment: nothing lost, nothing counted t
       if (!killed) {
         killed = true;
         kills += 1;
-        await kill(server);
+        await killServer(server);
       }
       await killer;
       if (process.env.INGEST_CRASH_DEBUG) console.log(`round ${round}: ${done.size}/${BATCHES} acknowledged`);
@@ -186,7 +138,7 @@ describe("ingest survives SIGKILL at any moment: nothing lost, nothing counted t
     ).json()) as { data: { usage: number; usage_daily: number } };
     expect(kills).toBeGreaterThanOrEqual(1);
     expect(me.data.usage).toBe(nanoToUsd(expectedNano));
-    await stop(server);
+    await stopServer(server);
 
     const activity = await openDuckDbActivityStore({ path: join(dataDir, "activity.duckdb") });
     try {

@@ -11,9 +11,10 @@ import {
   freshPostgresDatabase,
 } from "../helpers/stores.js";
 import { CLI_ARGV } from "../helpers/cli.js";
+import { SERVER_ARGV } from "../helpers/compiled.js";
 
 /**
- * The real server as an operator runs it: `node --import tsx src/main.ts` in a child process,
+ * The real server as an operator runs it: `npm start` (dist/src/main.js) in a child process,
  * a temporary data directory, PORT=0 (the port is read from the "gatehouse listening" log line).
  */
 const ROOT = resolve(import.meta.dirname, "../..");
@@ -44,7 +45,7 @@ function tempDataDir(): string {
 }
 
 function launch(env: Record<string, string>) {
-  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+  const child = spawn(process.execPath, [...SERVER_ARGV], {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", PORT: "0", LOG_LEVEL: "info", ...env },
   });

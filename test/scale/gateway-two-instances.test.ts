@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PG_SKIP_REASON, PG_URL, freshPostgresDatabase } from "../helpers/stores.js";
-import { http, killAll, startServer, type ChildServer } from "./child-server.js";
+import { http, killAll, startServer, type ChildServer } from "../helpers/child-server.js";
 
 /**
  * Two gateway instances on one PostgreSQL enforce one limit together: their holds share the

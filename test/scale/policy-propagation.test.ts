@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { POLICY_PROPAGATION_BOUND_MS } from "../../src/domain/policy/policy.js";
 import { POLICY_LISTENER_NAME } from "../../src/stores/postgres/pg-policy-channel.js";
 import { PG_SKIP_REASON, PG_URL, freshPostgresDatabase } from "../helpers/stores.js";
-import { http, killAll, startServer, stopServer, type ChildServer } from "./child-server.js";
+import { http, killAll, startServer, stopServer, type ChildServer } from "../helpers/child-server.js";
 
 /**
  * The policy cache across instances: two server processes on one PostgreSQL database. A change

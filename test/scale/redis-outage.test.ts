@@ -2,7 +2,14 @@ import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { createServer } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { http, killAll, readyWithin, startServer, stopServer, type ChildServer } from "./child-server.js";
+import {
+  http,
+  killAll,
+  readyWithin,
+  startServer,
+  stopServer,
+  type ChildServer,
+} from "../helpers/child-server.js";
 
 /**
  * Redis holds only rate-limit counters, so its trouble must not take the API down: requests are

@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { PG_SKIP_REASON, PG_URL, freshPostgresDatabase } from "../helpers/stores.js";
-import { killAll, startServer, stopServer, tempDataDir } from "./child-server.js";
+import { killAll, startServer, stopServer, tempDataDir } from "../helpers/child-server.js";
 
 /**
  * Analytics are never split silently: a second instance on one PostgreSQL record store refuses to

@@ -15,7 +15,14 @@ import {
   freshPostgresDatabase,
 } from "../helpers/stores.js";
 import { makeTestApp, type TestApp } from "../helpers/app.js";
-import { http, killAll, readyWithin, startServer, stopServer, type ChildServer } from "./child-server.js";
+import {
+  http,
+  killAll,
+  readyWithin,
+  startServer,
+  stopServer,
+  type ChildServer,
+} from "../helpers/child-server.js";
 
 /**
  * Scale-out: several stateless instances behind a load balancer share one PostgreSQL database

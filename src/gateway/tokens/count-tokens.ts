@@ -1,4 +1,4 @@
-import { countTokens } from "gpt-tokenizer/encoding/o200k_base";
+import { createRequire } from "node:module";
 
 /**
  * Token counts for when an upstream reports no usage, and for the worst-case reservation made
@@ -23,11 +23,26 @@ export const REPLY_PRIMING_TOKENS = 3;
  */
 export const IMAGE_TOKENS = 765;
 
-export function countTextTokens(text: string): number {
-  return text === "" ? 0 : countTokens(text, AS_TEXT);
+type CountTokens = typeof import("gpt-tokenizer/encoding/o200k_base").countTokens;
+let counter: CountTokens | null = null;
+
+/**
+ * The encoder, loaded on first use: its 200k-token table costs about half a second of CPU and
+ * tens of MB to load, which processes that never count tokens (the CLI, most tests) should not
+ * pay. The server loads it in warm-up, before it listens (warmUpTokenCounter).
+ */
+function encoder(): CountTokens {
+  counter ??= (
+    createRequire(import.meta.url)("gpt-tokenizer/encoding/o200k_base") as { countTokens: CountTokens }
+  ).countTokens;
+  return counter;
 }
 
-/** Loads the encoder (its first use costs a few to tens of ms): call once at start, off the request path. */
+export function countTextTokens(text: string): number {
+  return text === "" ? 0 : encoder()(text, AS_TEXT);
+}
+
+/** Loads the encoder now: call once at start, off the request path. */
 export function warmUpTokenCounter(): void {
   countTextTokens("warm up");
 }

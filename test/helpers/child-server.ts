@@ -2,6 +2,7 @@ import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { SERVER_ARGV } from "./compiled.js";
 
 /**
  * The real composition root (src/main.ts) in a child process, as an operator runs it: PORT=0,
@@ -10,7 +11,7 @@ import { join, resolve } from "node:path";
  */
 const ROOT = resolve(import.meta.dirname, "../..");
 const START_TIMEOUT_MS = 30_000;
-const STOP_TIMEOUT_MS = 10_000;
+const STOP_TIMEOUT_MS = 30_000;
 
 export interface ChildServer {
   child: ChildProcessWithoutNullStreams;
@@ -18,6 +19,8 @@ export interface ChildServer {
   base: string;
   /** `http://127.0.0.1:<port>` */
   origin: string;
+  /** GATEHOUSE_DATA_DIR: pass it to a restart to keep the data */
+  dataDir: string;
   stdout(): string;
   stderr(): string;
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
@@ -39,17 +42,18 @@ export function killAll(): void {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 }
 
-/** Starts `node --import tsx src/main.ts`; resolves once it listens, rejects with its output otherwise. */
+/** Starts the compiled server (dist/src/main.js); resolves once it listens, rejects with its output otherwise. */
 export async function startServer(env: Record<string, string>): Promise<ChildServer> {
-  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+  const dataDir = env.GATEHOUSE_DATA_DIR ?? tempDataDir();
+  const child = spawn(process.execPath, [...SERVER_ARGV], {
     cwd: ROOT,
     env: {
       PATH: process.env.PATH ?? "",
       HOME: process.env.HOME ?? "",
       PORT: "0",
       LOG_LEVEL: "info",
-      GATEHOUSE_DATA_DIR: tempDataDir(),
       ...env,
+      GATEHOUSE_DATA_DIR: dataDir,
     },
   });
   children.add(child);
@@ -80,7 +84,14 @@ export async function startServer(env: Record<string, string>): Promise<ChildSer
       fail(new Error(`server exited (${code ?? signal}) before listening:\n${out}\n${err}`));
     });
   });
-  return { child, base, origin: new URL(base).origin, stdout: () => out, stderr: () => err, exited };
+  return { child, base, origin: new URL(base).origin, dataDir, stdout: () => out, stderr: () => err, exited };
+}
+
+/** SIGKILL, as a crash would, and the wait for the exit. */
+export async function killServer(s: ChildServer): Promise<void> {
+  s.child.kill("SIGKILL");
+  await s.exited;
+  children.delete(s.child);
 }
 
 /** SIGTERM and a bounded wait for the exit. */
