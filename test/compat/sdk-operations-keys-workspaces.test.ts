@@ -174,6 +174,39 @@ describe("SDK 1.3.19: API keys", () => {
     await sdk.apiKeys.delete({ hash: created.data.hash });
   });
 
+  it("PATCH expires_at (a Gatehouse extension, sent over plain HTTP): every SDK read parses the result", async () => {
+    const created = await sdk.apiKeys.create({
+      requestBody: { name: "extend me", expiresAt: new Date("2026-12-01T00:00:00.000Z") },
+    });
+    const hash = created.data.hash;
+    const patchRaw = async (body: unknown) => {
+      const res = await fetch(`${s.baseUrl}/keys/${hash}`, {
+        method: "PATCH",
+        headers: { authorization: `Bearer ${s.key}`, "content-type": "application/json" },
+        body: JSON.stringify(body),
+      });
+      return { status: res.status, body: (await res.json()) as { data: { expires_at: string | null } } };
+    };
+    const extended = await patchRaw({ expires_at: "2027-09-30T12:00:00Z" });
+    expect(extended.status).toBe(200);
+    expect(extended.body.data.expires_at).toBe("2027-09-30T12:00:00.000Z");
+    const read = await sdk.apiKeys.get({ hash });
+    expect(read.data.expiresAt).toEqual(new Date("2027-09-30T12:00:00.000Z"));
+    expect((await sdk.apiKeys.list()).data.find((k) => k.hash === hash)?.expiresAt).toEqual(
+      new Date("2027-09-30T12:00:00.000Z"),
+    );
+    // SDK 1.3.19's update has no expiresAt: its request schema drops the field, the expiry stays.
+    const viaSdk = await sdk.apiKeys.update({
+      hash,
+      requestBody: { name: "extended", expiresAt: new Date("2028-01-01T00:00:00.000Z") } as never,
+    });
+    expect(viaSdk.data).toMatchObject({ name: "extended", expiresAt: new Date("2027-09-30T12:00:00.000Z") });
+
+    expect((await patchRaw({ expires_at: null })).body.data.expires_at).toBeNull();
+    expect((await sdk.apiKeys.get({ hash })).data.expiresAt).toBeNull();
+    await sdk.apiKeys.delete({ hash });
+  });
+
   it("getCurrentKeyMetadata parses for the management key and for an ordinary key", async () => {
     const mgmt = await sdk.apiKeys.getCurrentKeyMetadata();
     expect(mgmt.data).toMatchObject({

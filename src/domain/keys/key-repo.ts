@@ -1,5 +1,6 @@
 import { flatMapChunks } from "../../lib/chunks.js";
 import type { Selectable, Updateable } from "kysely";
+import { QueryTemplate } from "../../stores/query-template.js";
 import type { Db } from "../../stores/record-store.js";
 import type { ApiKeysTable } from "../../stores/schema.js";
 
@@ -98,7 +99,7 @@ export function listOrdinaryKeys(db: Db, p: KeyPage): Promise<KeyRow[]> {
 /** The columns a PATCH may change. Absent properties are left untouched. */
 export type KeyColumnsPatch = Pick<
   Updateable<ApiKeysTable>,
-  "name" | "disabled" | "limit_nano" | "limit_reset" | "include_byok_in_limit"
+  "name" | "disabled" | "limit_nano" | "limit_reset" | "include_byok_in_limit" | "expires_at"
 >;
 
 /**
@@ -124,23 +125,54 @@ export async function updateOrdinaryKey(
   return res.numUpdatedRows > 0n;
 }
 
+/** The columns a PATCH may set, in the order a statement's shape lists them. */
+const PATCH_COLUMNS = [
+  "name",
+  "disabled",
+  "limit_nano",
+  "limit_reset",
+  "include_byok_in_limit",
+  "expires_at",
+] as const satisfies readonly (keyof KeyColumnsPatch)[];
+
+/**
+ * updateOrdinaryKeyReturning's statement, compiled once per set of columns (the shape, e.g.
+ * "name,limit_nano"): PATCH /keys/{hash} is a hot management write.
+ */
+const updateReturning = new QueryTemplate(
+  (db: Db, shape, organizationId: string, hash: string, updatedAt: string, ...values: unknown[]) => {
+    const set: Record<string, unknown> = {};
+    (shape === "" ? [] : shape.split(",")).forEach((c, i) => (set[c] = values[i]));
+    return db
+      .updateTable("api_keys")
+      .set({ ...(set as KeyColumnsPatch), updated_at: updatedAt })
+      .where("hash", "=", hash)
+      .where("organization_id", "=", organizationId)
+      .where("is_management", "=", 0)
+      .where("deleted_at", "is", null)
+      .returningAll()
+      .compile();
+  },
+);
+
 /** updateOrdinaryKey that answers with the updated row (one statement: UPDATE … RETURNING). */
-export function updateOrdinaryKeyReturning(
+export async function updateOrdinaryKeyReturning(
   db: Db,
   organizationId: string,
   hash: string,
   patch: KeyColumnsPatch,
   now: Date,
 ): Promise<KeyRow | undefined> {
-  return db
-    .updateTable("api_keys")
-    .set({ ...patch, updated_at: now.toISOString() })
-    .where("hash", "=", hash)
-    .where("organization_id", "=", organizationId)
-    .where("is_management", "=", 0)
-    .where("deleted_at", "is", null)
-    .returningAll()
-    .executeTakeFirst();
+  const cols = PATCH_COLUMNS.filter((c) => patch[c] !== undefined);
+  const { rows } = await updateReturning.execute(
+    db,
+    cols.join(","),
+    organizationId,
+    hash,
+    now.toISOString(),
+    ...cols.map((c) => patch[c]),
+  );
+  return rows[0];
 }
 
 /**

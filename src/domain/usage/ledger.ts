@@ -4,6 +4,7 @@ import { sql } from "kysely";
 import { toBigInt } from "../../lib/money.js";
 import type { DialectCaps } from "../../stores/dialect.js";
 import { jsonRows } from "../../stores/sqlite/json-rows.js";
+import { QueryTemplate } from "../../stores/query-template.js";
 import { windowIndex, type WindowKind } from "./windows.js";
 
 /**
@@ -36,13 +37,25 @@ export async function readUsage(
   ids: readonly string[],
   now: Date,
 ): Promise<Map<string, WindowTotals>> {
+  const unique = [...new Set(ids)];
+  if (unique.length === 1) {
+    // One key or one workspace (GET /key, a budget read): the statement compiled once.
+    const id = unique[0] as string;
+    const one = await readKeyAndWorkspaceUsage(
+      db,
+      scope === "key" ? id : null,
+      scope === "key" ? null : id,
+      now,
+    );
+    return new Map([[id, scope === "key" ? one.key : one.workspace]]);
+  }
   const out = new Map<string, WindowTotals>(ids.map((id) => [id, zeroTotals()]));
   if (ids.length === 0) return out;
   const rows = await db
     .selectFrom("usage_counters")
     .select(["scope_id", "window", "usage_nano", "byok_nano"])
     .where("scope", "=", scope)
-    .where("scope_id", "in", [...new Set(ids)])
+    .where("scope_id", "in", unique)
     .where((eb) =>
       eb.or(KINDS.map((k) => eb.and([eb("window", "=", k), eb("window_index", "=", windowIndex(k, now))]))),
     )
@@ -50,6 +63,73 @@ export async function readUsage(
   for (const r of rows) {
     const t = out.get(r.scope_id);
     if (t) t[r.window as WindowKind] = { usage: toBigInt(r.usage_nano), byok: toBigInt(r.byok_nano) };
+  }
+  return out;
+}
+
+/**
+ * readKeyAndWorkspaceUsage's statement, compiled once per shape ("key", "workspace", "both"):
+ * it runs before every reservation.
+ */
+const keyAndWorkspaceUsage = new QueryTemplate(
+  (
+    db: Db,
+    shape,
+    keyHash: string,
+    workspaceId: string,
+    day: number,
+    week: number,
+    month: number,
+    all: number,
+  ) => {
+    const indexes: Record<WindowKind, number> = { day, week, month, all };
+    return db
+      .selectFrom("usage_counters")
+      .select(["scope", "scope_id", "window", "usage_nano", "byok_nano"])
+      .where((eb) =>
+        eb.and([
+          eb.or([
+            ...(shape !== "workspace"
+              ? [eb.and([eb("scope", "=", "key"), eb("scope_id", "=", keyHash)])]
+              : []),
+            ...(shape !== "key"
+              ? [eb.and([eb("scope", "=", "workspace"), eb("scope_id", "=", workspaceId)])]
+              : []),
+          ]),
+          eb.or(KINDS.map((k) => eb.and([eb("window", "=", k), eb("window_index", "=", indexes[k])]))),
+        ]),
+      )
+      .compile();
+  },
+);
+
+/**
+ * Current-window totals of one key and one workspace (either may be null: not needed), in one
+ * statement: the gateway reads both before every reservation.
+ */
+export async function readKeyAndWorkspaceUsage(
+  db: Db,
+  keyHash: string | null,
+  workspaceId: string | null,
+  now: Date,
+): Promise<{ key: WindowTotals; workspace: WindowTotals }> {
+  const out = { key: zeroTotals(), workspace: zeroTotals() };
+  if (keyHash === null && workspaceId === null) return out;
+  const [day, week, month, all] = KINDS.map((k) => windowIndex(k, now)) as [number, number, number, number];
+  const shape = keyHash === null ? "workspace" : workspaceId === null ? "key" : "both";
+  const { rows } = await keyAndWorkspaceUsage.execute(
+    db,
+    shape,
+    keyHash ?? "",
+    workspaceId ?? "",
+    day,
+    week,
+    month,
+    all,
+  );
+  for (const r of rows) {
+    const t = r.scope === "key" ? out.key : out.workspace;
+    t[r.window as WindowKind] = { usage: toBigInt(r.usage_nano), byok: toBigInt(r.byok_nano) };
   }
   return out;
 }
@@ -174,6 +254,16 @@ export class UsageTally {
  * Writes a tally: one multi-row upsert per chunk (on SQLite, the rows as one JSON parameter), so a
  * batch of thousands of generations costs a handful of statements. Call inside a transaction.
  */
+const addJsonRows = new QueryTemplate((db: Db, _shape, json: string) =>
+  sql`
+      INSERT INTO usage_counters (scope, scope_id, "window", window_index, organization_id, usage_nano, byok_nano)
+      SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5, value ->> 6
+      FROM json_each(${json}) WHERE true
+      ON CONFLICT (scope, scope_id, "window", window_index) DO UPDATE SET
+        usage_nano = usage_counters.usage_nano + excluded.usage_nano,
+        byok_nano = usage_counters.byok_nano + excluded.byok_nano`.compile(db),
+);
+
 export async function addUsageTally(
   db: Db,
   tally: UsageTally | readonly CounterRow[],
@@ -195,13 +285,7 @@ export async function addUsageTally(
       )
     : null;
   if (json !== null) {
-    await sql`
-      INSERT INTO usage_counters (scope, scope_id, "window", window_index, organization_id, usage_nano, byok_nano)
-      SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5, value ->> 6
-      FROM json_each(${json}) WHERE true
-      ON CONFLICT (scope, scope_id, "window", window_index) DO UPDATE SET
-        usage_nano = usage_counters.usage_nano + excluded.usage_nano,
-        byok_nano = usage_counters.byok_nano + excluded.byok_nano`.execute(db);
+    await addJsonRows.execute(db, "", json);
     return;
   }
   for (const chunk of chunksOf(rows, 500)) {

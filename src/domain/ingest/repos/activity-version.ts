@@ -1,4 +1,5 @@
 import type { Db } from "../../../stores/record-store.js";
+import { QueryTemplate } from "../../../stores/query-template.js";
 import { toBigInt } from "../../../lib/money.js";
 
 /**
@@ -7,7 +8,12 @@ import { toBigInt } from "../../../lib/money.js";
  * result never outlives the activity it summarised (read-your-writes for analytics too).
  */
 export async function bumpActivityVersion(db: Db, organizationId: string): Promise<void> {
-  await db
+  await bump.execute(db, "", organizationId);
+}
+
+/** Compiled once: every ingest transaction runs it (the gateway's, one per recorder flush). */
+const bump = new QueryTemplate((db: Db, _shape, organizationId: string) =>
+  db
     .insertInto("activity_versions")
     .values({ organization_id: organizationId, version: 1 })
     .onConflict((oc) =>
@@ -15,8 +21,8 @@ export async function bumpActivityVersion(db: Db, organizationId: string): Promi
         version: eb("activity_versions.version", "+", 1),
       })),
     )
-    .execute();
-}
+    .compile(),
+);
 
 /** The organization's current activity version (0 before any ingest). */
 export async function readActivityVersion(db: Db, organizationId: string): Promise<bigint> {

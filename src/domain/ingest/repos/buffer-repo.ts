@@ -1,4 +1,5 @@
 import { chunksOf } from "../../../lib/chunks.js";
+import { QueryTemplate } from "../../../stores/query-template.js";
 import type { Db } from "../../../stores/record-store.js";
 
 /** A batch accepted but not yet in the activity store (migration 004). */
@@ -14,11 +15,37 @@ export async function appendBuffer(
   db: Db,
   b: { owner: string; organizationId: string; rowCount: number; token: string },
 ): Promise<void> {
-  await db
-    .insertInto("ingest_buffer")
-    .values({ owner: b.owner, organization_id: b.organizationId, row_count: b.rowCount, token: b.token })
-    .execute();
+  await append.execute(db, "", b.owner, b.organizationId, b.rowCount, b.token);
 }
+
+/*
+ * The statements every accepted batch and every flush run, compiled once (query-template.ts):
+ * the gateway accepts one batch per recorder flush.
+ */
+const append = new QueryTemplate(
+  (db: Db, _shape, owner: string, organizationId: string, rowCount: number, token: string) =>
+    db
+      .insertInto("ingest_buffer")
+      .values({ owner, organization_id: organizationId, row_count: rowCount, token })
+      .compile(),
+);
+
+const oldest = new QueryTemplate((db: Db, _shape, owner: string, maxBatches: number) =>
+  db
+    .selectFrom("ingest_buffer")
+    .select(["seq", "row_count", "token"])
+    .where("owner", "=", owner)
+    .orderBy("seq")
+    .limit(maxBatches)
+    .compile(),
+);
+
+/** Lists up to this long are deleted by a compiled statement (one per length). */
+const COMPILED_DELETE_MAX = 64;
+
+const deleteSeqs = new QueryTemplate((db: Db, _shape, ...seqs: number[]) =>
+  db.deleteFrom("ingest_buffer").where("seq", "in", seqs).compile(),
+);
 
 /** The oldest buffered batches of an activity store, up to `maxRows` rows (at least one batch). */
 export async function readBuffer(
@@ -27,13 +54,7 @@ export async function readBuffer(
   maxRows: number,
   maxBatches: number,
 ): Promise<BufferedBatch[]> {
-  const rows = await db
-    .selectFrom("ingest_buffer")
-    .select(["seq", "row_count", "token"])
-    .where("owner", "=", owner)
-    .orderBy("seq")
-    .limit(maxBatches)
-    .execute();
+  const { rows } = await oldest.execute(db, "", owner, maxBatches);
   const out: BufferedBatch[] = [];
   let total = 0;
   for (const r of rows) {
@@ -88,6 +109,7 @@ const CHUNK = 1_000;
 
 export async function deleteBuffered(db: Db, seqs: readonly number[]): Promise<void> {
   for (const chunk of chunksOf(seqs, CHUNK)) {
-    await db.deleteFrom("ingest_buffer").where("seq", "in", chunk).execute();
+    if (chunk.length <= COMPILED_DELETE_MAX) await deleteSeqs.execute(db, String(chunk.length), ...chunk);
+    else await db.deleteFrom("ingest_buffer").where("seq", "in", chunk).execute();
   }
 }

@@ -3,6 +3,7 @@ import { sql } from "kysely";
 import type { DialectCaps } from "../../../stores/dialect.js";
 import type { Db } from "../../../stores/record-store.js";
 import { jsonTexts } from "../../../stores/sqlite/json-rows.js";
+import { QueryTemplate } from "../../../stores/query-template.js";
 
 /** Ids per statement: 2 bound values each, well under SQLite's and PostgreSQL's limits. */
 const CHUNK = 2_000;
@@ -13,6 +14,14 @@ const CHUNK = 2_000;
  * key makes the second wait and then skip) is not returned. Call inside the ingest transaction,
  * with distinct ids. On SQLite the ids go in as one JSON parameter (one statement per batch).
  */
+const claimJson = new QueryTemplate((db: Db, _shape, organizationId: string, list: string) =>
+  sql<{ id: string }>`
+      INSERT INTO generations_seen (organization_id, id)
+      SELECT ${organizationId}, value FROM json_each(${list}) WHERE true
+      ON CONFLICT (organization_id, id) DO NOTHING
+      RETURNING id`.compile(db),
+);
+
 export async function claimGenerationIds(
   db: Db,
   organizationId: string,
@@ -22,11 +31,7 @@ export async function claimGenerationIds(
   const claimed = new Set<string>();
   const list = caps?.bulkRowsAsJson && ids.length > 0 ? jsonTexts(ids) : null;
   if (list !== null) {
-    const { rows } = await sql<{ id: string }>`
-      INSERT INTO generations_seen (organization_id, id)
-      SELECT ${organizationId}, value FROM json_each(${list}) WHERE true
-      ON CONFLICT (organization_id, id) DO NOTHING
-      RETURNING id`.execute(db);
+    const { rows } = await claimJson.execute(db, "", organizationId, list);
     for (const r of rows) claimed.add(r.id);
     return claimed;
   }
