@@ -125,7 +125,8 @@ async function main(): Promise<void> {
     if (closing) return;
     closing = true;
     app.log.info({ signal }, "shutting down");
-    const force = setTimeout(() => process.exit(1), 10_000);
+    // The backstop if something hangs: the model requests' grace period, then 15 s for the rest.
+    const force = setTimeout(() => process.exit(1), config.gateway.shutdownGraceMs + 15_000);
     force.unref();
     void (async () => {
       await app.close();

@@ -108,6 +108,12 @@ export interface BroadcastConfig {
   refusePrivateAddresses: boolean;
   /** Destinations delivered to at once by one process. */
   concurrency: number;
+  /**
+   * How long a destination's pending deliveries may wait to gather into one request
+   * (docs/broadcast.md "Linger"): a worker claims once the oldest has waited this long or a full
+   * batch (the encoder's size) is pending. 0 sends each as soon as it is written.
+   */
+  lingerMs: number;
 }
 
 /** The data plane (docs/gateway.md). */
@@ -125,6 +131,11 @@ export interface GatewayConfig {
   reservationTtlMs: number;
   /** Where holds live: one process (memory) or every instance sharing PostgreSQL (postgres). */
   reservations: "memory" | "postgres";
+  /**
+   * At shutdown, how long model requests in flight may take to finish before they are cancelled
+   * (what they generated is charged and recorded either way).
+   */
+  shutdownGraceMs: number;
 }
 
 export class ConfigError extends Error {
@@ -292,6 +303,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
       deadRetentionMs: int("BROADCAST_DEAD_RETENTION_MS", 7 * 86_400_000, 0, 365 * 86_400_000),
       refusePrivateAddresses: refusePrivate === "true",
       concurrency: int("BROADCAST_CONCURRENCY", 4, 1, 64),
+      lingerMs: int("BROADCAST_LINGER_MS", 200, 0, 60_000),
     },
     encryptionKey,
     bootstrapKey,
@@ -312,6 +324,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
       upstreamTimeoutMs: int("GATEHOUSE_UPSTREAM_TIMEOUT_MS", 60_000, 100, 3_600_000),
       reservationTtlMs: int("GATEHOUSE_RESERVATION_TTL_MS", 60_000, 300, 3_600_000),
       reservations: reservationsRaw === "postgres" ? "postgres" : "memory",
+      shutdownGraceMs: int("GATEHOUSE_SHUTDOWN_GRACE_MS", 10_000, 0, 600_000),
     },
   };
   if (problems.length > 0) throw new ConfigError(problems);

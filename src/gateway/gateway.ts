@@ -10,6 +10,7 @@ import type { GatewayPolicy } from "./policy.js";
 import { MemoryReservationStore } from "./reservations/memory-store.js";
 import { PostgresReservationStore } from "./reservations/postgres-store.js";
 import type { RecordingDeps } from "./recording.js";
+import { GenerationRecorder } from "./recorder.js";
 import { ByokRouting } from "./byok/byok-routing.js";
 import type { SecretBox } from "../lib/secret-box.js";
 
@@ -20,9 +21,12 @@ export interface Gateway {
   policy: GatewayPolicy;
   holds: Holds;
   recording: RecordingDeps;
+  /** Group commit of finished generations (recorder.ts). */
+  recorder: GenerationRecorder;
   byok: ByokRouting;
   clock: Clock;
-  close(): void;
+  /** Stores the generations still queued, then stops renewing holds. */
+  close(): Promise<void>;
 }
 
 export interface GatewayDeps {
@@ -45,20 +49,26 @@ export function createGateway(d: GatewayDeps): Gateway {
       ? new PostgresReservationStore(d.store, d.config.reservationTtlMs)
       : new MemoryReservationStore(d.store.db, d.config.reservationTtlMs);
   const holds = new Holds(reservations, d.config.reservationTtlMs);
+  const recording: RecordingDeps = {
+    store: d.store,
+    activity: d.activity,
+    clock: d.clock,
+    preparer: d.preparer,
+    ...(d.onLive ? { onLive: d.onLive } : {}),
+  };
+  const recorder = new GenerationRecorder(recording);
   return {
     config: d.config,
     catalog: d.catalog ?? buildCatalog(d.config),
     policy: d.policy,
     holds,
-    recording: {
-      store: d.store,
-      activity: d.activity,
-      clock: d.clock,
-      preparer: d.preparer,
-      ...(d.onLive ? { onLive: d.onLive } : {}),
-    },
+    recording,
+    recorder,
     byok: new ByokRouting(d.store.db, d.secretBox),
     clock: d.clock,
-    close: () => holds.close(),
+    close: async () => {
+      await recorder.close();
+      holds.close();
+    },
   };
 }

@@ -4,6 +4,8 @@ import type { BroadcastMessage } from "../broadcast/encoders/encoder.js";
 import { ingestGenerations, type IngestDeps } from "../domain/ingest/ingest-generations.js";
 import { nanoToUsd } from "../lib/money.js";
 import type { Db } from "../stores/record-store.js";
+import type { GatewayGenerationsTable } from "../stores/schema.js";
+import { QueryTemplate } from "../stores/query-template.js";
 import type { KeyPolicy } from "../domain/policy/policy.js";
 
 /** Everything known of a finished request (success, error after output, cancelled). */
@@ -128,32 +130,102 @@ export interface RecordingDeps extends IngestDeps {
 }
 
 /**
- * Records a served generation through the one accounting path (ingestGenerations: ledger,
- * activity, idempotent id), offered to Broadcast with its LiveContext (content and request
- * details) in the same transaction, then its gateway-only detail.
- * Idempotent: a repeated id is a duplicate for ingest and ignored here.
+ * Batches up to this size are prepared on the main thread: a few records take microseconds to
+ * check and encode, less than the prepare pool's round trip (postMessage there and back, twice).
+ * The pool is for large bodies still to parse (POST /activity), and for the gateway's rare large
+ * batches.
  */
-export async function recordGeneration(deps: RecordingDeps, g: ServedGeneration): Promise<void> {
-  const live = liveContextOf(g);
-  await ingestGenerations(deps, g.key.organizationId, [generationRecord(g)], {
+export const INLINE_PREPARE_MAX = 100;
+
+/**
+ * Records served generations of one organization through the one accounting path
+ * (ingestGenerations: ledger, activity, idempotent id) as ONE batch, offered to Broadcast with
+ * their LiveContexts (content and request details) in the same transaction, then their
+ * gateway-only details in one insert. All or nothing for the ingest; idempotent: a repeated id is
+ * a duplicate for ingest and ignored here, so a batch may be retried (whole or record by record).
+ */
+export async function recordBatch(
+  deps: RecordingDeps,
+  organizationId: string,
+  gs: readonly ServedGeneration[],
+): Promise<void> {
+  if (gs.length === 0) return;
+  const lives = new Map(gs.map((g) => [g.id, liveContextOf(g)]));
+  const ingest = gs.length <= INLINE_PREPARE_MAX ? { ...deps, preparer: undefined } : deps;
+  await ingestGenerations(ingest, organizationId, gs.map(generationRecord), {
     broadcast: true,
-    liveContexts: new Map([[g.id, live]]),
+    liveContexts: lives,
   });
-  await insertDetail(deps.store.db, g);
-  deps.onLive?.(g.key.organizationId, g.id, live);
+  await insertDetails(deps.store.db, gs);
+  // Stored by now: a listener that throws must not fail (or make a retry repeat) the record.
+  for (const [id, live] of lives) {
+    try {
+      deps.onLive?.(organizationId, id, live);
+    } catch {
+      // the listener's own failure
+    }
+  }
 }
 
-async function insertDetail(db: Db, g: ServedGeneration): Promise<void> {
-  await db
+/** One generation alone (the recorder's retry path; see recorder.ts for the batched one). */
+export function recordGeneration(deps: RecordingDeps, g: ServedGeneration): Promise<void> {
+  return recordBatch(deps, g.key.organizationId, [g]);
+}
+
+/** Batches up to this size insert their details with a compiled statement (one per size). */
+const COMPILED_DETAILS_MAX = 16;
+
+type DetailRow = GatewayGenerationsTable;
+
+const detailsInsert = (db: Db, rows: DetailRow[]) =>
+  db
     .insertInto("gateway_generations")
-    .values({
+    .values(rows)
+    .onConflict((oc) => oc.columns(["organization_id", "id"]).doNothing());
+
+/** Six values per row, in DetailRow's order. */
+const compiledDetails = new QueryTemplate((db: Db, shape, ...v: string[]) =>
+  detailsInsert(
+    db,
+    Array.from({ length: Number(shape) }, (_, r) => {
+      const [organization_id, id, key_hash, workspace_id, created_at, detail] = v.slice(r * 6, r * 6 + 6) as [
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+      ];
+      return { organization_id, id, key_hash, workspace_id, created_at, detail };
+    }),
+  ).compile(),
+);
+
+async function insertDetails(db: Db, gs: readonly ServedGeneration[]): Promise<void> {
+  if (gs.length <= COMPILED_DETAILS_MAX) {
+    const v: string[] = [];
+    for (const g of gs) {
+      v.push(
+        g.key.organizationId,
+        g.id,
+        g.key.hash,
+        g.key.workspaceId,
+        g.createdAt.toISOString(),
+        JSON.stringify(generationDetail(g)),
+      );
+    }
+    await compiledDetails.execute(db, String(gs.length), ...v);
+    return;
+  }
+  await detailsInsert(
+    db,
+    gs.map((g) => ({
       organization_id: g.key.organizationId,
       id: g.id,
       key_hash: g.key.hash,
       workspace_id: g.key.workspaceId,
       created_at: g.createdAt.toISOString(),
       detail: JSON.stringify(generationDetail(g)),
-    })
-    .onConflict((oc) => oc.columns(["organization_id", "id"]).doNothing())
-    .execute();
+    })),
+  ).execute();
 }

@@ -11,7 +11,7 @@ import { apiRoutes } from "./routes/index.js";
 import { healthRoutes } from "./routes/health.js";
 import { validatorCompiler } from "./validation.js";
 import { createGateway, type Gateway } from "../gateway/gateway.js";
-import { buildCatalog } from "../gateway/catalog/build-catalog.js";
+import { buildCatalog, closeCatalog } from "../gateway/catalog/build-catalog.js";
 import { buildFileProviders } from "../gateway/catalog/file-providers.js";
 
 declare module "fastify" {
@@ -82,7 +82,13 @@ export async function buildApp(given: AppContext, opts: BuildOptions = {}): Prom
     else void parseJson(request, (body as Buffer).toString("utf8"), done);
   });
   app.decorate("gateway", gateway);
-  if (ownGateway) app.addHook("onClose", async () => gateway.close());
+  if (ownGateway) {
+    // The app built the catalog (above), so it closes the providers' pools too.
+    app.addHook("onClose", async () => {
+      await gateway.close();
+      await closeCatalog(gateway.catalog);
+    });
+  }
   app.addHook("onSend", async (request, reply) => {
     void reply.header("x-request-id", request.id);
   });

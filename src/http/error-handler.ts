@@ -18,6 +18,9 @@ const FRAMEWORK_MESSAGES: Record<string, string> = {
  */
 export function errorHandler(err: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
   if (err instanceof DomainError) {
+    // A 429 that knows when to come back says so (an upstream's Retry-After, passed on).
+    const retryAfter = err.metadata?.retry_after_seconds;
+    if (err.status === 429 && typeof retryAfter === "number") void reply.header("retry-after", retryAfter);
     void reply.status(err.status).send(envelope(err.status, err.message, err.metadata));
     return;
   }

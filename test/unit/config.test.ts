@@ -51,6 +51,7 @@ describe("loadConfig", () => {
         deadRetentionMs: 604_800_000,
         refusePrivateAddresses: false,
         concurrency: 4,
+        lingerMs: 200,
       },
       webDir: resolve(import.meta.dirname, "../../dist/web"),
       rateLimit: {
@@ -65,6 +66,7 @@ describe("loadConfig", () => {
         mockLatencyMs: 0,
         upstreamTimeoutMs: 60_000,
         reservationTtlMs: 60_000,
+        shutdownGraceMs: 10_000,
         reservations: "memory",
       },
     });
@@ -162,6 +164,14 @@ describe("loadConfig", () => {
     expect(problemsOf({ ACTIVITY_COMPACTION_INTERVAL_MS: "10" }).join()).toContain(
       "ACTIVITY_COMPACTION_INTERVAL_MS",
     );
+  });
+
+  it("BROADCAST_LINGER_MS: 0 (send at once) to 60000, default 200", () => {
+    expect(loadConfig({}).broadcast.lingerMs).toBe(200);
+    expect(loadConfig({ BROADCAST_LINGER_MS: "0" }).broadcast.lingerMs).toBe(0);
+    expect(loadConfig({ BROADCAST_LINGER_MS: "1000" }).broadcast.lingerMs).toBe(1_000);
+    expect(problemsOf({ BROADCAST_LINGER_MS: "-5" }).join()).toContain("BROADCAST_LINGER_MS");
+    expect(problemsOf({ BROADCAST_LINGER_MS: "60001" }).join()).toContain("BROADCAST_LINGER_MS");
   });
 
   it("accepts postgres:// and redis:// schemes and port 0 (any free port)", () => {

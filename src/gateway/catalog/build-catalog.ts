@@ -67,3 +67,15 @@ export function buildCatalog(
   }
   return { providers, models };
 }
+
+/**
+ * Closes every provider's connection pool (the providers file's adapters each own one): at
+ * shutdown, so upstreams see their kept-alive connections end at once.
+ */
+export async function closeCatalog(catalog: Catalog): Promise<void> {
+  await Promise.all(
+    [...catalog.providers.values()].map(async (p) => {
+      await p.adapter.close?.().catch(() => undefined);
+    }),
+  );
+}

@@ -13,6 +13,11 @@ export interface ProviderEntry {
   /** Display name for /providers. */
   name: string;
   adapter: ProviderAdapter;
+  /**
+   * First-byte deadline of every call to this provider (the providers file's `timeout_ms`);
+   * absent or null: the gateway's GATEHOUSE_UPSTREAM_TIMEOUT_MS.
+   */
+  timeoutMs?: number | null;
 }
 
 /**

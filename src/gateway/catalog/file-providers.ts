@@ -29,11 +29,11 @@ export function buildFileProviders(spec: ProvidersFileSpec): FileCatalogPart {
     slug: p.slug,
     kind: p.kind,
     name: p.name,
+    timeoutMs: p.timeoutMs,
     adapter: ADAPTERS[p.kind]({
       baseUrl: p.baseUrl,
       apiKey: p.apiKey?.reveal() ?? null,
       headers: p.headers.reveal(),
-      firstByteTimeoutMs: p.timeoutMs,
       ...(p.idleTimeoutMs !== null ? { idleTimeoutMs: p.idleTimeoutMs } : {}),
     }),
   }));

@@ -1,6 +1,6 @@
 import { UpstreamError } from "../providers/provider.js";
 import type { Gateway } from "../gateway.js";
-import { ChatRun, answerText, pricesOf, upstreamFailure, withDeadline, type ChatCall } from "./serve.js";
+import { ChatRun, answerText, pricesOf, upstreamFailure, type ChatCall } from "./serve.js";
 import { usageWire } from "./wire.js";
 
 export interface Answer {
@@ -24,12 +24,8 @@ export async function completeChat(gw: Gateway, call: ChatCall): Promise<Answer>
     call.clientGone.addEventListener("abort", onGone, { once: true });
     const t0 = performance.now();
     try {
-      const timeoutMs = gw.config.upstreamTimeoutMs;
-      const res = await withDeadline(
-        a.provider.adapter.complete(run.upstreamCall(a, body), ac.signal),
-        timeoutMs,
-        ac,
-      );
+      // The adapter enforces the provider's first-byte deadline (UpstreamTimeout).
+      const res = await a.provider.adapter.complete(run.upstreamCall(a, body), ac.signal);
       const elapsed = performance.now() - t0;
       run.tried.push({
         provider: a.provider.slug,

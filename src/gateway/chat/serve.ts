@@ -9,11 +9,12 @@ import type { KeyPolicy } from "../../domain/policy/policy.js";
 import { keyWorkspace } from "../policy.js";
 import {
   UpstreamError,
+  UpstreamTimeout,
   type ChatRequestBody,
   type ProviderUsage,
   type UpstreamCall,
 } from "../providers/provider.js";
-import { recordGeneration, type ServedGeneration } from "../recording.js";
+import type { ServedGeneration } from "../recording.js";
 import { planAttempts, type Attempt, type ProviderPrefs } from "./attempts.js";
 import type { Charge } from "./wire.js";
 
@@ -54,7 +55,19 @@ const EXTRAS = [
   "trace",
 ];
 
-export const newGenerationId = (): string => `gen-${randomBytes(18).toString("base64url")}`;
+/** CSPRNG bytes drawn 4 KiB at a time: one call into the CSPRNG per ~227 ids, not one per id. */
+let entropy = Buffer.alloc(0);
+let entropyAt = 0;
+
+export function newGenerationId(): string {
+  if (entropyAt + 18 > entropy.length) {
+    entropy = randomBytes(4096);
+    entropyAt = 0;
+  }
+  const id = entropy.toString("base64url", entropyAt, entropyAt + 18);
+  entropyAt += 18;
+  return `gen-${id}`;
+}
 
 export const pricesOf = (a: Attempt): Prices => ({
   promptPerMTokNano: a.endpoint.promptPricePerMTokNano,
@@ -155,12 +168,16 @@ export class ChatRun {
     return {
       upstreamModel: a.endpoint.upstreamModel,
       body,
-      timeoutMs: this.gw.config.upstreamTimeoutMs,
+      timeoutMs: timeoutOf(this.gw, a),
       ...(a.byok ? { apiKey: a.byok.secret } : {}),
     };
   }
 
-  /** Records the generation (the one accounting path), then drops the hold: settle. */
+  /**
+   * Records the generation (the one accounting path, group-committed by the gateway's recorder),
+   * then drops the hold: settle. Resolves once the record is stored, so the answer that follows
+   * is already in the key's usage, and the hold counts against other requests until then.
+   */
   async settle(
     hold: HoldHandle,
     a: Attempt,
@@ -205,7 +222,7 @@ export class ChatRun {
       output: f.output,
       params: paramsOf(body),
     };
-    await hold.settle(() => recordGeneration(this.gw.recording, g));
+    await hold.settle(() => this.gw.recorder.record(g));
   }
 }
 
@@ -226,37 +243,32 @@ function paramsOf(body: ChatBody): Record<string, number | string | boolean> | n
   return Object.keys(out).length > 0 ? out : null;
 }
 
-/** An upstream that did not answer its first byte in time. */
-export class UpstreamTimeout extends UpstreamError {
-  constructor(ms: number) {
-    super(`upstream did not answer within ${ms} ms`, null, true);
-  }
-}
+/** The attempt's first-byte deadline: its provider's `timeout_ms`, else the gateway's. */
+export const timeoutOf = (gw: Gateway, a: Attempt): number =>
+  a.provider.timeoutMs ?? gw.config.upstreamTimeoutMs;
 
-/** Runs `p` with a first-byte deadline: past it, `ac` is aborted and UpstreamTimeout thrown. */
-export async function withDeadline<T>(p: Promise<T>, ms: number, ac: AbortController): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => {
-      ac.abort();
-      reject(new UpstreamTimeout(ms));
-    }, ms);
-  });
-  try {
-    return await Promise.race([p, deadline]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-/** The HTTP answer for an upstream failure when no byte has reached the client. */
+/**
+ * The HTTP answer for an upstream failure when no byte has reached the client: the last
+ * attempt's failure. A timeout is 524 (the SDK's EdgeNetworkTimeoutResponseError); an upstream
+ * 429 stays 429 and carries the upstream's Retry-After as `metadata.retry_after_seconds` (the
+ * chat route sends it as the Retry-After header).
+ */
 export function upstreamFailure(err: unknown): DomainError {
-  if (err instanceof UpstreamTimeout)
-    return new DomainError("upstream_timeout", `Upstream timeout: ${err.message}`);
+  if (err instanceof UpstreamTimeout) {
+    return new DomainError("upstream_timeout", `Upstream timeout: ${err.message}`, {
+      error_type: "provider",
+      provider_status: null,
+      timeout_ms: err.timeoutMs,
+    });
+  }
   if (err instanceof UpstreamError) {
     const meta = { error_type: "provider", provider_status: err.status };
-    if (err.status === 429)
-      return new DomainError("rate_limited", `Upstream rate limited: ${err.message}`, meta);
+    if (err.status === 429) {
+      return new DomainError("rate_limited", `Upstream rate limited: ${err.message}`, {
+        ...meta,
+        retry_after_seconds: err.retryAfterMs === null ? null : Math.ceil(err.retryAfterMs / 1000),
+      });
+    }
     if (err.status === 400 || err.status === 422)
       return new DomainError("invalid_request", `Upstream rejected the request: ${err.message}`, meta);
     if (err.status === 503)

@@ -1,15 +1,21 @@
 import type { Gateway } from "../gateway.js";
-import { UpstreamError, type ProviderChunk, type ProviderUsage } from "../providers/provider.js";
+import {
+  UpstreamError,
+  UpstreamTimeout,
+  type ProviderChunk,
+  type ProviderUsage,
+} from "../providers/provider.js";
 import type { HoldHandle } from "../hold.js";
 import type { Attempt } from "./attempts.js";
-import { ChatRun, pricesOf, upstreamFailure, withDeadline, type ChatCall } from "./serve.js";
+import { ChatRun, pricesOf, upstreamFailure, type ChatCall } from "./serve.js";
 import { SSE_DONE, contentChunk, errorChunk, sse, usageChunk, usageWire, type ChunkHead } from "./wire.js";
 
 /** Where a stream goes: the HTTP response, opened on the first upstream byte. */
 export interface SseSink {
   start(headers: Record<string, string>): void;
   write(text: string): void;
-  end(): void;
+  /** Ends the response, after `last` when given (one socket write for both). */
+  end(last?: string): void;
 }
 
 /**
@@ -32,12 +38,12 @@ export async function streamChat(gw: Gateway, call: ChatCall, sink: SseSink): Pr
     const onGone = () => ac.abort();
     call.clientGone.addEventListener("abort", onGone, { once: true });
     const t0 = performance.now();
-    const timeoutMs = gw.config.upstreamTimeoutMs;
     let it: AsyncIterator<ProviderChunk> | null = null;
     let first: IteratorResult<ProviderChunk>;
     try {
       it = a.provider.adapter.stream(run.upstreamCall(a, body), ac.signal)[Symbol.asyncIterator]();
-      first = await withDeadline(it.next(), timeoutMs, ac);
+      // The adapter enforces the provider's first-byte deadline (UpstreamTimeout).
+      first = await it.next();
     } catch (err) {
       call.clientGone.removeEventListener("abort", onGone);
       await hold.release();
@@ -128,7 +134,8 @@ async function forward(
       sse(
         errorChunk(
           h,
-          502,
+          // A stall past the provider's idle_timeout_ms is a timeout (524), anything else 502.
+          failure instanceof UpstreamTimeout ? 524 : 502,
           `Upstream provider failed mid-stream: ${failure.message}`,
           "provider_unavailable",
           usageWireObj,
@@ -149,7 +156,6 @@ async function forward(
       output: text,
     });
   } finally {
-    if (!cancelled) sink.write(SSE_DONE);
-    sink.end();
+    sink.end(cancelled ? undefined : SSE_DONE);
   }
 }

@@ -24,6 +24,8 @@ export function createAnthropicAdapter(opts: UpstreamEndpointOptions): ProviderA
   const send = (call: UpstreamCall, stream: boolean, signal: AbortSignal): Promise<UpstreamExchange> => {
     // Translation first: a request Anthropic cannot express fails before anything is sent.
     const body = JSON.stringify(toAnthropicRequest(call, stream));
+    // The organization's own key (BYOK) when the attempt has one, else the provider's.
+    const apiKey = call.apiKey ?? opts.apiKey;
     return sendUpstream(
       pool,
       {
@@ -33,10 +35,10 @@ export function createAnthropicAdapter(opts: UpstreamEndpointOptions): ProviderA
           "content-type": "application/json",
           accept: stream ? "text/event-stream" : "application/json",
           "anthropic-version": ANTHROPIC_VERSION,
-          ...(opts.apiKey !== null ? { "x-api-key": opts.apiKey } : {}),
+          ...(apiKey !== null ? { "x-api-key": apiKey } : {}),
         },
         body,
-        firstByteTimeoutMs: opts.firstByteTimeoutMs ?? call.timeoutMs,
+        firstByteTimeoutMs: call.timeoutMs,
       },
       signal,
     );

@@ -2,6 +2,7 @@ import { contentText } from "../chat/content-text.js";
 import { countPromptTokens, countTextTokens } from "../tokens/count-tokens.js";
 import {
   UpstreamError,
+  UpstreamTimeout,
   type ProviderAdapter,
   type ProviderChunk,
   type ProviderCompletion,
@@ -110,6 +111,16 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
 
 const aborted = () => new UpstreamError("request cancelled", null, false);
 
+/**
+ * The mock's first byte after `latencyMs`, under the call's first-byte deadline as a real
+ * upstream's: a latency past the deadline waits the deadline, then fails with UpstreamTimeout.
+ */
+async function firstByte(latencyMs: number, call: UpstreamCall, signal: AbortSignal): Promise<void> {
+  if (latencyMs < call.timeoutMs) return sleep(latencyMs, signal);
+  await sleep(call.timeoutMs, signal);
+  throw new UpstreamTimeout("first-byte", call.timeoutMs);
+}
+
 /** Splits text into n pieces of nearly equal length (fewer when the text is shorter). */
 function pieces(text: string, n: number): string[] {
   if (text.length === 0) return [""];
@@ -141,7 +152,7 @@ export class MockAdapter implements ProviderAdapter {
 
   async complete(call: UpstreamCall, signal: AbortSignal): Promise<ProviderCompletion> {
     const r = replyTo(call);
-    await sleep(this.opts.latencyMs, signal);
+    await firstByte(this.opts.latencyMs, call, signal);
     const f = this.failure(call, r.directives);
     if (f) throw f;
     return {
@@ -159,7 +170,7 @@ export class MockAdapter implements ProviderAdapter {
   async *stream(call: UpstreamCall, signal: AbortSignal): AsyncIterable<ProviderChunk> {
     const r = replyTo(call);
     const id = upstreamId();
-    await sleep(this.opts.latencyMs, signal);
+    await firstByte(this.opts.latencyMs, call, signal);
     const f = this.failure(call, r.directives);
     if (f) throw f;
     const parts = pieces(r.text, r.directives.chunks);

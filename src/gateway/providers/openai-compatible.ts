@@ -30,8 +30,6 @@ export interface UpstreamEndpointOptions {
   apiKey: string | null;
   /** Extra headers sent on every request (never logged: they may hold credentials). */
   headers?: Record<string, string>;
-  /** When set, overrides the call's first-byte deadline for this provider (slow local models). */
-  firstByteTimeoutMs?: number | null;
   /** Silence allowed between two chunks once the answer has started. Default 120 s. */
   idleTimeoutMs?: number;
   /** Connections kept per origin. Default 128. */
@@ -59,6 +57,8 @@ export function createOpenAICompatibleAdapter(opts: UpstreamEndpointOptions): Pr
     } else {
       delete body.stream_options; // OpenAI rejects stream_options without stream
     }
+    // The organization's own key (BYOK) when the attempt has one, else the provider's.
+    const apiKey = call.apiKey ?? opts.apiKey;
     return sendUpstream(
       pool,
       {
@@ -67,10 +67,10 @@ export function createOpenAICompatibleAdapter(opts: UpstreamEndpointOptions): Pr
           ...opts.headers,
           "content-type": "application/json",
           accept: stream ? "text/event-stream" : "application/json",
-          ...(opts.apiKey !== null ? { authorization: `Bearer ${opts.apiKey}` } : {}),
+          ...(apiKey !== null ? { authorization: `Bearer ${apiKey}` } : {}),
         },
         body: JSON.stringify(body),
-        firstByteTimeoutMs: opts.firstByteTimeoutMs ?? call.timeoutMs,
+        firstByteTimeoutMs: call.timeoutMs,
       },
       signal,
     );

@@ -81,6 +81,30 @@ export class UpstreamError extends Error {
   }
 }
 
+/**
+ * An upstream that kept silent past a deadline: no first byte within the call's `timeoutMs`
+ * (`first-byte`: the provider's `timeout_ms`, else GATEHOUSE_UPSTREAM_TIMEOUT_MS), or silence
+ * between two chunks past the provider's `idle_timeout_ms` once the answer had started (`idle`).
+ * Retryable: before the first byte reaches the client the gateway tries the next attempt; a
+ * first-byte timeout on the last attempt answers 524. Every adapter raises this one type, so the
+ * gateway recognises a timeout whatever the wire format.
+ */
+export class UpstreamTimeout extends UpstreamError {
+  constructor(
+    readonly phase: "first-byte" | "idle",
+    readonly timeoutMs: number,
+  ) {
+    super(
+      phase === "first-byte"
+        ? `upstream sent nothing within ${timeoutMs} ms`
+        : `upstream went silent for ${timeoutMs} ms mid-answer`,
+      null,
+      true,
+    );
+    this.name = "UpstreamTimeout";
+  }
+}
+
 export interface ProviderAdapter {
   /** A whole answer. Throws UpstreamError. */
   complete(call: UpstreamCall, signal: AbortSignal): Promise<ProviderCompletion>;

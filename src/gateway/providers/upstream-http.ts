@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders } from "node:http";
 import { Agent, request, type Dispatcher } from "undici";
-import { UpstreamError } from "./provider.js";
+import { UpstreamError, UpstreamTimeout } from "./provider.js";
 
 /**
  * The HTTP side shared by the adapters: one keep-alive pool per provider, a first-byte deadline,
@@ -26,16 +26,22 @@ export interface UpstreamPoolOptions {
   idleTimeoutMs: number;
 }
 
-export type UpstreamPool = Agent;
+/** One provider's keep-alive connections; close() (at shutdown) ends them. */
+export interface UpstreamPool {
+  agent: Agent;
+  idleTimeoutMs: number;
+  close(): Promise<void>;
+}
 
 export function createUpstreamPool(opts: UpstreamPoolOptions): UpstreamPool {
-  return new Agent({
+  const agent = new Agent({
     connections: opts.connections ?? 128,
     keepAliveTimeout: 30_000,
     // The first-byte deadline is ours (below), so undici's own header deadline is off.
     headersTimeout: 0,
     bodyTimeout: opts.idleTimeoutMs,
   });
+  return { agent, idleTimeoutMs: opts.idleTimeoutMs, close: () => agent.close() };
 }
 
 export interface UpstreamRequest {
@@ -88,11 +94,9 @@ export async function sendUpstream(
   let closed = false;
   const failure = (err: unknown): UpstreamError => {
     if (err instanceof UpstreamError) return err;
-    if (timedOut) {
-      return new UpstreamError(`upstream sent nothing within ${req.firstByteTimeoutMs} ms`, null, true);
-    }
+    if (timedOut) return new UpstreamTimeout("first-byte", req.firstByteTimeoutMs);
     if (signal.aborted) return cancelled();
-    return transportError(err);
+    return transportError(err, pool.idleTimeoutMs);
   };
   const close = (complete = false): void => {
     if (closed) return;
@@ -106,7 +110,7 @@ export async function sendUpstream(
 
   try {
     const res = await request(req.url, {
-      dispatcher: pool,
+      dispatcher: pool.agent,
       method: "POST",
       headers: req.headers,
       body: req.body,
@@ -140,11 +144,10 @@ function cancelled(): UpstreamError {
   return new UpstreamError("upstream request cancelled", null, false);
 }
 
-function transportError(err: unknown): UpstreamError {
+function transportError(err: unknown, idleTimeoutMs: number): UpstreamError {
   const code = (err as { code?: unknown } | null)?.code;
   const what = typeof code === "string" ? code : err instanceof Error ? err.message : String(err);
-  if (code === "UND_ERR_BODY_TIMEOUT")
-    return new UpstreamError("upstream went silent mid-answer", null, true);
+  if (code === "UND_ERR_BODY_TIMEOUT") return new UpstreamTimeout("idle", idleTimeoutMs);
   return new UpstreamError(`upstream connection failed (${what})`, null, true);
 }
 

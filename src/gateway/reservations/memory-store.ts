@@ -1,4 +1,4 @@
-import { readUsage, zeroTotals } from "../../domain/usage/ledger.js";
+import { readKeyAndWorkspaceUsage } from "../../domain/usage/ledger.js";
 import type { Db } from "../../stores/record-store.js";
 import type { HoldPlan } from "../enforcement.js";
 import type { ReservationStore } from "./reservation-store.js";
@@ -39,18 +39,12 @@ export class MemoryReservationStore implements ReservationStore {
     const started = ++this.seq;
     this.reading.add(started);
     try {
-      const [keyTotals, wsTotals] = await Promise.all([
-        req.countsKey && req.key.limitNano !== null
-          ? readUsage(this.db, "key", [req.key.hash], req.now).then(
-              (m) => m.get(req.key.hash) ?? zeroTotals(),
-            )
-          : zeroTotals(),
-        req.countsWorkspace && req.workspace.budgets.length > 0
-          ? readUsage(this.db, "workspace", [req.workspace.id], req.now).then(
-              (m) => m.get(req.workspace.id) ?? zeroTotals(),
-            )
-          : zeroTotals(),
-      ]);
+      const { key: keyTotals, workspace: wsTotals } = await readKeyAndWorkspaceUsage(
+        this.db,
+        req.countsKey && req.key.limitNano !== null ? req.key.hash : null,
+        req.countsWorkspace && req.workspace.budgets.length > 0 ? req.workspace.id : null,
+        req.now,
+      );
       // From here to the end: synchronous, so no other reserve or settle interleaves.
       const nowMs = Date.now();
       let heldKey = 0n;

@@ -1,6 +1,6 @@
 import { sql } from "kysely";
 import { lockWorkspaceRow } from "../../domain/workspaces/workspace-repo.js";
-import { readUsage, zeroTotals } from "../../domain/usage/ledger.js";
+import { readKeyAndWorkspaceUsage } from "../../domain/usage/ledger.js";
 import { toBigInt } from "../../lib/money.js";
 import type { RecordStore } from "../../stores/record-store.js";
 import type { HoldPlan } from "../enforcement.js";
@@ -59,15 +59,12 @@ export class PostgresReservationStore implements ReservationStore {
         .where("workspace_id", "=", req.workspace.id)
         .where("expires_at_ms", ">", nowMs)
         .executeTakeFirst();
-      const keyTotals =
-        req.countsKey && req.key.limitNano !== null
-          ? ((await readUsage(trx, "key", [req.key.hash], req.now)).get(req.key.hash) ?? zeroTotals())
-          : zeroTotals();
-      const wsTotals =
-        req.countsWorkspace && req.workspace.budgets.length > 0
-          ? ((await readUsage(trx, "workspace", [req.workspace.id], req.now)).get(req.workspace.id) ??
-            zeroTotals())
-          : zeroTotals();
+      const { key: keyTotals, workspace: wsTotals } = await readKeyAndWorkspaceUsage(
+        trx,
+        req.countsKey && req.key.limitNano !== null ? req.key.hash : null,
+        req.countsWorkspace && req.workspace.budgets.length > 0 ? req.workspace.id : null,
+        req.now,
+      );
       const plan = decide(
         roomOf(req, keyTotals, wsTotals, {
           key: toBigInt(sums?.key ?? 0),

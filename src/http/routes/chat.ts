@@ -1,4 +1,4 @@
-import type { FastifyInstance } from "fastify";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import { completeChat } from "../../gateway/chat/complete.js";
 import type { ChatBody } from "../../gateway/chat/serve.js";
@@ -8,6 +8,7 @@ import type { KeyPolicy } from "../../domain/policy/policy.js";
 import type { AppContext } from "../context.js";
 import { ChatRequestBody } from "../schemas/chat.js";
 import { routeLimit } from "../plugins/rate-limit.js";
+import { InFlight } from "../../gateway/in-flight.js";
 
 const header = (v: string | string[] | undefined): string | null =>
   typeof v === "string" && v.length > 0 ? v.slice(0, 1024) : null;
@@ -15,6 +16,15 @@ const header = (v: string | string[] | undefined): string | null =>
 /** POST /chat/completions: thin; the data plane is src/gateway/chat/. */
 export async function chatRoutes(root: FastifyInstance, ctx: AppContext, gw: Gateway): Promise<void> {
   const app = root.withTypeProvider<TypeBoxTypeProvider>();
+  // A shutdown waits for the requests in flight, then cancels what outlives the grace period.
+  const inFlight = new InFlight();
+  root.addHook("preClose", async () => {
+    if (inFlight.size === 0) return;
+    const graceMs = ctx.config.gateway.shutdownGraceMs;
+    root.log.info({ requests: inFlight.size, grace_ms: graceMs }, "waiting for model requests in flight");
+    const { cancelled } = await inFlight.drain(graceMs);
+    if (cancelled > 0) root.log.warn({ cancelled }, "model requests cancelled at shutdown (usage recorded)");
+  });
   app.post(
     "/chat/completions",
     {
@@ -29,51 +39,68 @@ export async function chatRoutes(root: FastifyInstance, ctx: AppContext, gw: Gat
       },
     },
     async (request, reply) => {
-      const key = request.inferenceKey as KeyPolicy;
       const gone = new AbortController();
       reply.raw.on("close", () => {
         if (!reply.raw.writableFinished) gone.abort();
       });
-      const call = {
-        key,
-        body: request.body as unknown as ChatBody,
-        referer: header(request.headers["http-referer"]) ?? header(request.headers.referer),
-        appTitle: header(request.headers["x-openrouter-title"]) ?? header(request.headers["x-title"]),
-        arrivedNs: request.arrivedNs,
-        clientGone: gone.signal,
-      };
-      if (call.body.stream === true) {
-        let opened = false;
-        await streamChat(gw, call, {
-          start: (headers) => {
-            opened = true;
-            void reply.hijack();
-            reply.raw.writeHead(200, {
-              "content-type": "text/event-stream",
-              "cache-control": "no-cache",
-              connection: "keep-alive",
-              "x-request-id": String(request.id),
-              ...headers,
-            });
-            reply.raw.flushHeaders();
-          },
-          write: (text) => {
-            if (!reply.raw.destroyed) reply.raw.write(text);
-          },
-          end: () => {
-            if (!reply.raw.destroyed) reply.raw.end();
-          },
-        });
-        if (!opened) {
-          // The client left before any answer: nothing to send.
-          void reply.hijack();
-          reply.raw.destroy();
-        }
-        return reply;
+      const untrack = inFlight.track(gone);
+      try {
+        return await serve(request, reply, gone);
+      } finally {
+        untrack();
       }
-      const answer = await completeChat(gw, call);
-      void reply.headers(answer.headers);
-      return answer.body;
     },
   );
+
+  async function serve(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    gone: AbortController,
+  ): Promise<unknown> {
+    const call = {
+      key: request.inferenceKey as KeyPolicy,
+      body: request.body as ChatBody,
+      referer: header(request.headers["http-referer"]) ?? header(request.headers.referer),
+      appTitle: header(request.headers["x-openrouter-title"]) ?? header(request.headers["x-title"]),
+      arrivedNs: request.arrivedNs,
+      clientGone: gone.signal,
+    };
+    if (call.body.stream === true) {
+      let opened = false;
+      await streamChat(gw, call, {
+        start: (headers) => {
+          opened = true;
+          void reply.hijack();
+          const res = reply.raw;
+          res.writeHead(200, {
+            "content-type": "text/event-stream",
+            "cache-control": "no-cache",
+            connection: "keep-alive",
+            "x-request-id": String(request.id),
+            ...headers,
+          });
+          // The head and the first chunk (written in this same turn) leave in one socket write;
+          // the head is sent at the end of the turn even when no chunk follows.
+          res.cork();
+          res.flushHeaders();
+          process.nextTick(() => res.uncork());
+        },
+        write: (text) => {
+          if (!reply.raw.destroyed) reply.raw.write(text);
+        },
+        end: (last) => {
+          if (!reply.raw.destroyed) reply.raw.end(last);
+        },
+      });
+      if (!opened) {
+        // The client left (or the server is shutting down) before any answer: nothing to send.
+        void reply.hijack();
+        reply.raw.destroy();
+      }
+      return reply;
+    }
+    const answer = await completeChat(gw, call);
+    void reply.headers(answer.headers);
+    return answer.body;
+  }
 }

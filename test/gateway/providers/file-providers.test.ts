@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadProvidersFile, type FileCatalogPart } from "../../../src/gateway/catalog/file-providers.js";
+import { UpstreamTimeout } from "../../../src/gateway/providers/provider.js";
 import { FAKE_ANTHROPIC_KEY, startFakeAnthropic } from "../../helpers/fake-upstreams/anthropic.js";
 import type { FakeServer } from "../../helpers/fake-upstreams/fake-server.js";
 import { FAKE_OPENAI_KEY, startFakeOpenAI } from "../../helpers/fake-upstreams/openai.js";
@@ -92,11 +93,19 @@ describe("adapters built from the providers file", () => {
     expect(anthropic.requests.at(-1)!.body.max_tokens).toBe(64000);
   });
 
-  it("the provider's timeout_ms overrides the call's first-byte deadline", async () => {
-    const err = await adapter("impatient")
-      .complete({ upstreamModel: "slow-headers", body, timeoutMs: 10_000 }, new AbortController().signal)
-      .catch((e: unknown) => e as Error);
-    expect(err).toBeInstanceOf(Error);
+  it("the provider's timeout_ms becomes its entry's first-byte deadline; the adapter raises UpstreamTimeout past it", async () => {
+    const impatient = part.providers.find((p) => p.slug === "impatient")!;
+    expect(impatient.timeoutMs).toBe(150);
+    expect(part.providers.find((p) => p.slug === "local")!.timeoutMs).toBeNull();
+    // The gateway passes the entry's deadline as the call's timeoutMs (chat/serve.ts timeoutOf).
+    const err = await impatient.adapter
+      .complete(
+        { upstreamModel: "slow-headers", body, timeoutMs: impatient.timeoutMs! },
+        new AbortController().signal,
+      )
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(UpstreamTimeout);
+    expect(err).toMatchObject({ phase: "first-byte", timeoutMs: 150, retryable: true, status: null });
     expect((err as Error).message).toContain("150 ms");
   });
 });

@@ -1,6 +1,13 @@
 import type { ServerResponse } from "node:http";
 import type { Socket } from "node:net";
-import { sleep, sse, startFakeServer, type FakeServer, type RecordedRequest } from "./fake-server.js";
+import {
+  neverAnswer,
+  sleep,
+  sse,
+  startFakeServer,
+  type FakeServer,
+  type RecordedRequest,
+} from "./fake-server.js";
 
 /**
  * A fake Anthropic Messages upstream (POST /v1/messages), following Anthropic's documented wire
@@ -20,6 +27,7 @@ import { sleep, sse, startFakeServer, type FakeServer, type RecordedRequest } fr
  * - `bad-json`: a truncated body / an event whose data is not JSON
  * - `reset`: the connection is destroyed (stream: after one text delta)
  * - `never-ends`: message_start, one delta, then pings forever
+ * - `no-first-byte`: never answers (no headers)
  * - `no-usage`: no usage anywhere
  * - `stream-error`: message_start then an overloaded_error event; `stream-error-late`: after a delta
  */
@@ -117,6 +125,7 @@ async function handle(req: RecordedRequest, res: ServerResponse, socket: Socket)
   const usage = model === "no-usage" ? null : USAGE;
 
   if (model === "slow-headers") await sleep(400);
+  if (model === "no-first-byte") return neverAnswer(res);
   if (model === "error-500") return error(res, 500, "api_error", "Internal server error");
   if (model === "overloaded") return error(res, 529, "overloaded_error", "Overloaded");
   if (model === "rate-limited")

@@ -21,6 +21,8 @@ export type FakeHandler = (req: RecordedRequest, res: ServerResponse, socket: So
 export interface FakeServer {
   url: string;
   requests: RecordedRequest[];
+  /** TCP connections open right now (kept-alive ones included). */
+  openConnections(): number;
   close(): Promise<void>;
 }
 
@@ -64,6 +66,7 @@ export async function startFakeServer(handler: FakeHandler): Promise<FakeServer>
   return {
     url: `http://127.0.0.1:${port}`,
     requests,
+    openConnections: () => sockets.size,
     close: () =>
       new Promise<void>((resolve) => {
         for (const s of sockets) s.destroy();
@@ -78,6 +81,12 @@ export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeou
 export function sse(res: ServerResponse, data: unknown, event?: string): void {
   const payload = typeof data === "string" ? data : JSON.stringify(data);
   res.write(`${event ? `event: ${event}\n` : ""}data: ${payload}\n\n`);
+}
+
+/** Sends nothing at all, not even headers, until the client goes away: an upstream that hangs. */
+export function neverAnswer(res: ServerResponse): void {
+  const t = setInterval(() => undefined, 1_000);
+  res.on("close", () => clearInterval(t));
 }
 
 /** Keeps writing SSE comments until the client goes away: a stream that never ends. */

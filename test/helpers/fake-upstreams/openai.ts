@@ -1,6 +1,7 @@
 import type { ServerResponse } from "node:http";
 import type { Socket } from "node:net";
 import {
+  neverAnswer,
   neverEnd,
   sleep,
   sse,
@@ -22,6 +23,7 @@ import {
  * - `bad-json`: a truncated JSON body / a first event that is not JSON; `bad-json-late`: one good chunk first
  * - `reset`: the connection is destroyed (stream: after one chunk)
  * - `never-ends`: one chunk, then keep-alive comments forever
+ * - `no-first-byte`: never answers (no headers); `stall` (stream): one chunk, then total silence
  * - `no-usage`: never reports usage
  * - `in-band-error` (stream): one chunk, then an `{"error":…}` event
  */
@@ -85,6 +87,7 @@ async function handle(req: RecordedRequest, res: ServerResponse, socket: Socket)
   const includeUsage = stream && req.body?.stream_options?.include_usage === true && model !== "no-usage";
 
   if (model === "slow-headers") await sleep(400);
+  if (model === "no-first-byte") return neverAnswer(res);
   if (model === "error-500")
     return json(res, 500, { error: { message: "The server had an error", type: "server_error" } });
   if (model === "rate-limited") {
@@ -140,6 +143,7 @@ async function handle(req: RecordedRequest, res: ServerResponse, socket: Socket)
     if (model === "bad-json-late") return void res.end("data: {not json\n\n");
     if (model === "reset") return void setTimeout(() => socket.destroy(), 20);
     if (model === "never-ends") return neverEnd(res);
+    if (model === "stall") return neverAnswer(res);
     if (model === "in-band-error") {
       sse(res, { error: { message: "Upstream overloaded", code: 503 } });
       return void res.end();

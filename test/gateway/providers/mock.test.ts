@@ -1,0 +1,33 @@
+import { describe, expect, it } from "vitest";
+import { MockAdapter } from "../../../src/gateway/providers/mock.js";
+import { UpstreamTimeout, type UpstreamCall } from "../../../src/gateway/providers/provider.js";
+
+/** The built-in mock keeps to the call's first-byte deadline as the HTTP adapters do. */
+const call = (timeoutMs: number): UpstreamCall => ({
+  upstreamModel: "echo",
+  body: { messages: [{ role: "user", content: "Hello there" }] },
+  timeoutMs,
+});
+const signal = () => new AbortController().signal;
+
+describe("mock provider: first-byte deadline", () => {
+  it("a latency past the deadline fails with UpstreamTimeout after the deadline, not the latency", async () => {
+    const mock = new MockAdapter({ latencyMs: 5_000 });
+    const t0 = performance.now();
+    const err = await mock.complete(call(100), signal()).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(UpstreamTimeout);
+    expect(err).toMatchObject({ phase: "first-byte", timeoutMs: 100, retryable: true });
+    expect(performance.now() - t0).toBeLessThan(1_000);
+    const it = mock.stream(call(100), signal())[Symbol.asyncIterator]();
+    await expect(it.next()).rejects.toBeInstanceOf(UpstreamTimeout);
+  });
+
+  it("a latency within the deadline answers", async () => {
+    const mock = new MockAdapter({ latencyMs: 20 });
+    const res = await mock.complete(call(1_000), signal());
+    expect(res.choices[0]?.message.content).toBe("Echo: Hello there");
+    const chunks = [];
+    for await (const c of mock.stream(call(1_000), signal())) chunks.push(c);
+    expect(chunks.length).toBeGreaterThan(1);
+  });
+});

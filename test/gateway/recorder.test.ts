@@ -1,0 +1,234 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { sql } from "kysely";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { systemClock } from "../../src/lib/clock.js";
+import { hashKey } from "../../src/lib/ids.js";
+import type { KeyPolicy } from "../../src/domain/policy/policy.js";
+import { newGenerationId } from "../../src/gateway/chat/serve.js";
+import { GenerationRecorder } from "../../src/gateway/recorder.js";
+import type { ServedGeneration } from "../../src/gateway/recording.js";
+import { openDuckDbActivityStore } from "../../src/stores/duckdb/duckdb-store.js";
+import { openSqliteStore } from "../../src/stores/sqlite/open-sqlite.js";
+import type { ActivityStore } from "../../src/stores/activity-store.js";
+import type { RecordStore } from "../../src/stores/record-store.js";
+import { startListening, type ListeningApp } from "../helpers/server.js";
+
+/**
+ * The gateway's group-commit recorder (src/gateway/recorder.ts) on real stores in files, as the
+ * server runs them (SQLite, DuckDB and its ingest log: real file writes, so flushes take time and
+ * answers finishing meanwhile queue), behind a real listening server: many answers finishing together are each recorded exactly once
+ * and in fewer flushes than answers; the key's usage is the sum of the answers' usage.cost; one
+ * record the ingest path refuses fails alone; close() stores what is queued.
+ */
+describe("gateway recorder: group commit", () => {
+  let s: ListeningApp;
+  let dir: string;
+  let store: RecordStore;
+  let activity: ActivityStore;
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), "gatehouse-recorder-"));
+    store = await openSqliteStore(join(dir, "gatehouse.db"));
+    activity = await openDuckDbActivityStore({ path: join(dir, "activity.duckdb") });
+    s = await startListening({
+      store,
+      activity,
+      clock: systemClock,
+      env: { GATEHOUSE_MOCK_LATENCY_MS: "2", RATE_LIMIT_INFERENCE_MAX: "100000" },
+    });
+  });
+  afterAll(async () => {
+    await s.close();
+    await store.close();
+    await activity.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const createKey = async (name: string): Promise<string> => {
+    const r = await s.call({ method: "POST", url: "/api/v1/keys", payload: { name, limit: 100 } });
+    expect(r.statusCode).toBe(201);
+    return r.json<{ key: string }>().key;
+  };
+  const usageOf = async (key: string): Promise<number> =>
+    (await s.call({ method: "GET", url: "/api/v1/key", auth: key })).json<{ data: { usage: number } }>().data
+      .usage;
+  const policyOf = async (key: string): Promise<KeyPolicy> =>
+    (await s.ctx.policy.keyByHash(hashKey(key))) as KeyPolicy;
+  const countWhere = async (table: "gateway_generations" | "generations_seen", ids: readonly string[]) => {
+    const r = await s.ctx.store.db
+      .selectFrom(table)
+      .select(sql<string>`count(*)`.as("n"))
+      .where("organization_id", "=", s.organizationId)
+      .where("id", "in", [...ids])
+      .executeTakeFirstOrThrow();
+    return Number(r.n);
+  };
+
+  /** A finished generation as the chat path hands it to the recorder. */
+  const served = (key: KeyPolicy, over: Partial<ServedGeneration> = {}): ServedGeneration => ({
+    id: newGenerationId(),
+    key,
+    model: "mock/echo",
+    provider: "mock",
+    providerName: "Mock",
+    createdAt: new Date(),
+    appTitle: null,
+    referer: null,
+    externalUser: null,
+    sessionId: null,
+    promptTokens: 10,
+    completionTokens: 5,
+    cachedTokens: 0,
+    reasoningTokens: 0,
+    costNano: 20_000n,
+    byokCostNano: 0n,
+    isByok: false,
+    latencyMs: 1,
+    generationTimeMs: 1,
+    finishReason: "stop",
+    streamed: false,
+    cancelled: false,
+    upstreamId: null,
+    attempts: [],
+    input: [],
+    output: "ok",
+    params: null,
+    ...over,
+  });
+
+  it("150 concurrent answers (both modes): each recorded once, in fewer flushes; usage = sum of usage.cost", async () => {
+    const key = await createKey("concurrent");
+    const recorder = s.app.gateway.recorder;
+    const flushes0 = recorder.flushes;
+    const recorded0 = recorder.recorded;
+    const results = await Promise.all(
+      Array.from({ length: 150 }, async (_, i) => {
+        const stream = i % 2 === 1;
+        const r = await fetch(`${s.baseUrl}/chat/completions`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+          body: JSON.stringify({
+            model: "mock/echo",
+            messages: [{ role: "user", content: `request number ${i}` }],
+            max_tokens: 50,
+            stream,
+          }),
+        });
+        expect(r.status).toBe(200);
+        const id = r.headers.get("x-gatehouse-generation-id") as string;
+        const text = await r.text();
+        const usage = stream
+          ? text
+              .split("\n\n")
+              .filter((e) => e.startsWith("data: {"))
+              .map((e) => JSON.parse(e.slice(6)) as { usage?: { cost: number } })
+              .find((c) => c.usage)?.usage
+          : (JSON.parse(text) as { usage: { cost: number } }).usage;
+        return { id, cost: usage?.cost ?? Number.NaN };
+      }),
+    );
+    const ids = results.map((r) => r.id);
+    expect(new Set(ids).size).toBe(150);
+    // Answered only once stored: no wait needed before reading.
+    expect(await countWhere("gateway_generations", ids)).toBe(150);
+    expect(await countWhere("generations_seen", ids)).toBe(150);
+    expect(recorder.recorded - recorded0).toBe(150);
+    expect(recorder.flushes - flushes0).toBeLessThan(150);
+    const answered = results.reduce((sum, r) => sum + r.cost, 0);
+    expect(answered).toBeGreaterThan(0);
+    expect(await usageOf(key)).toBeCloseTo(answered, 9);
+    expect(await s.app.gateway.holds.store.openCount()).toBe(0);
+  });
+
+  it("a batch with one record ingest refuses: the others are stored, only that one fails", async () => {
+    const key = await createKey("one-bad");
+    const policy = await policyOf(key);
+    const recorder = new GenerationRecorder(s.app.gateway.recording);
+    const good = Array.from({ length: 6 }, () => served(policy));
+    const bad = served(policy, { promptTokens: -1 });
+    // Queued in one turn: one flush takes all seven, the batch fails, each is retried alone.
+    const outcomes = await Promise.allSettled(
+      [...good.slice(0, 3), bad, ...good.slice(3)].map((g) => recorder.record(g)),
+    );
+    expect(outcomes.map((o) => o.status)).toEqual([
+      "fulfilled",
+      "fulfilled",
+      "fulfilled",
+      "rejected",
+      "fulfilled",
+      "fulfilled",
+      "fulfilled",
+    ]);
+    expect(String((outcomes[3] as PromiseRejectedResult).reason)).toMatch(/tokens_prompt/);
+    expect(
+      await countWhere(
+        "generations_seen",
+        good.map((g) => g.id),
+      ),
+    ).toBe(6);
+    expect(
+      await countWhere(
+        "gateway_generations",
+        good.map((g) => g.id),
+      ),
+    ).toBe(6);
+    expect(await countWhere("generations_seen", [bad.id])).toBe(0);
+    expect(await countWhere("gateway_generations", [bad.id])).toBe(0);
+    expect(await usageOf(key)).toBeCloseTo(6 * 20_000e-9, 12);
+  });
+
+  it("the same generation recorded twice (one batch, then again) counts once", async () => {
+    const key = await createKey("twice");
+    const policy = await policyOf(key);
+    const recorder = new GenerationRecorder(s.app.gateway.recording);
+    const g = served(policy);
+    await Promise.all([recorder.record(g), recorder.record(g)]);
+    await recorder.record(g);
+    expect(await countWhere("generations_seen", [g.id])).toBe(1);
+    expect(await countWhere("gateway_generations", [g.id])).toBe(1);
+    expect(await usageOf(key)).toBeCloseTo(20_000e-9, 12);
+  });
+
+  it("a Broadcast listener (onLive) that throws fails no request: the records are stored once", async () => {
+    const key = await createKey("listener");
+    const policy = await policyOf(key);
+    let calls = 0;
+    const recorder = new GenerationRecorder({
+      ...s.app.gateway.recording,
+      onLive: () => {
+        calls++;
+        throw new Error("listener down");
+      },
+    });
+    const gs = Array.from({ length: 3 }, () => served(policy));
+    await Promise.all(gs.map((g) => recorder.record(g)));
+    expect(calls).toBe(3);
+    expect(
+      await countWhere(
+        "gateway_generations",
+        gs.map((g) => g.id),
+      ),
+    ).toBe(3);
+    expect(await usageOf(key)).toBeCloseTo(3 * 20_000e-9, 12);
+  });
+
+  it("close() stores everything queued before it resolves, also what is queued after the call", async () => {
+    const key = await createKey("close");
+    const policy = await policyOf(key);
+    const recorder = new GenerationRecorder(s.app.gateway.recording);
+    const first = Array.from({ length: 40 }, () => served(policy));
+    const late = Array.from({ length: 10 }, () => served(policy));
+    const stored: string[] = [];
+    for (const g of first) void recorder.record(g).then(() => stored.push(g.id));
+    expect(recorder.queued).toBe(40);
+    const closed = recorder.close();
+    for (const g of late) void recorder.record(g).then(() => stored.push(g.id));
+    await closed;
+    expect(recorder.queued).toBe(0);
+    expect(stored.length).toBe(50);
+    const ids = [...first, ...late].map((g) => g.id);
+    expect(await countWhere("gateway_generations", ids)).toBe(50);
+    expect(await usageOf(key)).toBeCloseTo(50 * 20_000e-9, 12);
+  });
+});

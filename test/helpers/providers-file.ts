@@ -1,0 +1,40 @@
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+/** One model line of a providers file, in the file's own field names (docs/gateway.md). */
+export interface FileModel {
+  id: string;
+  provider: string;
+  upstream_model: string;
+  prompt_price: number | string;
+  completion_price: number | string;
+  context_length?: number;
+  max_completion_tokens?: number;
+}
+
+export interface WrittenProvidersFile {
+  /** For GATEHOUSE_PROVIDERS_FILE. */
+  path: string;
+  remove(): void;
+}
+
+/**
+ * Writes a GATEHOUSE_PROVIDERS_FILE to a temporary directory, as an operator would: providers as
+ * given, models with context_length 8192 and max_completion_tokens 1024 unless given.
+ */
+export function writeProvidersFile(
+  providers: Record<string, unknown>[],
+  models: FileModel[],
+): WrittenProvidersFile {
+  const dir = mkdtempSync(join(tmpdir(), "gh-providers-"));
+  const path = join(dir, "providers.json");
+  writeFileSync(
+    path,
+    JSON.stringify({
+      providers,
+      models: models.map((m) => ({ context_length: 8192, max_completion_tokens: 1024, ...m })),
+    }),
+  );
+  return { path, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
