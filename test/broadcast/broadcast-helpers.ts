@@ -76,11 +76,12 @@ export async function createWebhook(
   url: string,
   extra: Record<string, unknown> = {},
   headers: Record<string, string> = {},
+  config: Record<string, unknown> = {},
 ): Promise<string> {
   const res = await t.call({
     method: "POST",
     url: "/api/v1/observability/destinations",
-    payload: { type: "webhook", name: "hook", config: { url, headers }, ...extra },
+    payload: { type: "webhook", name: "hook", config: { url, headers, ...config }, ...extra },
   });
   if (res.statusCode !== 201) throw new Error(`create destination: ${res.statusCode} ${res.body}`);
   return res.json<{ data: { id: string } }>().data.id;

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
+import { CAP_ERROR, pruneDeliveries } from "../../src/broadcast/outbox/deliveries-repo.js";
 import { sampledIn } from "../../src/broadcast/sampling.js";
 import { TestReceiver, waitFor } from "../helpers/broadcast-receiver.js";
 import { createWebhook, deliveries, ingestRecords, makeBroadcastApp, records } from "./broadcast-helpers.js";
@@ -28,7 +29,8 @@ const idsOf = (recs: Record<string, unknown>[]) => recs.map((r) => r.id as strin
 
 describe("Broadcast delivery", () => {
   it("delivers every accepted generation once, in batches, and reports it", async () => {
-    const { t, rx } = await setup();
+    // A healthy run must end without any error: a time limit generous enough for a loaded machine.
+    const { t, rx } = await setup({ attemptTimeoutMs: 5_000 });
     const dest = await createWebhook(t, rx.url);
     const recs = records(t, 250);
     await ingestRecords(t, recs.slice(0, 200));
@@ -42,6 +44,38 @@ describe("Broadcast delivery", () => {
     const s = await deliveries(t, dest);
     expect(s).toMatchObject({ pending: 0, dead: 0, delivered: 250, last_error: null });
     expect(s.last_success_at).not.toBeNull();
+  });
+
+  it("the last success is read from delivered rows, and kept when they are pruned", async () => {
+    const { t, rx } = await setup({ attemptTimeoutMs: 5_000 });
+    const dest = await createWebhook(t, rx.url);
+    expect((await deliveries(t, dest)).last_success_at).toBeNull();
+    await ingestRecords(t, records(t, 20));
+    t.broadcaster.start();
+    await waitFor(async () => (await deliveries(t, dest)).delivered === 20, 5_000, "delivered");
+    await t.broadcaster.stop();
+    const before = await deliveries(t, dest);
+    expect(before.last_success_at).not.toBeNull();
+    const db = t.ctx.store.db;
+    expect(await db.selectFrom("broadcast_destination_stats").selectAll().execute()).toEqual([]);
+    // Delivered rows past their retention are pruned; their last finish moves into the stats.
+    await pruneDeliveries(db, Date.now() + 1_000, 0, 3_600_000);
+    const after = await deliveries(t, dest);
+    expect(after.delivered).toBe(0);
+    expect(after.last_success_at).toBe(before.last_success_at);
+    // A later fold never moves the last success back.
+    await db
+      .updateTable("broadcast_destination_stats")
+      .set({ last_success_ms: Date.parse(before.last_success_at as string) + 60_000 })
+      .execute();
+    await ingestRecords(t, records(t, 1));
+    t.broadcaster.start();
+    await waitFor(async () => (await deliveries(t, dest)).delivered === 1, 5_000, "one more");
+    await t.broadcaster.stop();
+    await pruneDeliveries(db, Date.now() + 1_000, 0, 3_600_000);
+    expect((await deliveries(t, dest)).last_success_at).toBe(
+      new Date(Date.parse(before.last_success_at as string) + 60_000).toISOString(),
+    );
   });
 
   it("import-style ingest (broadcast=false) is not delivered", async () => {
@@ -101,6 +135,34 @@ describe("Broadcast delivery", () => {
     await new Promise((d) => setTimeout(d, 300));
     await rx.start(port);
     await waitFor(() => rx.delivered.size === 30, 10_000, "delivery after the receiver came back");
+  });
+
+  it("a destination that stays down: past the queue cap the oldest are dropped, visibly", async () => {
+    const { t, rx } = await setup({ queueCap: 10 });
+    const dest = await createWebhook(t, rx.url);
+    const ready = async () => {
+      const res = await t.call({ method: "GET", url: "/readyz", auth: null });
+      expect(res.statusCode).toBe(200); // drops do not make the server unready
+      return res.json<{ broadcast: { dropped_over_cap: number; destinations_dropping: number } }>().broadcast;
+    };
+    expect(await ready()).toEqual({ dropped_over_cap: 0, destinations_dropping: 0 });
+    const port = rx.port;
+    await rx.stop();
+    const batches = Array.from({ length: 5 }, () => records(t, 5));
+    for (const b of batches) await ingestRecords(t, b); // five delivery rows of five
+    t.broadcaster.start();
+    await waitFor(async () => (await deliveries(t, dest)).dropped_over_cap !== 0, 5_000, "cap enforced");
+    const s = await deliveries(t, dest);
+    expect(s).toMatchObject({ pending: 10, dead: 15, dropped_over_cap: 15 });
+    const letters = s.recent_dead_letters as { generations: number; last_error: string }[];
+    expect(letters).toHaveLength(3);
+    expect(letters.every((l) => l.last_error === CAP_ERROR && l.generations === 5)).toBe(true);
+    expect(await ready()).toEqual({ dropped_over_cap: 15, destinations_dropping: 1 });
+    // The receiver comes back: what was kept arrives, the oldest (dropped) do not.
+    await rx.start(port);
+    await waitFor(() => rx.delivered.size === 10, 10_000, "the kept generations delivered");
+    await new Promise((d) => setTimeout(d, 200));
+    expect([...rx.delivered.keys()].sort()).toEqual(idsOf(batches.slice(3).flat()).sort());
   });
 
   it("dead-letters after the last attempt with its last error; replay delivers it", async () => {

@@ -1,6 +1,8 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { Broadcaster } from "../../src/broadcast/delivery/broadcaster.js";
 import { defaultEncoderLookup } from "../../src/broadcast/encoder-lookup.js";
+import { statusOfRow } from "../../src/broadcast/operations/delivery-status.js";
+import { pruneDeliveries } from "../../src/broadcast/outbox/deliveries-repo.js";
 import { systemClock } from "../../src/lib/clock.js";
 import { SecretBox } from "../../src/lib/secret-box.js";
 import { openPostgresStore } from "../../src/stores/postgres/open-postgres.js";
@@ -38,7 +40,7 @@ describe.skipIf(!PG_URL)(
       rx.okDelayMs = 20;
       await rx.start();
       cleanups.push(() => rx.stop());
-      await createWebhook(t, rx.url);
+      const dest = await createWebhook(t, rx.url);
       const recs = records(t, 3_000);
       for (let i = 0; i < recs.length; i += 250) await ingestRecords(t, recs.slice(i, i + 250));
 
@@ -63,6 +65,15 @@ describe.skipIf(!PG_URL)(
       await new Promise((d) => setTimeout(d, 300));
       expect(rx.overlaps).toBe(0);
       expect([...rx.delivered.values()].every((n) => n === 1)).toBe(true);
+      // Maintenance SQL on PostgreSQL: pruning folds the last success into the stats.
+      await a.stop();
+      await b.stop();
+      const before = await statusOfRow(storeA.db, dest, Date.now());
+      expect(before.delivered).toBe(recs.length);
+      await pruneDeliveries(storeA.db, Date.now() + 1_000, 0, 3_600_000);
+      const after = await statusOfRow(storeA.db, dest, Date.now());
+      expect(after).toMatchObject({ delivered: 0, pending: 0, last_success_at: before.last_success_at });
+      expect(after.last_success_at).not.toBeNull();
     }, 90_000);
   },
 );

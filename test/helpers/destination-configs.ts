@@ -47,6 +47,7 @@ const RAW: Record<DestinationType, Record<string, unknown>> = {
     url: "https://hooks.example.com/otlp",
     method: "PUT",
     headers: { "X-Hook-Token": planted("webhook", "header") },
+    signingSecret: `whsec_${Buffer.from(planted("webhook", "signingSecret")).toString("base64")}`,
   },
 };
 

@@ -42,6 +42,7 @@ export const SAMPLE_CONFIGS: Record<DestinationType, Record<string, unknown>> = 
     url: "https://hooks.example.com/in",
     method: "PUT",
     headers: { "X-Signature": "whsec_0123456789abcdef" },
+    signingSecret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
   },
 };
 

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config/config.js";
 import { loggerOptions } from "../../src/http/logger.js";
 import { makeTestApp, type TestApp } from "../helpers/app.js";
-import { http, killAll, startServer, stopServer, type ChildServer } from "../scale/child-server.js";
+import { http, killAll, startServer, stopServer, type ChildServer } from "../helpers/child-server.js";
 
 /**
  * Secrets never leave in clear: not in a log line (at level trace, with the production logger

@@ -1,32 +1,32 @@
 import { randomUUID } from "node:crypto";
 import type { BroadcastConfig } from "../../config/config.js";
-import type { DestinationRow } from "../../domain/destinations/destination-repo.js";
 import { openConfig } from "../../domain/destinations/destination-record.js";
-import type { DestinationType } from "../../domain/destinations/destination-types.js";
+import { DESTINATION_TYPE_NAMES, type DestinationType } from "../../domain/destinations/destination-types.js";
 import type { Clock } from "../../lib/clock.js";
 import type { SecretBox } from "../../lib/secret-box.js";
 import type { RecordStore } from "../../stores/record-store.js";
 import { toBroadcastGeneration } from "../broadcast-generation.js";
 import type { BroadcastGeneration, DestinationEncoder, EncodedRequest } from "../encoders/encoder.js";
 import type { LiveContext } from "../live-context.js";
+import type { GenerationFlags } from "../broadcast-generation.js";
 import {
   claimDeliveries,
-  discardDestinationQueue,
   dueDestinations,
   enforceCaps,
   markDelivered,
   markFailed,
   pruneDeliveries,
   recordError,
-  recordSuccess,
   releaseBatches,
   releaseLease,
   type ClaimedDelivery,
+  type ClaimedDestination,
+  type DueDestination,
+  type Ripeness,
 } from "../outbox/deliveries-repo.js";
 import { fanOutOnce, keyNames } from "../outbox/fan-out.js";
 import { onOutboxWrite } from "../outbox/outbox-signal.js";
 import { rowsOfPayload, type OutboxRow } from "../payload-rows.js";
-import { ruleOf } from "../selection.js";
 import { backoffMs, CircuitBreaker } from "./backoff.js";
 import { maskErrorText } from "./mask-error.js";
 import { retryable, sendRequest, succeeded, type SendResult } from "./http-send.js";
@@ -57,8 +57,11 @@ const CLAIMS_PER_TURN = 20;
  * The delivery worker of one process (docs/broadcast.md "Delivery"): fans outbox batches out to
  * destinations, then delivers each destination's due rows in batches of its encoder's size, with
  * leases (several instances share one PostgreSQL outbox), full-jitter backoff, Retry-After, a
- * per-attempt time limit, a circuit breaker per destination and dead letters. Woken at once by
- * ingest in this process, and by polling for work of other instances.
+ * per-attempt time limit, a circuit breaker per destination and dead letters. Woken by ingest in
+ * this process (BROADCAST_LINGER_MS after the first write of a quiet spell, so that the small
+ * batches of the gateway's recorder gather into one fan-out and one request per destination;
+ * at once with 0), and by polling for work of other instances, which it claims once ripe
+ * (dueDestinations: the oldest waited the linger, or a full batch is pending).
  */
 export class Broadcaster {
   readonly owner = randomUUID();
@@ -70,12 +73,24 @@ export class Broadcaster {
   private kicked = false;
   private unsubscribe: (() => void) | null = null;
   private lastMaintenance = 0;
-  private readonly busy = new Set<string>();
+  /** Claim loops running per destination in this process. */
+  private readonly busy = new Map<string, number>();
+  private claims = 0;
   private log: BroadcasterDeps["log"];
+  /** The linger after an in-process write (null: none running). */
+  private lingerTimer: ReturnType<typeof setTimeout> | null = null;
+  /** A linger ended: the next pass claims every due delivery (the linger was the wait). */
+  private lingered = false;
+  /** The smallest encoder batch size of any destination type (dueDestinations' own filter). */
+  private readonly minFull: number;
 
   constructor(private readonly deps: BroadcasterDeps) {
     this.log = deps.log;
     this.breaker = new CircuitBreaker(deps.settings.breakerThreshold, deps.settings.breakerCooldownMs);
+    this.minFull = Math.max(
+      1,
+      Math.min(...DESTINATION_TYPE_NAMES.map((t) => deps.encoderFor(t)?.maxBatch ?? Infinity)),
+    );
   }
 
   /** Where pass failures are logged (the server's logger, known once the app is built). */
@@ -93,12 +108,29 @@ export class Broadcaster {
   async stop(): Promise<void> {
     this.stopped = true;
     this.unsubscribe?.();
-    this.kick();
+    if (this.lingerTimer !== null) clearTimeout(this.lingerTimer);
+    this.lingerTimer = null;
+    this.wakeNow();
     await this.loop;
     this.loop = null;
   }
 
+  /**
+   * New outbox rows in this process: a pass once the linger has passed since the first write of
+   * this spell (writes meanwhile join it), or at once when BROADCAST_LINGER_MS is 0.
+   */
   kick(): void {
+    const linger = this.deps.settings.lingerMs;
+    if (linger <= 0 || this.stopped) return this.wakeNow();
+    if (this.lingerTimer !== null) return;
+    this.lingerTimer = setTimeout(() => {
+      this.lingerTimer = null;
+      this.lingered = true;
+      this.wakeNow();
+    }, linger);
+  }
+
+  private wakeNow(): void {
     this.kicked = true;
     this.wake?.();
   }
@@ -142,15 +174,24 @@ export class Broadcaster {
     });
   }
 
-  /** One pass: fan-out, maintenance when due, then a turn for every due destination. */
+  /**
+   * One pass: fan-out, maintenance when due, then a turn for every due destination (every one
+   * after a linger or with BROADCAST_LINGER_MS 0, else the ripe ones).
+   */
   async runOnce(): Promise<boolean> {
     const { store, settings } = this.deps;
+    const ripeAll = this.lingered || settings.lingerMs <= 0;
+    this.lingered = false;
     let worked = false;
     for (let i = 0; i < 20; i++) {
       const n = await fanOutOnce(store, {
         nowMs: this.now(),
         chunkOf: (t) => this.deps.encoderFor(t)?.maxBatch ?? 100,
         maxBatches: 50,
+        lingerMs: settings.lingerMs,
+        // Fan-out decodes each batch anyway: keep it for sending (the batch is final once written).
+        decoded: (seq, rows, contexts) =>
+          this.remember(seq, { rows: new Map(rows.map((r) => [r.id, r])), contexts }),
       });
       if (n === 0) break;
       worked = true;
@@ -162,75 +203,110 @@ export class Broadcaster {
       await pruneDeliveries(store.db, now, settings.deliveredRetentionMs, settings.deadRetentionMs);
       await releaseBatches(store.db);
     }
-    const due = (await dueDestinations(store.db, this.now(), 200)).filter(
-      (id) => !this.busy.has(id) && this.breaker.allows(id, this.now()),
+    const ripe: Ripeness | null = ripeAll
+      ? null
+      : {
+          ripeBeforeMs: this.now() - settings.lingerMs,
+          fullAt: (t) => this.deps.encoderFor(t)?.maxBatch ?? 100,
+          minFull: this.minFull,
+        };
+    const due = (await dueDestinations(store.db, this.now(), 200, ripe)).filter(
+      (d) => !this.busy.has(d.id) && this.breaker.allows(d.id, this.now()),
     );
     if (due.length === 0) return worked;
+    // Every due destination gets an equal share of the lanes (at least one): with fewer due
+    // destinations than BROADCAST_CONCURRENCY, one destination has several claims in flight, so
+    // encoding the next batch overlaps the receiver's handling of the previous one. With a
+    // linger, no more lanes than its full batches pending: parallel claims (SKIP LOCKED on
+    // PostgreSQL) would split a small backlog into small requests again.
+    const perDestination = Math.max(1, Math.floor(settings.concurrency / due.length));
+    const maxBatchOf = (d: DueDestination) => this.deps.encoderFor(d.type)?.maxBatch ?? 100;
+    const lanesOf = (d: DueDestination) =>
+      settings.lingerMs <= 0
+        ? perDestination
+        : Math.max(1, Math.min(perDestination, d.fullClaims ?? Math.ceil(d.pending / maxBatchOf(d))));
+    const work: DueDestination[] = due.flatMap((d) => Array.from({ length: lanesOf(d) }, () => d));
+    // Claims left this pass per destination ripe only for its full batches (the rest waits).
+    const budget = new Map(
+      due.filter((d) => d.fullClaims !== null).map((d) => [d.id, d.fullClaims as number]),
+    );
     let next = 0;
     const lane = async () => {
-      while (next < due.length && !this.stopped) {
-        const id = due[next++] as string;
-        this.busy.add(id);
+      while (next < work.length && !this.stopped) {
+        const d = work[next++] as DueDestination;
+        this.busy.set(d.id, (this.busy.get(d.id) ?? 0) + 1);
         try {
-          if (await this.deliverDestination(id)) worked = true;
+          if (await this.deliverDestination(d, budget)) worked = true;
         } catch (err) {
-          this.log?.warn({ err: String(err), destination: id }, "broadcast delivery failed");
+          this.log?.warn({ err: String(err), destination: d.id }, "broadcast delivery failed");
         } finally {
-          this.busy.delete(id);
+          const left = (this.busy.get(d.id) ?? 1) - 1;
+          if (left === 0) this.busy.delete(d.id);
+          else this.busy.set(d.id, left);
         }
       }
     };
-    await Promise.all(Array.from({ length: Math.min(settings.concurrency, due.length) }, lane));
+    await Promise.all(Array.from({ length: Math.min(settings.concurrency, work.length) }, lane));
     return worked;
   }
 
-  /** Up to CLAIMS_PER_TURN claims of one destination; whether anything was claimed. */
-  private async deliverDestination(id: string): Promise<boolean> {
+  /**
+   * Up to CLAIMS_PER_TURN claims of one destination; whether anything was claimed. Each claim is
+   * one statement that also reads the destination (claimDeliveries): a destination disabled or
+   * deleted meanwhile yields nothing, and its current flags and config apply to the claim.
+   */
+  private async deliverDestination(due: DueDestination, budget: Map<string, number>): Promise<boolean> {
     const { store } = this.deps;
+    const encoder = this.deps.encoderFor(due.type);
+    if (encoder === undefined) return false;
+    const leaseMs = this.deps.settings.attemptTimeoutMs * 4 + 5_000;
     let claimedAny = false;
     for (let turn = 0; turn < CLAIMS_PER_TURN && !this.stopped; turn++) {
-      const row = await store.db
-        .selectFrom("destinations")
-        .selectAll()
-        .where("id", "=", id)
-        .executeTakeFirst();
-      if (row === undefined || row.deleted_at !== null) {
-        await discardDestinationQueue(store.db, id);
-        this.breaker.forget(id);
-        return claimedAny;
+      if (!this.breaker.allows(due.id, this.now())) return claimedAny;
+      const left = budget.get(due.id);
+      if (left !== undefined) {
+        if (left <= 0) return claimedAny;
+        budget.set(due.id, left - 1);
       }
-      if (Number(row.enabled) !== 1) return claimedAny; // paused
-      if (!this.breaker.allows(id, this.now())) return claimedAny;
-      const encoder = this.deps.encoderFor(row.type);
-      if (encoder === undefined) return claimedAny;
-      const leaseMs = this.deps.settings.attemptTimeoutMs * 4 + 5_000;
-      const claimed = await claimDeliveries(store, id, this.owner, this.now(), leaseMs, encoder.maxBatch);
-      if (claimed.length === 0) return claimedAny;
+      // Each claim has its own lease token, so parallel claims of one process never settle
+      // each other's rows.
+      const lease = `${this.owner}/${++this.claims}`;
+      const claim = await claimDeliveries(store, due.id, lease, this.now(), leaseMs, encoder.maxBatch);
+      if (claim.destination === null) return claimedAny;
       claimedAny = true;
-      await this.deliverClaim(row, encoder, claimed, leaseMs);
+      await this.deliverClaim(claim.destination, encoder, claim.rows, lease, leaseMs);
+      // With a linger, a partial claim took all that was due: what arrived since waits its turn.
+      const items = claim.rows.reduce((n, c) => n + c.ids.length, 0);
+      if (this.deps.settings.lingerMs > 0 && items < encoder.maxBatch) return claimedAny;
     }
     return claimedAny;
   }
 
   private async deliverClaim(
-    row: DestinationRow,
+    row: ClaimedDestination,
     encoder: DestinationEncoder,
     claimed: ClaimedDelivery[],
+    lease: string,
     leaseMs: number,
   ): Promise<void> {
     const { store, settings } = this.deps;
     const type = row.type as DestinationType;
     const startedMs = this.now();
     // Decrypted here, at send time, and only held for this claim.
-    const config = openConfig(this.deps.secretBox, row);
+    const config = openConfig(this.deps.secretBox, { id: row.id, config_ciphertext: row.configCiphertext });
     const mask = (text: string) => maskErrorText(text, type, config);
-    const rule = ruleOf(row);
+    const flags: GenerationFlags = {
+      privacyMode: row.privacyMode,
+      cost: row.cost,
+      identity: row.identity,
+      requestContext: row.requestContext,
+    };
     const seqs = [...new Set(claimed.map((c) => c.batchSeq))];
 
     let failure: { text: string; retry: boolean; retryAfterMs: number | null } | null = null;
     let generations: BroadcastGeneration[] = [];
     try {
-      generations = await this.generationsOf(row.organization_id, claimed, rule.flags);
+      generations = await this.generationsOf(row.organizationId, claimed, flags);
     } catch (err) {
       failure = { text: `outbox: ${String(err)}`, retry: false, retryAfterMs: null };
     }
@@ -267,14 +343,14 @@ export class Broadcaster {
     const now = this.now();
     const ids = claimed.map((c) => c.id);
     if (this.stopped && failure !== null && failure.retry) {
-      await releaseLease(store.db, ids, this.owner);
+      await releaseLease(store.db, ids, lease);
       return;
     }
     if (failure === null) {
-      await markDelivered(store.db, ids, this.owner, now);
-      await recordSuccess(store.db, row.id, now);
+      // One statement: the last success is read from the delivered rows (delivery-status.ts), and
+      // batches no pending delivery needs are released by the maintenance pass (≤ 1 s later).
+      await markDelivered(store.db, ids, lease, now);
       this.breaker.success(row.id);
-      await releaseBatches(store.db, seqs);
       return;
     }
     const text = mask(failure.text);
@@ -291,18 +367,25 @@ export class Broadcaster {
         failure.retryAfterMs,
         this.deps.random,
       );
-      await markFailed(store.db, c.id, this.owner, now, text, dead, now + wait);
+      await markFailed(store.db, c.id, lease, now, text, dead, now + wait);
     }
     await recordError(store.db, row.id, now, text);
     this.breaker.failure(row.id, now);
     if (anyDead) await releaseBatches(store.db, seqs);
   }
 
+  /** Keeps a decoded outbox batch (the most recent BATCH_CACHE of them). */
+  private remember(seq: number, batch: DecodedBatch): void {
+    this.cache.delete(seq);
+    this.cache.set(seq, batch);
+    while (this.cache.size > BATCH_CACHE) this.cache.delete(this.cache.keys().next().value as number);
+  }
+
   /** The claimed generations as the destination's flags allow, in claim order. */
   private async generationsOf(
     organizationId: string,
     claimed: ClaimedDelivery[],
-    flags: ReturnType<typeof ruleOf>["flags"],
+    flags: GenerationFlags,
   ): Promise<BroadcastGeneration[]> {
     const { db } = this.deps.store;
     const seqs = [...new Set(claimed.map((c) => c.batchSeq))];
@@ -314,12 +397,10 @@ export class Broadcaster {
         .where("seq", "in", missing)
         .execute();
       for (const r of rows) {
-        const decoded: DecodedBatch = {
+        this.remember(Number(r.seq), {
           rows: new Map(rowsOfPayload(r.payload).map((x) => [x.id, x])),
           contexts: r.contexts === null ? {} : (JSON.parse(r.contexts) as Record<string, LiveContext>),
-        };
-        this.cache.set(Number(r.seq), decoded);
-        while (this.cache.size > BATCH_CACHE) this.cache.delete(this.cache.keys().next().value as number);
+        });
       }
     }
     const picked: { row: OutboxRow; context: LiveContext | null }[] = [];

@@ -5,6 +5,7 @@ import type { DestinationEncoder } from "./encoder.js";
 import { langfuseAttributes } from "./langfuse-attributes.js";
 import { openInferenceAttributes } from "./openinference-attributes.js";
 import { otlpEncoder } from "./otlp-encoder.js";
+import { signStandardWebhook } from "./webhook-signature.js";
 
 type Encoder = DestinationEncoder<DestinationConfig>;
 
@@ -15,12 +16,24 @@ export const OTLP_ENCODERS = {
     url: (c) => field("otel-collector", c, "endpoint"),
     headers: (c) => headersFor(c, {}),
   }),
-  /** OTLP JSON to `url` with the configured method (the hosted original's webhook). */
+  /**
+   * OTLP JSON to `url` with the configured method (the hosted original's webhook); signed with
+   * the Standard Webhooks scheme at send time when `signingSecret` is set.
+   */
   webhook: otlpEncoder({
     url: (c) => field("webhook", c, "url"),
     method: (c) => (field("webhook", c, "method") === "PUT" ? "PUT" : "POST"),
     headers: (c) => headersFor(c, {}),
     batchIdHeader: "webhook-id",
+    // A user's own endpoint, often a small web app: batches stay at 100 generations.
+    maxBatch: 100,
+    sign: (request, c, now) => {
+      const secret = optional(c, "signingSecret");
+      if (secret === "") return Promise.resolve(request);
+      // A connection test has no batch: its message id is `msg_test_` + the send time.
+      const id = request.headers["webhook-id"] ?? `msg_test_${now.getTime()}`;
+      return Promise.resolve(signStandardWebhook(request, secret, id, now));
+    },
   }),
   /** Grafana Cloud's OTLP gateway: Basic instanceId:apiKey. */
   grafana: otlpEncoder({

@@ -1,8 +1,7 @@
 import type { DestinationConfig } from "../../domain/destinations/validate-config.js";
 import type { BroadcastGeneration, DestinationEncoder, EncodedRequest } from "./encoder.js";
-import { DEFAULT_OTLP_OPTIONS, EMPTY_OTLP_JSON, otlpTraceJsonBytes, type OtlpOptions } from "./otlp-json.js";
+import { DEFAULT_OTLP_OPTIONS, EMPTY_OTLP_JSON, otlpTraceJsonBodies, type OtlpOptions } from "./otlp-json.js";
 import { sha256Hex } from "./ids.js";
-import { splitBySize } from "./split-by-size.js";
 
 /** `msg_` + a hash of the batch's generation ids: the same batch always has the same id. */
 export const batchId = (batch: readonly BroadcastGeneration[]): string =>
@@ -21,11 +20,19 @@ export interface OtlpTarget {
   batchIdHeader?: string;
   /** Largest body per request; bigger batches are split (New Relic accepts 1 MB). */
   maxBytes?: number;
+  /** Send-time signing (the webhook's Standard Webhooks signature); see DestinationEncoder.sign. */
+  sign?: DestinationEncoder<DestinationConfig>["sign"];
 }
 
-/** OTLP/HTTP trace exports carry no documented span count limit; collectors cap bodies near 4 MB. */
-const OTLP_MAX_BATCH = 100;
-const OTLP_MAX_BYTES = 4_000_000;
+/**
+ * Batch limits of the OTLP types (docs/broadcast.md "Batch sizes"). OTLP/HTTP defines no span
+ * count limit (the OpenTelemetry Collector's batch processor itself sends 8,192 spans by
+ * default); receivers limit the body instead, so a request carries up to 1,000 generations and
+ * is packed into bodies of at most 4 MB (New Relic: 1 MB), the smallest common receiver default
+ * (gRPC's 4 MiB message limit, which OTLP backends commonly keep for HTTP too).
+ */
+export const OTLP_MAX_BATCH = 1_000;
+export const OTLP_MAX_BYTES = 4_000_000;
 
 export function otlpEncoder(target: OtlpTarget): DestinationEncoder<DestinationConfig> {
   const request = (
@@ -42,12 +49,11 @@ export function otlpEncoder(target: OtlpTarget): DestinationEncoder<DestinationC
     maxBatch: target.maxBatch ?? OTLP_MAX_BATCH,
     encode: (batch, config) => {
       const options: OtlpOptions = { ...DEFAULT_OTLP_OPTIONS, ...target.options?.(config) };
-      return splitBySize(batch, target.maxBytes ?? OTLP_MAX_BYTES, (part) =>
-        otlpTraceJsonBytes(part, options),
-      ).map(({ part, body }) =>
+      return otlpTraceJsonBodies(batch, options, target.maxBytes ?? OTLP_MAX_BYTES).map(({ part, body }) =>
         request(config, body, target.batchIdHeader ? { [target.batchIdHeader]: batchId(part) } : {}),
       );
     },
     testRequest: (config) => request(config, EMPTY_OTLP_JSON, { "x-test-connection": "true" }),
+    ...(target.sign ? { sign: target.sign } : {}),
   };
 }

@@ -4,9 +4,9 @@ import type { EncodedRequest } from "./encoder.js";
 /**
  * Standard Webhooks signing (github.com/standard-webhooks/standard-webhooks, spec/standard-webhooks.md):
  * `webhook-id`, `webhook-timestamp` (Unix seconds) and `webhook-signature: v1,<base64 HMAC-SHA256
- * of "{id}.{timestamp}.{body}">`. The secret is `whsec_<base64 key>` (the key is the decoded part)
- * or raw text. The `webhook` destination type has no secret field yet, so deliveries are not
- * signed; this is the function a delivery worker applies once one exists (docs/broadcast.md).
+ * of "{id}.{timestamp}.{body}">`. The secret is `whsec_<base64 key>` (the key is the decoded part;
+ * the webhook type's `signingSecret` is validated to this form) or raw text. The webhook encoder
+ * applies it at send time (its `sign`), so the timestamp is the moment of each attempt.
  */
 export function signStandardWebhook(
   request: EncodedRequest,

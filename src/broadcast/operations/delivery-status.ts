@@ -30,6 +30,15 @@ export interface DeliveryStatus {
   recent_dead_letters: DeadLetter[];
 }
 
+/**
+ * The last success: the latest finish among the delivered rows still kept, or the one folded
+ * into the stats when older delivered rows were pruned (deliveries-repo.ts pruneDeliveries).
+ */
+function lastSuccess(folded: unknown, kept: unknown): number | null {
+  const values = [folded, kept].filter((v) => v !== null && v !== undefined).map(Number);
+  return values.length === 0 ? null : Math.max(...values);
+}
+
 const iso = (ms: unknown): string | null =>
   ms === null || ms === undefined ? null : new Date(Number(ms)).toISOString();
 
@@ -57,6 +66,7 @@ export async function statusOfRow(
       "state",
       (eb) => eb.fn.sum<number>("item_count").as("n"),
       (eb) => eb.fn.min("created_at_ms").as("oldest"),
+      (eb) => eb.fn.max("finished_at_ms").as("last_finished"),
     ])
     .where("destination_id", "=", destinationId)
     .groupBy("state")
@@ -91,7 +101,7 @@ export async function statusOfRow(
     dead: Number(by("dead")?.n ?? 0),
     oldest_pending_age_ms:
       oldest === undefined || oldest === null ? null : Math.max(0, nowMs - Number(oldest)),
-    last_success_at: iso(stats?.last_success_ms),
+    last_success_at: iso(lastSuccess(stats?.last_success_ms, by("delivered")?.last_finished)),
     last_error: stats?.last_error ?? null,
     last_error_at: iso(stats?.last_error_ms),
     dropped_over_cap: Number(stats?.cap_dropped ?? 0),
@@ -106,4 +116,26 @@ export async function statusOfRow(
       dead_at: iso(d.finished_at_ms),
     })),
   };
+}
+
+/** Broadcast's drops across all live destinations, for /readyz (no identifiers: it is public). */
+export interface BroadcastDrops {
+  /** Generations dead-lettered because a destination's queue passed BROADCAST_QUEUE_CAP. */
+  dropped_over_cap: number;
+  /** Live destinations that have dropped any. */
+  destinations_dropping: number;
+}
+
+export async function broadcastDrops(db: Db): Promise<BroadcastDrops> {
+  const row = await db
+    .selectFrom("broadcast_destination_stats as s")
+    .innerJoin("destinations as d", "d.id", "s.destination_id")
+    .select((eb) => [
+      eb.fn.sum<number>("s.cap_dropped").as("dropped"),
+      eb.fn.count<number>("s.destination_id").as("n"),
+    ])
+    .where("d.deleted_at", "is", null)
+    .where("s.cap_dropped", ">", 0)
+    .executeTakeFirst();
+  return { dropped_over_cap: Number(row?.dropped ?? 0), destinations_dropping: Number(row?.n ?? 0) };
 }

@@ -12,30 +12,118 @@ export interface ClaimedDelivery {
 
 const num = (v: unknown): number => Number(v);
 
+/** A destination with due deliveries (its type never changes, so its encoder is known up front). */
+export interface DueDestination {
+  id: string;
+  type: string;
+  /** Generations due now (not leased) for it. */
+  pending: number;
+  /**
+   * Ripe only for holding full batches (not for age): how many full claims it is worth; the
+   * remainder waits. Null: claim all that is due.
+   */
+  fullClaims: number | null;
+}
+
+/**
+ * When a destination's due rows are worth a claim (docs/broadcast.md "Linger"): always when
+ * `ripeBeforeMs` is null; otherwise when its oldest due row was accepted before `ripeBeforeMs`, or
+ * one of them is a retry (its backoff already waited), or at least `fullAt(type)` generations
+ * are due (a full request).
+ */
+export interface Ripeness {
+  ripeBeforeMs: number | null;
+  fullAt(type: string): number;
+  /** The smallest fullAt over all types (the statement's own filter; fullAt refines it). */
+  minFull: number;
+}
+
 /**
  * Destinations with deliveries due now and not leased, whose destination is live and enabled
- * (disabling pauses at once: its rows are simply not claimed).
+ * (disabling pauses at once: its rows are simply not claimed), and ripe (Ripeness).
  */
-export async function dueDestinations(db: Db, nowMs: number, limit: number): Promise<string[]> {
-  const rows = await db
+export async function dueDestinations(
+  db: Db,
+  nowMs: number,
+  limit: number,
+  ripe: Ripeness | null = null,
+): Promise<DueDestination[]> {
+  let q = db
     .selectFrom("broadcast_deliveries as d")
     .innerJoin("destinations as x", "x.id", "d.destination_id")
-    .select("d.destination_id")
+    .select((eb) => [
+      "d.destination_id",
+      "x.type",
+      eb.fn.sum<number>("d.item_count").as("pending"),
+      eb.fn.min<number>("d.created_at_ms").as("oldest"),
+      eb.fn.max<number>("d.attempts").as("retried"),
+    ])
     .where("d.state", "=", "pending")
     .where("d.next_attempt_ms", "<=", nowMs)
     .where((eb) => eb.or([eb("d.lease_until_ms", "is", null), eb("d.lease_until_ms", "<", nowMs)]))
     .where("x.enabled", "=", 1)
     .where("x.deleted_at", "is", null)
-    .groupBy("d.destination_id")
-    .limit(limit)
-    .execute();
-  return rows.map((r) => r.destination_id);
+    .groupBy(["d.destination_id", "x.type"]);
+  const cutoff = ripe?.ripeBeforeMs ?? null;
+  if (ripe !== null && cutoff !== null) {
+    q = q.having((eb) =>
+      eb.or([
+        eb(eb.fn.min("d.created_at_ms"), "<=", cutoff),
+        eb(eb.fn.max("d.attempts"), ">", 0),
+        eb(eb.fn.sum("d.item_count"), ">=", ripe.minFull),
+      ]),
+    );
+  }
+  const rows = await q.limit(limit).execute();
+  const out: DueDestination[] = [];
+  for (const r of rows) {
+    const pending = num(r.pending);
+    const early = ripe !== null && cutoff !== null && num(r.oldest) > cutoff && num(r.retried) === 0;
+    // The statement let it through on minFull alone: it must hold a full batch of its own type.
+    const fullClaims = early ? Math.floor(pending / Math.max(1, ripe.fullAt(r.type))) : null;
+    if (fullClaims !== 0) out.push({ id: r.destination_id, type: r.type, pending, fullClaims });
+  }
+  return out;
 }
 
+/** What delivery needs of the destination row, read in the claim statement itself. */
+export interface ClaimedDestination {
+  id: string;
+  type: string;
+  organizationId: string;
+  configCiphertext: string;
+  privacyMode: boolean;
+  cost: boolean;
+  identity: boolean;
+  requestContext: boolean;
+}
+
+export interface Claim {
+  rows: ClaimedDelivery[];
+  /** The destination as it is at the claim (null when nothing was claimed). */
+  destination: ClaimedDestination | null;
+}
+
+type DestinationColumn =
+  | "type"
+  | "organization_id"
+  | "config_ciphertext"
+  | "privacy_mode"
+  | "broadcast_generation_cost"
+  | "broadcast_generation_identity"
+  | "broadcast_generation_request_context";
+
+/** Rows looked at per claim (the claim takes a prefix of them up to `maxItems` generations). */
+const CLAIM_WINDOW = 64;
+
 /**
- * Leases due rows of one destination, oldest first, up to `maxItems` generations (at least one
- * row). On PostgreSQL the rows are locked with SKIP LOCKED while the lease is written, so two
- * instances never lease the same row; the lease then keeps it theirs until `leaseMs` passes.
+ * Leases due rows of one live, enabled destination, oldest first, up to `maxItems` generations
+ * (at least one row), in **one statement**: `UPDATE … WHERE id IN (a prefix of the due rows by a
+ * running sum of their generation counts) RETURNING` the rows and the destination's current
+ * type, organization, sealed config and flags (scalar subqueries, so no separate read of the
+ * destination). On PostgreSQL the due rows are locked with FOR UPDATE SKIP LOCKED inside that
+ * statement, so two instances never lease the same row; the lease then keeps it theirs until
+ * `leaseMs` passes. A destination disabled or deleted meanwhile yields nothing.
  */
 export async function claimDeliveries(
   store: RecordStore,
@@ -44,45 +132,92 @@ export async function claimDeliveries(
   nowMs: number,
   leaseMs: number,
   maxItems: number,
-): Promise<ClaimedDelivery[]> {
-  return store.transaction(async (trx) => {
-    let q = trx
-      .selectFrom("broadcast_deliveries")
-      .select(["id", "batch_seq", "ids", "item_count", "attempts", "created_at_ms"])
-      .where("destination_id", "=", destinationId)
-      .where("state", "=", "pending")
-      .where("next_attempt_ms", "<=", nowMs)
-      .where((eb) => eb.or([eb("lease_until_ms", "is", null), eb("lease_until_ms", "<", nowMs)]))
-      .orderBy("id")
-      .limit(64);
-    if (store.caps.supportsForUpdate) q = q.forUpdate().skipLocked();
-    const rows = await q.execute();
-    const taken: ClaimedDelivery[] = [];
-    let items = 0;
-    for (const r of rows) {
-      const n = num(r.item_count);
-      if (taken.length > 0 && items + n > maxItems) break;
-      items += n;
-      taken.push({
+): Promise<Claim> {
+  const db = store.db;
+  let due = db
+    .selectFrom("broadcast_deliveries")
+    .select(["id", "item_count"])
+    .where("destination_id", "=", destinationId)
+    .where("state", "=", "pending")
+    .where("next_attempt_ms", "<=", nowMs)
+    .where((eb) => eb.or([eb("lease_until_ms", "is", null), eb("lease_until_ms", "<", nowMs)]))
+    .where((eb) =>
+      eb.exists(
+        eb
+          .selectFrom("destinations")
+          .select("destinations.id")
+          .where("destinations.id", "=", destinationId)
+          .where("destinations.enabled", "=", 1)
+          .where("destinations.deleted_at", "is", null),
+      ),
+    )
+    .orderBy("id")
+    .limit(CLAIM_WINDOW);
+  if (store.caps.supportsForUpdate) due = due.forUpdate().skipLocked();
+  const prefix = db
+    .selectFrom(
+      db
+        .selectFrom(due.as("due"))
+        .select((eb) => [
+          "due.id",
+          eb.fn
+            .sum<number>("due.item_count")
+            .over((ob) => ob.orderBy("due.id"))
+            .as("running"),
+          eb.fn
+            .agg<number>("row_number", [])
+            .over((ob) => ob.orderBy("due.id"))
+            .as("position"),
+        ])
+        .as("w"),
+    )
+    .select("w.id")
+    .where((eb) => eb.or([eb("w.running", "<=", maxItems), eb("w.position", "=", 1)]));
+  const dest = (column: DestinationColumn) =>
+    db.selectFrom("destinations").select(column).where("destinations.id", "=", destinationId);
+  const rows = await db
+    .updateTable("broadcast_deliveries")
+    .set({ lease_owner: owner, lease_until_ms: nowMs + leaseMs })
+    .where("id", "in", prefix)
+    .returning([
+      "id",
+      "batch_seq",
+      "ids",
+      "attempts",
+      "created_at_ms",
+      dest("type").as("d_type"),
+      dest("organization_id").as("d_organization_id"),
+      dest("config_ciphertext").as("d_config"),
+      dest("privacy_mode").as("d_privacy_mode"),
+      dest("broadcast_generation_cost").as("d_cost"),
+      dest("broadcast_generation_identity").as("d_identity"),
+      dest("broadcast_generation_request_context").as("d_request_context"),
+    ])
+    .execute();
+  if (rows.length === 0) return { rows: [], destination: null };
+  const first = rows[0]!;
+  const flag = (v: unknown): boolean => Number(v) === 1;
+  return {
+    rows: rows
+      .map((r) => ({
         id: num(r.id),
         batchSeq: num(r.batch_seq),
         ids: JSON.parse(r.ids) as string[],
         attempts: num(r.attempts),
         createdAtMs: num(r.created_at_ms),
-      });
-    }
-    if (taken.length === 0) return [];
-    await trx
-      .updateTable("broadcast_deliveries")
-      .set({ lease_owner: owner, lease_until_ms: nowMs + leaseMs })
-      .where(
-        "id",
-        "in",
-        taken.map((t) => t.id),
-      )
-      .execute();
-    return taken;
-  });
+      }))
+      .sort((a, b) => a.id - b.id),
+    destination: {
+      id: destinationId,
+      type: String(first.d_type),
+      organizationId: String(first.d_organization_id),
+      configCiphertext: String(first.d_config),
+      privacyMode: flag(first.d_privacy_mode),
+      cost: flag(first.d_cost),
+      identity: flag(first.d_identity),
+      requestContext: flag(first.d_request_context),
+    },
+  };
 }
 
 /** Marks leased rows delivered (only while this worker still holds their lease). */
@@ -170,14 +305,6 @@ export async function releaseBatches(db: Db, seqs?: readonly number[]): Promise<
   await q.execute();
 }
 
-export async function recordSuccess(db: Db, destinationId: string, nowMs: number): Promise<void> {
-  await db
-    .insertInto("broadcast_destination_stats")
-    .values({ destination_id: destinationId, last_success_ms: nowMs, cap_dropped: 0 })
-    .onConflict((oc) => oc.column("destination_id").doUpdateSet({ last_success_ms: nowMs }))
-    .execute();
-}
-
 export async function recordError(
   db: Db,
   destinationId: string,
@@ -197,23 +324,18 @@ export async function discardDestinationQueue(db: Db, destinationId: string): Pr
   await db.deleteFrom("broadcast_destination_stats").where("destination_id", "=", destinationId).execute();
 }
 
-/** Removes delivered and dead rows past their retention, and deliveries of deleted destinations. */
+/**
+ * Removes delivered and dead rows past their retention, and deliveries of deleted destinations.
+ * A success is not written per delivery: the last success of a destination is the latest
+ * `finished_at_ms` of its delivered rows (delivery-status.ts), so before delivered rows are
+ * pruned, their latest finish is folded into `broadcast_destination_stats.last_success_ms`.
+ */
 export async function pruneDeliveries(
   db: Db,
   nowMs: number,
   deliveredRetentionMs: number,
   deadRetentionMs: number,
 ): Promise<void> {
-  await db
-    .deleteFrom("broadcast_deliveries")
-    .where("state", "=", "delivered")
-    .where("finished_at_ms", "<", nowMs - deliveredRetentionMs)
-    .execute();
-  await db
-    .deleteFrom("broadcast_deliveries")
-    .where("state", "=", "dead")
-    .where("finished_at_ms", "<", nowMs - deadRetentionMs)
-    .execute();
   await db
     .deleteFrom("broadcast_deliveries")
     .where((eb) =>
@@ -225,6 +347,36 @@ export async function pruneDeliveries(
           .where("destinations.deleted_at", "is not", null),
       ),
     )
+    .execute();
+  const cutoff = nowMs - deliveredRetentionMs;
+  await db
+    .insertInto("broadcast_destination_stats")
+    .columns(["destination_id", "last_success_ms", "cap_dropped"])
+    .expression((eb) =>
+      eb
+        .selectFrom("broadcast_deliveries")
+        .select((e) => ["destination_id", e.fn.max("finished_at_ms").as("last"), sql.lit(0).as("dropped")])
+        .where("state", "=", "delivered")
+        .where("finished_at_ms", "<", cutoff)
+        .groupBy("destination_id"),
+    )
+    .onConflict((oc) =>
+      oc.column("destination_id").doUpdateSet({
+        last_success_ms: sql`CASE WHEN broadcast_destination_stats.last_success_ms IS NULL
+          OR excluded.last_success_ms > broadcast_destination_stats.last_success_ms
+          THEN excluded.last_success_ms ELSE broadcast_destination_stats.last_success_ms END`,
+      }),
+    )
+    .execute();
+  await db
+    .deleteFrom("broadcast_deliveries")
+    .where("state", "=", "delivered")
+    .where("finished_at_ms", "<", cutoff)
+    .execute();
+  await db
+    .deleteFrom("broadcast_deliveries")
+    .where("state", "=", "dead")
+    .where("finished_at_ms", "<", nowMs - deadRetentionMs)
     .execute();
 }
 
@@ -247,25 +399,26 @@ export async function enforceCaps(store: RecordStore, cap: number, nowMs: number
   for (const o of over) {
     let excess = num(o.n) - cap;
     while (excess > 0) {
+      // Rows in flight (leased) are left to their claim; the next oldest go instead.
       const oldest = await store.db
         .selectFrom("broadcast_deliveries")
         .select(["id", "item_count"])
         .where("destination_id", "=", o.destination_id)
         .where("state", "=", "pending")
+        .where((eb) => eb.or([eb("lease_until_ms", "is", null), eb("lease_until_ms", "<", nowMs)]))
         .orderBy("id")
         .limit(500)
         .execute();
       if (oldest.length === 0) break;
       const ids: number[] = [];
-      let n = 0;
       for (const r of oldest) {
         if (excess <= 0) break;
         ids.push(num(r.id));
         excess -= num(r.item_count);
-        n += num(r.item_count);
       }
-      await store.transaction(async (trx) => {
-        await trx
+      const n = await store.transaction(async (trx) => {
+        // Rows leased meanwhile (another instance claimed them) are not dropped.
+        const dead = await trx
           .updateTable("broadcast_deliveries")
           .set({
             state: "dead",
@@ -275,7 +428,12 @@ export async function enforceCaps(store: RecordStore, cap: number, nowMs: number
             lease_until_ms: null,
           })
           .where("id", "in", ids)
+          .where("state", "=", "pending")
+          .where((eb) => eb.or([eb("lease_until_ms", "is", null), eb("lease_until_ms", "<", nowMs)]))
+          .returning("item_count")
           .execute();
+        const n = dead.reduce((sum, r) => sum + num(r.item_count), 0);
+        if (n === 0) return 0;
         await trx
           .insertInto("broadcast_destination_stats")
           .values({ destination_id: o.destination_id, cap_dropped: n })
@@ -285,6 +443,7 @@ export async function enforceCaps(store: RecordStore, cap: number, nowMs: number
               .doUpdateSet({ cap_dropped: sql`broadcast_destination_stats.cap_dropped + ${n}` }),
           )
           .execute();
+        return n;
       });
       dropped += n;
     }

@@ -1,5 +1,21 @@
 import type { Db } from "../../stores/record-store.js";
+import { QueryTemplate } from "../../stores/query-template.js";
 import type { LiveContext } from "../live-context.js";
+
+/**
+ * The organization's enabled destinations, compiled once: it runs once per accepted batch (per
+ * recorder flush of the gateway), and building it per call was about a third of
+ * enqueueBroadcast's time in a profile.
+ */
+const enabledDestinations = new QueryTemplate((db: Db, _shape, organizationId: string) =>
+  db
+    .selectFrom("destinations")
+    .select("id")
+    .where("organization_id", "=", organizationId)
+    .where("enabled", "=", 1)
+    .where("deleted_at", "is", null)
+    .compile(),
+);
 
 /** What ingest hands to the outbox for a batch it accepts with broadcast on. */
 export interface BroadcastOffer {
@@ -24,13 +40,7 @@ export async function enqueueBroadcast(
   payload: () => string,
   offer: BroadcastOffer,
 ): Promise<boolean> {
-  const enabled = await trx
-    .selectFrom("destinations")
-    .select("id")
-    .where("organization_id", "=", organizationId)
-    .where("enabled", "=", 1)
-    .where("deleted_at", "is", null)
-    .execute();
+  const enabled = (await enabledDestinations.execute(trx, "", organizationId)).rows;
   if (enabled.length === 0) return false;
   let contexts: string | null = null;
   if (offer.contexts !== null && offer.contexts.size > 0) {

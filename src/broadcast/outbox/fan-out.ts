@@ -4,7 +4,7 @@ import { activityDefaultWorkspaceId } from "../../domain/workspaces/workspace-re
 import type { RecordStore, Db } from "../../stores/record-store.js";
 import type { Candidate } from "../broadcast-generation.js";
 import type { LiveContext } from "../live-context.js";
-import { rowsOfPayload } from "../payload-rows.js";
+import { rowsOfPayload, type OutboxRow } from "../payload-rows.js";
 import { ruleOf, selects, type DestinationRule } from "../selection.js";
 
 const INSERT_CHUNK = 200;
@@ -34,6 +34,14 @@ export interface FanOutOptions {
   chunkOf(type: string): number;
   /** Batches per transaction at most. */
   maxBatches: number;
+  /**
+   * BROADCAST_LINGER_MS: a delivery's `created_at_ms` is its batch's acceptance time, but no
+   * earlier than this before `nowMs` (so a batch that already lingered before its fan-out is ripe
+   * at once, and the age limit still counts from about the fan-out). 0: `nowMs`.
+   */
+  lingerMs?: number;
+  /** Receives each batch's decoded rows and contexts (the delivery worker keeps them to send). */
+  decoded?(seq: number, rows: readonly OutboxRow[], contexts: Record<string, LiveContext>): void;
 }
 
 /** A delivery to write: one destination, one batch, up to its chunk size of generation ids. */
@@ -86,6 +94,22 @@ export async function fanOutOnce(store: RecordStore, opts: FanOutOptions): Promi
       byOrg.set(d.organization_id, list);
     }
 
+    // Key names of every batch of an organization in one lookup (the batches of a lingered pass
+    // are many and small: one lookup each was a statement per recorder flush).
+    const decodedRows = new Map<number, OutboxRow[]>();
+    const hashesOf = new Map<string, Set<string>>();
+    for (const b of batches) {
+      const offered = new Set(JSON.parse(b.destination_ids) as string[]);
+      if (!(byOrg.get(b.organization_id) ?? []).some((r) => offered.has(r.id))) continue;
+      const rows = rowsOfPayload(b.payload);
+      decodedRows.set(Number(b.seq), rows);
+      const set = hashesOf.get(b.organization_id) ?? new Set<string>();
+      for (const r of rows) set.add(r.api_key_hash);
+      hashesOf.set(b.organization_id, set);
+    }
+    const namesOf = new Map<string, Map<string, string>>();
+    for (const [org, hashes] of hashesOf) namesOf.set(org, await keyNames(trx, org, [...hashes]));
+
     const out: NewDelivery[] = [];
     const empty: number[] = [];
     const done: number[] = [];
@@ -98,9 +122,10 @@ export async function fanOutOnce(store: RecordStore, opts: FanOutOptions): Promi
         empty.push(seq);
         continue;
       }
-      const rows = rowsOfPayload(b.payload);
+      const rows = decodedRows.get(seq) as OutboxRow[];
       const contexts = b.contexts === null ? {} : (JSON.parse(b.contexts) as Record<string, LiveContext>);
-      const names = await keyNames(trx, b.organization_id, [...new Set(rows.map((r) => r.api_key_hash))]);
+      opts.decoded?.(seq, rows, contexts);
+      const names = namesOf.get(b.organization_id) as Map<string, string>;
       const legacy = rows.some((r) => r.workspace_id === null)
         ? await defaultWorkspaceOf(trx, b.organization_id)
         : null;
@@ -108,6 +133,8 @@ export async function fanOutOnce(store: RecordStore, opts: FanOutOptions): Promi
         c: { row, context: contexts[row.id] ?? null, apiKeyName: names.get(row.api_key_hash) ?? null },
         workspace: row.workspace_id ?? legacy,
       }));
+      const linger = opts.lingerMs ?? 0;
+      const createdAtMs = Math.min(opts.nowMs, Math.max(Number(b.created_at_ms), opts.nowMs - linger));
       let any = false;
       for (const rule of rules) {
         const chunk = Math.max(1, opts.chunkOf(rule.type));
@@ -126,7 +153,7 @@ export async function fanOutOnce(store: RecordStore, opts: FanOutOptions): Promi
             max_created_ms: max,
             state: "pending",
             attempts: 0,
-            created_at_ms: opts.nowMs,
+            created_at_ms: createdAtMs,
             next_attempt_ms: opts.nowMs,
           });
           any = true;

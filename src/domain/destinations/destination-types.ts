@@ -54,6 +54,11 @@ const withDefault = (name: string, value: string, check: FieldKind = STRING): Co
 
 /** Sentry DSN: https://<public key>[:<secret>]@<host>[/<path>]/<project id> */
 export const SENTRY_DSN_RE = /^https:\/\/([^:@]+)(?::[^@]*)?@([^/]+)(?:\/[^/]+)*\/(\d+)\/?$/;
+/**
+ * A Standard Webhooks signing secret: `whsec_` + the base64 of 24 to 64 random bytes (the form
+ * every Standard Webhooks library takes; docs/broadcast.md "Webhook signatures").
+ */
+export const WEBHOOK_SECRET_RE = /^whsec_[A-Za-z0-9+/]{32,88}={0,2}$/;
 /** Snowflake account identifier (1..255 characters). */
 export const SNOWFLAKE_ACCOUNT_RE = /^[a-zA-Z0-9_]+(?:[.-][a-zA-Z0-9_]+)*$/;
 
@@ -143,7 +148,18 @@ export const DESTINATION_TYPES = {
     req("project"),
     withDefault("baseUrl", "https://trace.wandb.ai", URL_KIND),
   ],
-  webhook: [req("url", URL_KIND), withDefault("method", "POST", { kind: "enum", values: ["POST", "PUT"] })],
+  webhook: [
+    req("url", URL_KIND),
+    withDefault("method", "POST", { kind: "enum", values: ["POST", "PUT"] }),
+    {
+      ...secret("signingSecret", false),
+      check: {
+        kind: "pattern",
+        pattern: WEBHOOK_SECRET_RE,
+        description: "a Standard Webhooks secret (whsec_ followed by the base64 of 24 to 64 random bytes)",
+      },
+    },
+  ],
 } as const satisfies Record<string, readonly ConfigField[]>;
 
 export type DestinationType = keyof typeof DESTINATION_TYPES;
