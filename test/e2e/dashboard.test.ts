@@ -1,10 +1,17 @@
 /// <reference lib="dom.iterable" />
 /// <reference lib="dom" />
 import { readFileSync } from "node:fs";
-import { createRequire } from "node:module";
 import type { BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { browserUnavailable, launchBrowser, startDemoServer, type DemoServer } from "../helpers/dashboard.js";
+import {
+  apiCall,
+  axeViolations,
+  browserUnavailable,
+  launchBrowser,
+  signedIn as signIn,
+  startDemoServer,
+  type DemoServer,
+} from "../helpers/dashboard.js";
 
 /**
  * The dashboard end to end: the real server (a small `gatehouse demo`), the real web build, Debian's
@@ -12,55 +19,14 @@ import { browserUnavailable, launchBrowser, startDemoServer, type DemoServer } f
  * sessionStorage, so a fresh sign-in).
  */
 const unavailable = browserUnavailable();
-const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
-
 let server: DemoServer;
 let context: BrowserContext;
 let closeBrowser: () => Promise<void>;
 let paths: Record<string, unknown> = {};
 
-const api = async (path: string, init: { method?: string; body?: unknown; key?: string } = {}) => {
-  const res = await fetch(`${server.origin}/api/v1${path}`, {
-    method: init.method ?? "GET",
-    headers: {
-      authorization: `Bearer ${init.key ?? server.key}`,
-      ...(init.body !== undefined ? { "content-type": "application/json" } : {}),
-    },
-    ...(init.body !== undefined ? { body: JSON.stringify(init.body) } : {}),
-  });
-  const body: any = await res.json();
-  return { status: res.status, body };
-};
-
-async function signedIn(path = "/"): Promise<Page> {
-  const page = await context.newPage();
-  page.on("pageerror", (e) => {
-    throw e;
-  });
-  await page.goto(`${server.origin}${path}`);
-  await page.getByLabel("Management key").fill(server.key);
-  await page.getByRole("button", { name: "Sign in" }).click();
-  await page.getByRole("button", { name: "Sign out" }).waitFor();
-  return page;
-}
-
-/** axe-core in the page (evaluated through the DevTools protocol, which the page's CSP does not govern). */
-async function axeViolations(page: Page): Promise<string[]> {
-  await page.evaluate(AXE_SOURCE);
-  const result = await page.evaluate(async () => {
-    const axe = (globalThis as any).axe;
-    const r = await axe.run(document, { resultTypes: ["violations"] });
-    return (r.violations as any[]).map((v) => ({
-      id: String(v.id),
-      impact: String(v.impact),
-      nodes: Number(v.nodes.length),
-      help: String(v.help),
-    }));
-  });
-  return (result as { id: string; impact: string; nodes: number; help: string }[])
-    .filter((v) => v.impact === "serious" || v.impact === "critical")
-    .map((v) => `${v.impact} ${v.id} (${v.nodes} nodes): ${v.help}`);
-}
+const api = (path: string, init: { method?: string; body?: unknown; key?: string } = {}) =>
+  apiCall(server, path, init);
+const signedIn = (path = "/"): Promise<Page> => signIn(context, server, path);
 
 describe.skipIf(unavailable !== null)("dashboard in Chromium", () => {
   beforeAll(async () => {
@@ -119,7 +85,7 @@ describe.skipIf(unavailable !== null)("dashboard in Chromium", () => {
     const page = await signedIn("/keys");
     await page.getByText("Create a key").click();
     await page.locator("#new-key-name").fill("e2e key");
-    await page.locator("#new-limit").fill("12.5");
+    await page.getByRole("form", { name: "New key" }).getByLabel("Limit (USD, empty = none)").fill("12.5");
     await page.getByRole("button", { name: "Create key" }).click();
     const shown = (await page.locator("#new-key").textContent()) ?? "";
     expect(shown.length).toBeGreaterThan(20);
@@ -228,6 +194,104 @@ describe.skipIf(unavailable !== null)("dashboard in Chromium", () => {
     expect(await page.content()).not.toContain(secret);
     const list = (await api("/observability/destinations")).body.data;
     expect(list.find((d: any) => d.name === "e2e datadog")?.config.apiKey).toBe("dd-a...cdef");
+    await page.close();
+  });
+
+  it("offers in a destination's key allowlist the keys of its workspace only", async () => {
+    const ws = await api("/workspaces", {
+      method: "POST",
+      body: { name: "e2e allowlist", slug: "e2e-allow" },
+    });
+    expect(ws.status).toBe(201);
+    const wsId = ws.body.data.id as string;
+    const inWs = await api("/keys", { method: "POST", body: { name: "e2e allow in", workspace_id: wsId } });
+    const inDefault = await api("/keys", { method: "POST", body: { name: "e2e allow default" } });
+    expect([inWs.status, inDefault.status]).toEqual([201, 201]);
+    const page = await signedIn("/destinations");
+    await page.getByText("Add a destination").click();
+    const form = page.getByRole("form", { name: "New destination" });
+    const allowlist = form.getByRole("group", { name: /Key allowlist/ });
+    await allowlist.getByLabel("e2e allow default").waitFor();
+    expect(await allowlist.getByLabel("e2e allow in").count()).toBe(0);
+    await form.getByLabel("Workspace").selectOption(wsId);
+    await allowlist.getByLabel("e2e allow in").check();
+    expect(await allowlist.getByLabel("e2e allow default").count()).toBe(0);
+    await form.getByLabel("Type").selectOption("webhook");
+    await form.locator("#new-name").fill("e2e allow hook");
+    await form.locator("#new-cfg-url").fill("https://hooks.example.com/allow");
+    await form.getByRole("button", { name: "Create destination" }).click();
+    await page.getByRole("article", { name: /e2e allow hook/ }).waitFor();
+    const list = (await api(`/observability/destinations?workspace_id=${wsId}`)).body.data as any[];
+    const made = list.find((d) => d.name === "e2e allow hook");
+    expect(made?.workspace_id).toBe(wsId);
+    expect(made?.api_key_hashes).toEqual([inWs.body.data.hash]);
+    await page.close();
+  });
+
+  it("edits a destination's filter rules and sampling", async () => {
+    const made = await api("/observability/destinations", {
+      method: "POST",
+      body: { name: "e2e filtered", type: "webhook", config: { url: "https://hooks.example.com/f" } },
+    });
+    expect(made.status).toBe(201);
+    const id = made.body.data.id;
+    const page = await signedIn("/destinations");
+    const card = page.getByRole("article", { name: /e2e filtered/ });
+    await card.getByRole("button", { name: "Edit e2e filtered" }).click();
+    const form = card.getByRole("form", { name: "Edit e2e filtered" });
+    await form.getByLabel("Sampling rate (0 to 1)").fill("0.5");
+    await form.getByLabel("Apply filter rules (send only generations matching every group)").check();
+    await form.getByRole("button", { name: "Add rule group" }).click();
+    const group = form.getByRole("group", { name: "Rule group 1" });
+    await group.getByLabel("Group 1 logic").selectOption("or");
+    await group.getByLabel("Operator").selectOption("contains");
+    await group.getByLabel("Value").fill("gpt");
+    await group.getByRole("button", { name: "Add rule to group 1" }).click();
+    await group.getByLabel("Field").nth(1).selectOption("total_cost");
+    await group.getByLabel("Operator").nth(1).selectOption("gt");
+    await group.getByLabel("Value").nth(1).fill("0.25");
+    await form.getByRole("button", { name: "Save destination" }).click();
+    await form.waitFor({ state: "detached" });
+    const saved = (await api(`/observability/destinations/${id}`)).body.data;
+    expect(saved.sampling_rate).toBe(0.5);
+    expect(saved.filter_rules).toEqual({
+      enabled: true,
+      groups: [
+        {
+          logic: "or",
+          rules: [
+            { field: "model", operator: "contains", value: "gpt" },
+            { field: "total_cost", operator: "gt", value: 0.25 },
+          ],
+        },
+      ],
+    });
+    await page.close();
+  });
+
+  it("disables, then deletes a destination only after confirmation", async () => {
+    const made = await api("/observability/destinations", {
+      method: "POST",
+      body: { name: "e2e doomed", type: "webhook", config: { url: "https://hooks.example.com/x" } },
+    });
+    expect(made.status).toBe(201);
+    const id = made.body.data.id;
+    const page = await signedIn("/destinations");
+    const card = page.getByRole("article", { name: /e2e doomed/ });
+    await card.getByRole("button", { name: "Disable e2e doomed" }).click();
+    await expect
+      .poll(async (): Promise<unknown> => (await api(`/observability/destinations/${id}`)).body.data.enabled)
+      .toBe(false);
+    const dialog = page.getByRole("dialog", { name: /Delete the destination "e2e doomed"/ });
+    await card.getByRole("button", { name: "Delete e2e doomed" }).click();
+    await dialog.getByRole("button", { name: "Cancel" }).click();
+    await dialog.waitFor({ state: "hidden" });
+    expect((await api(`/observability/destinations/${id}`)).status).toBe(200);
+    await card.getByRole("button", { name: "Delete e2e doomed" }).click();
+    await dialog.getByRole("button", { name: "Delete destination" }).click();
+    await card.waitFor({ state: "detached" });
+    expect((await api(`/observability/destinations/${id}`)).status).toBe(404);
+    await expect.poll(() => page.evaluate(() => document.activeElement?.id)).toBe("dest-title");
     await page.close();
   });
 

@@ -1,9 +1,12 @@
+/// <reference lib="dom" />
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { chromium, type BrowserContext } from "playwright-core";
+import { chromium, type BrowserContext, type Page } from "playwright-core";
 import { gatehouse, ROOT } from "./cli.js";
+import { SERVER_ARGV } from "./compiled.js";
 
 /**
  * Helpers of the dashboard's browser tests, screenshots and bench: a real Gatehouse process on a
@@ -81,7 +84,7 @@ export async function startDemoServer(
   const key = summary.management_key;
   if (typeof key !== "string")
     throw new Error("gatehouse demo made no management key (the data directory was not empty)");
-  const child: ChildProcessWithoutNullStreams = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+  const child: ChildProcessWithoutNullStreams = spawn(process.execPath, [...SERVER_ARGV], {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", PORT: "0", ...env, LOG_LEVEL: "info" },
   });
@@ -119,4 +122,58 @@ export async function startDemoServer(
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/** A call of the server's management API from Node (the management key unless `key` is given). */
+export async function apiCall(
+  server: DemoServer,
+  path: string,
+  init: { method?: string; body?: unknown; key?: string } = {},
+): Promise<{ status: number; body: any }> {
+  const res = await fetch(`${server.origin}/api/v1${path}`, {
+    method: init.method ?? "GET",
+    headers: {
+      authorization: `Bearer ${init.key ?? server.key}`,
+      ...(init.body !== undefined ? { "content-type": "application/json" } : {}),
+    },
+    ...(init.body !== undefined ? { body: JSON.stringify(init.body) } : {}),
+  });
+  return { status: res.status, body: await res.json() };
+}
+
+/** A new tab signed in with the server's management key, at `path`; a page error fails the test. */
+export async function signedIn(context: BrowserContext, server: DemoServer, path = "/"): Promise<Page> {
+  const page = await context.newPage();
+  page.on("pageerror", (e) => {
+    throw e;
+  });
+  await page.goto(`${server.origin}${path}`);
+  await page.getByLabel("Management key").fill(server.key);
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.getByRole("button", { name: "Sign out" }).waitFor();
+  return page;
+}
+
+let axeSource: string | null = null;
+
+/**
+ * axe-core's serious and critical violations on the page as it is now, one line each. Evaluated
+ * through the DevTools protocol, which the page's CSP does not govern.
+ */
+export async function axeViolations(page: Page): Promise<string[]> {
+  axeSource ??= readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
+  await page.evaluate(axeSource);
+  const result = await page.evaluate(async () => {
+    const axe = (globalThis as any).axe;
+    const r = await axe.run(document, { resultTypes: ["violations"] });
+    return (r.violations as any[]).map((v) => ({
+      id: String(v.id),
+      impact: String(v.impact),
+      nodes: Number(v.nodes.length),
+      help: String(v.help),
+    }));
+  });
+  return (result as { id: string; impact: string; nodes: number; help: string }[])
+    .filter((v) => v.impact === "serious" || v.impact === "critical")
+    .map((v) => `${v.impact} ${v.id} (${v.nodes} nodes): ${v.help}`);
 }

@@ -36,7 +36,23 @@ try {
       `/analytics?q=${encodeURIComponent(JSON.stringify(query))}`,
       async () => void (await page.getByRole("table", { name: "Result rows" }).waitFor()),
     ],
-    ["keys", "/keys", async () => void (await page.getByRole("table", { name: /Keys/ }).waitFor())],
+    [
+      "keys",
+      "/keys",
+      async () => {
+        await page.getByRole("table", { name: /Keys/ }).waitFor();
+        // The editor of the first key: name, limit, reset, BYOK flag, expiry.
+        await page
+          .locator("tbody tr")
+          .first()
+          .getByRole("button", { name: /^Edit / })
+          .click();
+        await page
+          .getByRole("form", { name: /^Edit / })
+          .getByRole("button", { name: "Save" })
+          .waitFor();
+      },
+    ],
     [
       "workspaces",
       "/workspaces",
@@ -78,7 +94,20 @@ try {
     fetch("/api/v1/openapi.json").then((r) => r.json() as Promise<{ paths: Record<string, unknown> }>),
   );
   if ("/chat/completions" in caps.paths) {
+    // An answer streamed by the built-in mock/echo model, with a key made for it.
+    const made = await page.evaluate(
+      (key) =>
+        fetch("/api/v1/keys", {
+          method: "POST",
+          headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+          body: JSON.stringify({ name: "playground" }),
+        }).then((r) => r.json() as Promise<{ key: string }>),
+      server.key,
+    );
     await page.goto(`${server.origin}/playground`);
+    await page.locator("#pg-key").fill(made.key);
+    await page.getByRole("button", { name: "Send" }).click();
+    await page.locator("#pg-usage").waitFor({ timeout: 30_000 });
     await page.screenshot({ path: join(OUT, "playground.png"), fullPage: true });
     process.stdout.write("docs/screenshots/playground.png\n");
   } else {
@@ -90,6 +119,10 @@ try {
   await page.locator(".chart canvas").nth(2).waitFor();
   await page.screenshot({ path: join(OUT, "overview-narrow.png"), fullPage: false });
   process.stdout.write("docs/screenshots/overview-narrow.png\n");
+  await page.goto(`${server.origin}/keys`);
+  await page.getByRole("table", { name: /Keys/ }).waitFor();
+  await page.screenshot({ path: join(OUT, "keys-narrow.png"), fullPage: false });
+  process.stdout.write("docs/screenshots/keys-narrow.png\n");
 } finally {
   await close();
   await server.stop();

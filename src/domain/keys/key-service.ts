@@ -37,6 +37,8 @@ export interface UpdateKeyInput {
   limit?: number | null;
   limit_reset?: ResetPeriod | null;
   include_byok_in_limit?: boolean;
+  /** A Gatehouse extension: extend, shorten or (null) clear the expiry; checked like on create. */
+  expires_at?: string | null;
 }
 
 export interface ListKeysInput {
@@ -164,6 +166,7 @@ export async function updateKey(
     patch.include_byok_in_limit = input.include_byok_in_limit ? 1 : 0;
   }
   const now = clock.now();
+  if (input.expires_at !== undefined) patch.expires_at = checkExpiry(input.expires_at, now);
   const row = await updateOrdinaryKeyReturning(db, organizationId, h, patch, now);
   if (!row) throw notFound("API key");
   return toKeyRecord(row, await keyTotals(db, row.hash, now));

@@ -29,6 +29,16 @@ export const UpdateKeyBody = Type.Object({
   limit: Type.Optional(Nullable(UsdAmount)),
   limit_reset: Type.Optional(Nullable(LimitReset)),
   include_byok_in_limit: Type.Optional(Type.Boolean()),
+  /** A Gatehouse extension (docs/api-notes.md): the same rules as on create; null removes the expiry. */
+  expires_at: Type.Optional(
+    Nullable(
+      Type.String({
+        format: "date-time",
+        description:
+          "Gatehouse extension: a new expiry (UTC with seconds, in the future), or null for none. Validated like POST /keys.",
+      }),
+    ),
+  ),
 });
 
 export const ListKeysQuery = Type.Object({

@@ -230,6 +230,7 @@ export interface paths {
                         limit?: number | null;
                         limit_reset?: ("daily" | "weekly" | "monthly") | null;
                         include_byok_in_limit?: boolean;
+                        expires_at?: string | null;
                     };
                 };
             };

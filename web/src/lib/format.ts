@@ -50,3 +50,10 @@ export const utc = (iso: string | null | undefined) =>
 
 /** RFC 3339 with seconds, as analytics time ranges require. */
 export const isoSeconds = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, "Z");
+
+/** An API timestamp as the value of a `datetime-local` input read as UTC (`2027-01-31T23:59:59`). */
+export const utcInputValue = (iso: string | null | undefined) => (iso ? iso.slice(0, 19) : "");
+
+/** A `datetime-local` value read as UTC, as the API wants it (`…T23:59:00Z`); empty → null. */
+export const fromUtcInput = (v: string): string | null =>
+  v === "" ? null : `${v.length === 16 ? `${v}:00` : v.slice(0, 19)}Z`;

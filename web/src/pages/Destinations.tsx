@@ -6,8 +6,19 @@ import {
 } from "../../../src/domain/destinations/destination-types.ts";
 import type { Capabilities } from "../api/capabilities.ts";
 import { API_BASE, call, errorText } from "../api/client.ts";
+import { keysOf } from "../api/keys.ts";
 import { getKey } from "../api/session.ts";
 import type { Destination, DestinationCreate, Key, Workspace } from "../api/types.ts";
+import {
+  CheckField,
+  ConfirmButton,
+  FormError,
+  InputField,
+  SelectField,
+  ToggleButton,
+  useForm,
+  WorkspaceField,
+} from "../components/form.tsx";
 import { ErrorNote, Loading } from "../components/ui.tsx";
 
 /**
@@ -56,20 +67,34 @@ export function Destinations({ caps }: { caps: Capabilities | null }) {
   const [workspaces, setWorkspaces] = useState<Workspace[]>([]);
   const [error, setError] = useState<string | null>(null);
   const [editing, setEditing] = useState<string | null>(null);
-  const load = () =>
-    call("get", "/observability/destinations", { query: { limit: 100 } }).then(
-      (r) => setList(r.data),
+  // GET /observability/destinations lists one workspace (at most 5 per type each: one page of
+  // 100 holds them all), so the page asks for every workspace's.
+  const load = (list = workspaces) =>
+    Promise.all(
+      list.map((w) =>
+        call("get", "/observability/destinations", { query: { limit: 100, workspace_id: w.id } }),
+      ),
+    ).then(
+      (pages) =>
+        setList(pages.flatMap((p) => p.data).sort((x, y) => y.created_at.localeCompare(x.created_at))),
       (e: unknown) => setError(errorText(e)),
     );
   useEffect(() => {
-    void load();
-    void call("get", "/keys", {}).then((r) => setKeys(r.data));
-    void call("get", "/workspaces", { query: { limit: 100 } }).then((r) => setWorkspaces(r.data));
+    // The allowlist offers the keys of the destination's workspace: load every workspace's keys.
+    void call("get", "/workspaces", { query: { limit: 100 } })
+      .then(async (r) => {
+        setWorkspaces(r.data);
+        await load(r.data);
+        setKeys(await keysOf(r.data.map((w) => w.id)));
+      })
+      .catch((e: unknown) => setError(errorText(e)));
   }, []);
 
   return (
     <section aria-labelledby="dest-title">
-      <h1 id="dest-title">Observability destinations</h1>
+      <h1 id="dest-title" tabIndex={-1}>
+        Observability destinations
+      </h1>
       <details class="panel">
         <summary>Add a destination</summary>
         <DestinationForm keys={keys} workspaces={workspaces} onSaved={() => void load()} />
@@ -100,19 +125,19 @@ export function Destinations({ caps }: { caps: Capabilities | null }) {
               ))}
             </dl>
             <div class="row">
-              <button
-                type="button"
-                class="secondary"
-                onClick={() =>
+              <ToggleButton
+                enabled={d.enabled}
+                what={d.name ?? d.type}
+                onToggle={(enabled) =>
                   void call("patch", "/observability/destinations/{id}", {
                     path: { id: d.id },
-                    body: { enabled: !d.enabled },
-                  }).then(load, (e: unknown) => setError(errorText(e)))
+                    body: { enabled },
+                  }).then(
+                    () => load(),
+                    (e: unknown) => setError(errorText(e)),
+                  )
                 }
-              >
-                {d.enabled ? "Disable" : "Enable"}
-                <span class="sr-only"> {d.name}</span>
-              </button>
+              />
               <button
                 type="button"
                 class="secondary"
@@ -121,19 +146,19 @@ export function Destinations({ caps }: { caps: Capabilities | null }) {
               >
                 Edit<span class="sr-only"> {d.name}</span>
               </button>
-              <button
-                type="button"
-                class="danger"
-                onClick={() => {
-                  if (!confirm(`Delete the destination "${d.name ?? d.type}"?`)) return;
+              <ConfirmButton
+                label="Delete"
+                what={d.name ?? d.type}
+                question={`Delete the destination "${d.name ?? d.type}"? Generations stop going to it at once. This cannot be undone.`}
+                confirmLabel="Delete destination"
+                onConfirm={() =>
                   void call("delete", "/observability/destinations/{id}", { path: { id: d.id } }).then(
-                    load,
+                    // The card and its buttons are gone: the focus goes to the page's heading.
+                    () => load().then(() => document.getElementById("dest-title")?.focus()),
                     (e: unknown) => setError(errorText(e)),
-                  );
-                }}
-              >
-                Delete<span class="sr-only"> {d.name}</span>
-              </button>
+                  )
+                }
+              />
               {caps?.destinationTest && <Extra id={d.id} kind="test" />}
               {caps?.destinationDeliveries && <Extra id={d.id} kind="deliveries" />}
             </div>
@@ -201,38 +226,38 @@ function DestinationForm({
   const [enabled, setEnabled] = useState(existing?.enabled ?? true);
   const [allow, setAllow] = useState<string[]>(existing?.api_key_hashes ?? []);
   const [rules, setRules] = useState<FilterRules>(existing?.filter_rules ?? { enabled: false, groups: [] });
-  const [error, setError] = useState<string | null>(null);
+  const form = useForm();
   const fields: readonly ConfigField[] = DESTINATION_TYPES[type];
+  // Only the destination's own workspace's keys can match it. "" = the default workspace, which
+  // GET /workspaces lists first.
+  const keysWorkspace = existing?.workspace_id ?? (ws || workspaces[0]?.id);
   const prefix = existing ? `e-${existing.id.slice(0, 8)}` : "new";
 
-  const submit = (e: Event) => {
-    e.preventDefault();
-    setError(null);
-    const changed = Object.fromEntries(Object.entries(config).filter(([, v]) => v !== ""));
-    const common = {
-      name,
-      enabled,
-      sampling_rate: Number(sampling),
-      api_key_hashes: allow.length ? allow : null,
-      filter_rules: rules.groups.length ? rules : null,
-    };
-    const done = existing
-      ? call("patch", "/observability/destinations/{id}", {
-          path: { id: existing.id },
-          body: { ...common, ...(Object.keys(changed).length ? { config: changed } : {}) },
-        })
-      : call("post", "/observability/destinations", {
-          body: { ...common, type, config: changed, ...(ws ? { workspace_id: ws } : {}) },
-        });
-    done.then(
-      () => {
-        setConfig({});
-        if (!existing) setName("");
-        onSaved();
-      },
-      (err: unknown) => setError(errorText(err)),
-    );
-  };
+  const submit = form.submit(
+    () => {
+      const changed = Object.fromEntries(Object.entries(config).filter(([, v]) => v !== ""));
+      const common = {
+        name,
+        enabled,
+        sampling_rate: Number(sampling),
+        api_key_hashes: allow.length ? allow : null,
+        filter_rules: rules.groups.length ? rules : null,
+      };
+      return existing
+        ? call("patch", "/observability/destinations/{id}", {
+            path: { id: existing.id },
+            body: { ...common, ...(Object.keys(changed).length ? { config: changed } : {}) },
+          })
+        : call("post", "/observability/destinations", {
+            body: { ...common, type, config: changed, ...(ws ? { workspace_id: ws } : {}) },
+          });
+    },
+    () => {
+      setConfig({});
+      if (!existing) setName("");
+      onSaved();
+    },
+  );
 
   return (
     <form
@@ -241,60 +266,40 @@ function DestinationForm({
       aria-label={existing ? `Edit ${existing.name ?? ""}` : "New destination"}
     >
       <div class="row">
-        <label>
-          Type
-          <select
-            value={type}
-            disabled={Boolean(existing)}
-            onChange={(e) => {
-              setType(e.currentTarget.value as DestinationType);
-              setConfig({});
-            }}
-          >
-            {TYPES.map((t) => (
-              <option key={t} value={t}>
-                {t}
-              </option>
-            ))}
-          </select>
-        </label>
-        <label>
-          Name
-          <input
-            id={`${prefix}-name`}
-            required
-            value={name}
-            onInput={(e) => setName(e.currentTarget.value)}
-          />
-        </label>
-        {!existing && (
-          <label>
-            Workspace
-            <select value={ws} onChange={(e) => setWs(e.currentTarget.value)}>
-              <option value="">(default workspace)</option>
-              {workspaces.map((w) => (
-                <option key={w.id} value={w.id}>
-                  {w.name}
-                </option>
-              ))}
-            </select>
-          </label>
-        )}
-        <label>
-          Sampling rate (0 to 1)
-          <input
-            type="number"
-            min={0}
-            max={1}
-            step="0.01"
-            value={sampling}
-            onInput={(e) => setSampling(e.currentTarget.value)}
-          />
-        </label>
-        <label class="check">
-          <input type="checkbox" checked={enabled} onChange={(e) => setEnabled(e.currentTarget.checked)} />{" "}
-          Enabled
-        </label>
+        <SelectField
+          label="Type"
+          field="type"
+          form={form}
+          value={type}
+          disabled={Boolean(existing)}
+          options={TYPES}
+          onValue={(t) => {
+            setType(t as DestinationType);
+            setConfig({});
+          }}
+        />
+        <InputField
+          id={`${prefix}-name`}
+          label="Name"
+          field="name"
+          form={form}
+          required
+          value={name}
+          onValue={setName}
+        />
+        {!existing && <WorkspaceField workspaces={workspaces} value={ws} onValue={setWs} form={form} />}
+        <InputField
+          label="Sampling rate (0 to 1)"
+          field="sampling_rate"
+          form={form}
+          type="number"
+          min={0}
+          max={1}
+          step="0.01"
+          value={sampling}
+          onValue={setSampling}
+        />
+        <CheckField label="Enabled" field="enabled" form={form} checked={enabled} onValue={setEnabled} />
       </div>
       <fieldset>
         <legend>{type} settings</legend>
@@ -303,56 +308,45 @@ function DestinationForm({
             const id = `${prefix}-cfg-${f.name}`;
             const stored = existing?.config[f.name];
             const shown = typeof stored === "string" ? stored : undefined;
-            const hint = f.secret
-              ? existing
-                ? `stored: ${shown ?? "none"}; leave empty to keep`
-                : "secret: stored encrypted, shown masked"
-              : f.default !== undefined
-                ? `default ${f.default}`
-                : f.required
-                  ? "required"
-                  : "optional";
-            return (
-              <label key={f.name} for={id}>
-                {f.name}
-                {f.required && !existing ? " *" : ""}
-                {f.check.kind === "enum" ? (
-                  <select
-                    id={id}
-                    value={config[f.name] ?? shown ?? f.default ?? ""}
-                    onChange={(e) => setConfig({ ...config, [f.name]: e.currentTarget.value })}
-                  >
-                    {f.check.values.map((v) => (
-                      <option key={v}>{v}</option>
-                    ))}
-                  </select>
-                ) : (
-                  (() => {
-                    const common = {
-                      id,
-                      name: f.name,
-                      autoComplete: "off",
-                      required: f.required && !existing,
-                      placeholder: f.secret ? (shown ?? "") : (shown ?? f.default ?? ""),
-                      value: config[f.name] ?? "",
-                      "aria-describedby": `${id}-hint`,
-                      onInput: (e: Event) =>
-                        setConfig({ ...config, [f.name]: (e.currentTarget as HTMLInputElement).value }),
-                    };
-                    return f.secret ? (
-                      <input type="password" {...common} />
-                    ) : f.check.kind === "url" ? (
-                      <input type="url" {...common} />
-                    ) : (
-                      <input type="text" {...common} />
-                    );
-                  })()
-                )}
-                <span id={`${id}-hint`} class="help">
-                  {hint}
-                  {f.check.kind === "pattern" ? `; ${f.check.description}` : ""}
-                </span>
-              </label>
+            const label = `${f.name}${f.required && !existing ? " *" : ""}`;
+            const hint =
+              (f.secret
+                ? existing
+                  ? `stored: ${shown ?? "none"}; leave empty to keep`
+                  : "secret: stored encrypted, shown masked"
+                : f.default !== undefined
+                  ? `default ${f.default}`
+                  : f.required
+                    ? "required"
+                    : "optional") + (f.check.kind === "pattern" ? `; ${f.check.description}` : "");
+            const set = (v: string) => setConfig({ ...config, [f.name]: v });
+            return f.check.kind === "enum" ? (
+              <SelectField
+                key={f.name}
+                id={id}
+                label={label}
+                field={`config.${f.name}`}
+                form={form}
+                hint={hint}
+                value={config[f.name] ?? shown ?? f.default ?? ""}
+                options={f.check.values}
+                onValue={set}
+              />
+            ) : (
+              <InputField
+                key={f.name}
+                id={id}
+                name={f.name}
+                label={label}
+                field={`config.${f.name}`}
+                form={form}
+                hint={hint}
+                type={f.secret ? "password" : f.check.kind === "url" ? "url" : "text"}
+                required={f.required && !existing}
+                placeholder={f.secret ? (shown ?? "") : (shown ?? f.default ?? "")}
+                value={config[f.name] ?? ""}
+                onValue={set}
+              />
             );
           })}
         </div>
@@ -360,23 +354,27 @@ function DestinationForm({
       <fieldset>
         <legend>Key allowlist (none checked = every key)</legend>
         <div class="checks">
-          {keys.map((k) => (
-            <label key={k.hash}>
-              <input
-                type="checkbox"
-                checked={allow.includes(k.hash)}
-                onChange={(e) =>
-                  setAllow(e.currentTarget.checked ? [...allow, k.hash] : allow.filter((h) => h !== k.hash))
-                }
-              />{" "}
-              {k.name}
-            </label>
-          ))}
+          {keys
+            .filter((k) => k.workspace_id === keysWorkspace)
+            .map((k) => (
+              <label key={k.hash}>
+                <input
+                  type="checkbox"
+                  checked={allow.includes(k.hash)}
+                  onChange={(e) =>
+                    setAllow(e.currentTarget.checked ? [...allow, k.hash] : allow.filter((h) => h !== k.hash))
+                  }
+                />{" "}
+                {k.name}
+              </label>
+            ))}
         </div>
       </fieldset>
       <FilterRulesEditor rules={rules} onChange={setRules} prefix={prefix} />
-      <ErrorNote error={error} />
-      <button type="submit">{existing ? "Save destination" : "Create destination"}</button>
+      <FormError form={form} />
+      <button type="submit" disabled={form.busy}>
+        {existing ? "Save destination" : "Create destination"}
+      </button>
     </form>
   );
 }
@@ -396,76 +394,63 @@ function FilterRulesEditor({
   return (
     <fieldset>
       <legend>Filter rules</legend>
-      <label class="check">
-        <input
-          type="checkbox"
-          checked={rules.enabled ?? false}
-          onChange={(e) => onChange({ ...rules, enabled: e.currentTarget.checked })}
-        />{" "}
-        Apply filter rules (send only generations matching every group)
-      </label>
+      <CheckField
+        label="Apply filter rules (send only generations matching every group)"
+        checked={rules.enabled ?? false}
+        onValue={(enabled) => onChange({ ...rules, enabled })}
+      />
       {groups.map((g, gi) => (
         <div class="group" key={gi} role="group" aria-label={`Rule group ${gi + 1}`}>
-          <label>
-            Group {gi + 1} logic
-            <select
-              value={g.logic ?? "and"}
-              onChange={(e) => setGroup(gi, { ...g, logic: e.currentTarget.value as "and" | "or" })}
-            >
-              <option value="and">all rules (and)</option>
-              <option value="or">any rule (or)</option>
-            </select>
-          </label>
+          <SelectField
+            label={`Group ${gi + 1} logic`}
+            value={g.logic ?? "and"}
+            onValue={(logic) => setGroup(gi, { ...g, logic: logic as "and" | "or" })}
+            options={[
+              ["and", "all rules (and)"],
+              ["or", "any rule (or)"],
+            ]}
+          />
           {g.rules.map((r, ri) => {
             const setRule = (nr: Rule) =>
               setGroup(gi, { ...g, rules: g.rules.map((x, j) => (j === ri ? nr : x)) });
             const id = `${prefix}-g${gi}-r${ri}`;
             return (
               <div class="row" key={ri}>
-                <label for={`${id}-f`}>
-                  Field
-                  <select
-                    id={`${id}-f`}
-                    value={r.field}
-                    onChange={(e) => setRule({ ...r, field: e.currentTarget.value as Rule["field"] })}
-                  >
-                    {RULE_FIELDS.map((f) => (
-                      <option key={f}>{f}</option>
-                    ))}
-                  </select>
-                </label>
-                <label for={`${id}-o`}>
-                  Operator
-                  <select
-                    id={`${id}-o`}
-                    value={r.operator}
-                    onChange={(e) => setRule({ ...r, operator: e.currentTarget.value as Rule["operator"] })}
-                  >
-                    {RULE_OPS.map((o) => (
-                      <option key={o}>{o}</option>
-                    ))}
-                  </select>
-                </label>
-                <label for={`${id}-v`}>
-                  Value
-                  <input
-                    id={`${id}-v`}
-                    value={r.value === undefined ? "" : String(r.value)}
-                    onInput={(e) => {
-                      const v = e.currentTarget.value;
-                      setRule({
-                        ...r,
-                        value: ["gt", "lt", "gte", "lte"].includes(r.operator) && v !== "" ? Number(v) : v,
-                      });
-                    }}
-                  />
-                </label>
+                <SelectField
+                  id={`${id}-f`}
+                  label="Field"
+                  value={r.field}
+                  onValue={(field) => setRule({ ...r, field: field as Rule["field"] })}
+                  options={RULE_FIELDS}
+                />
+                <SelectField
+                  id={`${id}-o`}
+                  label="Operator"
+                  value={r.operator}
+                  onValue={(operator) => setRule({ ...r, operator: operator as Rule["operator"] })}
+                  options={RULE_OPS}
+                />
+                <InputField
+                  id={`${id}-v`}
+                  label="Value"
+                  value={r.value === undefined ? "" : String(r.value)}
+                  onValue={(v) =>
+                    setRule({
+                      ...r,
+                      value: ["gt", "lt", "gte", "lte"].includes(r.operator) && v !== "" ? Number(v) : v,
+                    })
+                  }
+                />
                 <button
                   type="button"
                   class="secondary"
                   onClick={() => setGroup(gi, { ...g, rules: g.rules.filter((_, j) => j !== ri) })}
                 >
                   Remove rule
+                  <span class="sr-only">
+                    {" "}
+                    {ri + 1} of group {gi + 1}
+                  </span>
                 </button>
               </div>
             );

@@ -1,8 +1,20 @@
-import { useEffect, useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import { call, errorText } from "../api/client.ts";
+import { keysOf } from "../api/keys.ts";
 import type { Key, Workspace } from "../api/types.ts";
+import {
+  CheckField,
+  ConfirmButton,
+  FormError,
+  InputField,
+  SelectField,
+  ToggleButton,
+  useForm,
+  WorkspaceField,
+  type FormState,
+} from "../components/form.tsx";
 import { CopyButton, ErrorNote, Loading } from "../components/ui.tsx";
-import { usd, utc } from "../lib/format.ts";
+import { fromUtcInput, usd, utc, utcInputValue } from "../lib/format.ts";
 
 type Reset = "daily" | "weekly" | "monthly";
 
@@ -16,22 +28,45 @@ export const windowUsage = (k: Key) =>
         ? k.usage_monthly
         : k.usage;
 
+const isExpired = (k: Key, now = Date.now()) => k.expires_at !== null && Date.parse(k.expires_at) <= now;
+
 export function Keys() {
   const [keys, setKeys] = useState<Key[] | null>(null);
   const [workspaces, setWorkspaces] = useState<Workspace[]>([]);
   const [error, setError] = useState<string | null>(null);
   const [created, setCreated] = useState<string | null>(null);
   const [editing, setEditing] = useState<string | null>(null);
+  const [status, setStatus] = useState("");
 
-  const load = () =>
-    call("get", "/keys", { query: { include_disabled: true } }).then(
-      (r) => setKeys(r.data),
+  /** "" = every workspace (GET /keys lists one workspace at a time). */
+  const [shown, setShown] = useState("");
+
+  const load = (list = workspaces, only = shown) =>
+    keysOf(only ? [only] : list.map((w) => w.id)).then(setKeys, (e: unknown) => setError(errorText(e)));
+  useEffect(() => {
+    call("get", "/workspaces", { query: { limit: 100 } }).then(
+      (r) => {
+        setWorkspaces(r.data);
+        void load(r.data);
+      },
       (e: unknown) => setError(errorText(e)),
     );
-  useEffect(() => {
-    void load();
-    void call("get", "/workspaces", { query: { limit: 100 } }).then((r) => setWorkspaces(r.data));
   }, []);
+  const table = useRef<HTMLDivElement>(null);
+  /**
+   * A change from a row's buttons: reload, and say what happened (role="status"). After a delete
+   * the row and its button are gone, so the focus goes to the table rather than the page's start.
+   */
+  const change = (done: string, send: () => Promise<unknown>, removesRow = false) => {
+    setError(null);
+    send().then(
+      () => {
+        setStatus(done);
+        void load().then(() => removesRow && table.current?.focus());
+      },
+      (e: unknown) => setError(errorText(e)),
+    );
+  };
 
   const wsName = (id: string) => workspaces.find((w) => w.id === id)?.name ?? id;
 
@@ -59,11 +94,25 @@ export function Keys() {
         </div>
       )}
       <ErrorNote error={error} />
+      <div class="row">
+        <SelectField
+          label="Show keys of"
+          value={shown}
+          onValue={(ws) => {
+            setShown(ws);
+            void load(workspaces, ws);
+          }}
+          options={[["", "every workspace"], ...workspaces.map((w) => [w.id, w.name] as const)]}
+        />
+      </div>
+      <p class="sr-only" role="status">
+        {status}
+      </p>
       {!keys ? (
         <Loading what="keys" />
       ) : (
-        <div class="table-scroll" tabIndex={0} role="region" aria-label="Keys">
-          <table>
+        <div class="table-scroll" tabIndex={0} role="region" aria-label="Keys" ref={table}>
+          <table class="stack">
             <caption>Keys ({keys.length})</caption>
             <thead>
               <tr>
@@ -81,60 +130,62 @@ export function Keys() {
                 <>
                   <tr key={k.hash}>
                     <th scope="row">{k.name}</th>
-                    <td>
+                    <td data-label="Label">
                       <code>{k.label}</code>
                     </td>
-                    <td>{wsName(k.workspace_id)}</td>
-                    <td>
+                    <td data-label="Workspace">{wsName(k.workspace_id)}</td>
+                    <td data-label="Usage / limit">
                       <UsageBar k={k} />
                     </td>
-                    <td>{utc(k.expires_at)}</td>
-                    <td>{k.disabled ? "Disabled" : "Enabled"}</td>
+                    <td data-label="Expires">{k.expires_at ? utc(k.expires_at) : "never"}</td>
+                    <td data-label="State">
+                      {k.disabled ? "Disabled" : isExpired(k) ? "Expired" : "Enabled"}
+                    </td>
                     <td class="actions">
                       <button
                         type="button"
                         class="secondary"
                         aria-expanded={editing === k.hash}
+                        aria-controls={`edit-${k.hash}`}
                         onClick={() => setEditing(editing === k.hash ? null : k.hash)}
                       >
                         Edit<span class="sr-only"> {k.name}</span>
                       </button>
-                      <button
-                        type="button"
-                        class="secondary"
-                        onClick={() =>
-                          void call("patch", "/keys/{hash}", {
-                            path: { hash: k.hash },
-                            body: { disabled: !k.disabled },
-                          }).then(load, (e: unknown) => setError(errorText(e)))
+                      <ToggleButton
+                        enabled={!k.disabled}
+                        what={k.name}
+                        onToggle={(on) =>
+                          change(`${k.name} ${on ? "enabled" : "disabled"}`, () =>
+                            call("patch", "/keys/{hash}", {
+                              path: { hash: k.hash },
+                              body: { disabled: !on },
+                            }),
+                          )
                         }
-                      >
-                        {k.disabled ? "Enable" : "Disable"}
-                        <span class="sr-only"> {k.name}</span>
-                      </button>
-                      <button
-                        type="button"
-                        class="danger"
-                        onClick={() => {
-                          if (!confirm(`Delete the key "${k.name}"? Requests with it will be refused.`))
-                            return;
-                          void call("delete", "/keys/{hash}", { path: { hash: k.hash } }).then(
-                            load,
-                            (e: unknown) => setError(errorText(e)),
-                          );
-                        }}
-                      >
-                        Delete<span class="sr-only"> {k.name}</span>
-                      </button>
+                      />
+                      <ConfirmButton
+                        label="Delete"
+                        what={k.name}
+                        question={`Delete the key "${k.name}"? Requests with it will be refused at once; its past usage stays in analytics. This cannot be undone.`}
+                        confirmLabel="Delete key"
+                        onConfirm={() =>
+                          change(
+                            `${k.name} deleted`,
+                            () => call("delete", "/keys/{hash}", { path: { hash: k.hash } }),
+                            true,
+                          )
+                        }
+                      />
                     </td>
                   </tr>
                   {editing === k.hash && (
-                    <tr key={`${k.hash}-edit`}>
+                    <tr key={`${k.hash}-edit`} id={`edit-${k.hash}`}>
                       <td colSpan={7}>
                         <EditKey
                           k={k}
-                          onDone={() => {
+                          onDone={(saved) => {
                             setEditing(null);
+                            if (saved) setStatus(`${k.name} saved`);
                             void load();
                           }}
                         />
@@ -163,143 +214,162 @@ function UsageBar({ k }: { k: Key }) {
   );
 }
 
-function LimitFields({
-  prefix,
-  limit,
-  reset,
-  byok,
-  onChange,
-}: {
-  prefix: string;
+interface Limits {
   limit: string;
   reset: string;
   byok: boolean;
-  onChange: (p: { limit?: string; reset?: string; byok?: boolean }) => void;
+}
+
+/** Limit, reset and the BYOK flag: the same fields on create and edit. */
+function LimitFields({
+  value,
+  onChange,
+  form,
+}: {
+  value: Limits;
+  onChange: (v: Limits) => void;
+  form: FormState;
 }) {
   return (
     <>
-      <label>
-        Limit (USD, empty = none)
-        <input
-          id={`${prefix}-limit`}
-          type="number"
-          min={0}
-          step="0.01"
-          value={limit}
-          onInput={(e) => onChange({ limit: e.currentTarget.value })}
-        />
-      </label>
-      <label>
-        Limit resets
-        <select value={reset} onChange={(e) => onChange({ reset: e.currentTarget.value })}>
-          <option value="">never</option>
-          <option value="daily">daily</option>
-          <option value="weekly">weekly</option>
-          <option value="monthly">monthly</option>
-        </select>
-      </label>
-      <label class="check">
-        <input type="checkbox" checked={byok} onChange={(e) => onChange({ byok: e.currentTarget.checked })} />{" "}
-        Count BYOK usage toward the limit
-      </label>
+      <InputField
+        label="Limit (USD, empty = none)"
+        field="limit"
+        form={form}
+        type="number"
+        min={0}
+        step="0.01"
+        value={value.limit}
+        onValue={(limit) => onChange({ ...value, limit })}
+      />
+      <SelectField
+        label="Limit resets"
+        field="limit_reset"
+        form={form}
+        value={value.reset}
+        onValue={(reset) => onChange({ ...value, reset })}
+        options={[["", "never"], "daily", "weekly", "monthly"]}
+      />
+      <CheckField
+        label="Count BYOK usage toward the limit"
+        field="include_byok_in_limit"
+        form={form}
+        checked={value.byok}
+        onValue={(byok) => onChange({ ...value, byok })}
+      />
     </>
+  );
+}
+
+const limitBody = (l: Limits) => ({
+  limit: l.limit === "" ? null : Number(l.limit),
+  limit_reset: (l.reset || null) as Reset | null,
+  include_byok_in_limit: l.byok,
+});
+
+function ExpiryField({
+  value,
+  onValue,
+  form,
+}: {
+  value: string;
+  onValue: (v: string) => void;
+  form: FormState;
+}) {
+  return (
+    <InputField
+      label="Expires (UTC)"
+      hint="empty = never expires"
+      field="expires_at"
+      form={form}
+      type="datetime-local"
+      step="1"
+      value={value}
+      onValue={onValue}
+    />
   );
 }
 
 function CreateKey({ workspaces, onCreated }: { workspaces: Workspace[]; onCreated: (key: string) => void }) {
   const [name, setName] = useState("");
   const [ws, setWs] = useState("");
-  const [limits, setLimits] = useState({ limit: "", reset: "", byok: false });
+  const [limits, setLimits] = useState<Limits>({ limit: "", reset: "", byok: false });
   const [expires, setExpires] = useState("");
-  const [error, setError] = useState<string | null>(null);
-  const submit = (e: Event) => {
-    e.preventDefault();
-    setError(null);
+  const form = useForm();
+  const submit = form.submit(() =>
     call("post", "/keys", {
       body: {
         name,
         ...(ws ? { workspace_id: ws } : {}),
-        limit: limits.limit === "" ? null : Number(limits.limit),
-        limit_reset: (limits.reset || null) as Reset | null,
-        include_byok_in_limit: limits.byok,
-        expires_at: expires ? `${expires}:00Z` : null,
+        ...limitBody(limits),
+        expires_at: fromUtcInput(expires),
       },
-    }).then(
-      (r) => {
-        setName("");
-        onCreated(r.key);
-      },
-      (err: unknown) => setError(errorText(err)),
-    );
-  };
+    }).then((r) => {
+      setName("");
+      onCreated(r.key);
+    }),
+  );
   return (
     <details class="panel">
       <summary>Create a key</summary>
-      <form onSubmit={submit} class="row">
-        <label>
-          Name
-          <input id="new-key-name" required value={name} onInput={(e) => setName(e.currentTarget.value)} />
-        </label>
-        <label>
-          Workspace
-          <select value={ws} onChange={(e) => setWs(e.currentTarget.value)}>
-            <option value="">(default workspace)</option>
-            {workspaces.map((w) => (
-              <option key={w.id} value={w.id}>
-                {w.name}
-              </option>
-            ))}
-          </select>
-        </label>
-        <LimitFields prefix="new" {...limits} onChange={(p) => setLimits({ ...limits, ...p })} />
-        <label>
-          Expires (UTC, optional)
-          <input type="datetime-local" value={expires} onInput={(e) => setExpires(e.currentTarget.value)} />
-        </label>
-        <button type="submit">Create key</button>
-        <ErrorNote error={error} />
+      <form onSubmit={submit} class="row" aria-label="New key">
+        <InputField
+          id="new-key-name"
+          label="Name"
+          field="name"
+          form={form}
+          required
+          value={name}
+          onValue={setName}
+        />
+        <WorkspaceField workspaces={workspaces} value={ws} onValue={setWs} form={form} />
+        <LimitFields value={limits} onChange={setLimits} form={form} />
+        <ExpiryField value={expires} onValue={setExpires} form={form} />
+        <button type="submit" disabled={form.busy}>
+          Create key
+        </button>
+        <FormError form={form} />
       </form>
     </details>
   );
 }
 
-function EditKey({ k, onDone }: { k: Key; onDone: () => void }) {
+function EditKey({ k, onDone }: { k: Key; onDone: (saved: boolean) => void }) {
   const [name, setName] = useState(k.name);
-  const [limits, setLimits] = useState({
+  const [limits, setLimits] = useState<Limits>({
     limit: k.limit === null ? "" : String(k.limit),
     reset: k.limit_reset ?? "",
     byok: k.include_byok_in_limit,
   });
-  const [error, setError] = useState<string | null>(null);
-  const submit = (e: Event) => {
-    e.preventDefault();
-    call("patch", "/keys/{hash}", {
-      path: { hash: k.hash },
-      body: {
-        name,
-        limit: limits.limit === "" ? null : Number(limits.limit),
-        limit_reset: (limits.reset || null) as Reset | null,
-        include_byok_in_limit: limits.byok,
-      },
-    }).then(onDone, (err: unknown) => setError(errorText(err)));
-  };
+  const stored = utcInputValue(k.expires_at);
+  const [expires, setExpires] = useState(stored);
+  const form = useForm();
+  // The expiry is sent only when changed (Gatehouse's PATCH extension): re-sending a past expiry
+  // of an expired key would be refused, and the input drops milliseconds.
+  const submit = form.submit(
+    () =>
+      call("patch", "/keys/{hash}", {
+        path: { hash: k.hash },
+        body: {
+          name,
+          ...limitBody(limits),
+          ...(expires !== stored ? { expires_at: fromUtcInput(expires) } : {}),
+        },
+      }),
+    () => onDone(true),
+  );
   return (
     <form onSubmit={submit} class="row" aria-label={`Edit ${k.name}`}>
-      <label>
-        Name
-        <input required value={name} onInput={(e) => setName(e.currentTarget.value)} />
-      </label>
-      <LimitFields
-        prefix={`edit-${k.hash.slice(0, 8)}`}
-        {...limits}
-        onChange={(p) => setLimits({ ...limits, ...p })}
-      />
-      <p class="help">The expiry is set when a key is created; the API does not change it afterwards.</p>
-      <button type="submit">Save</button>
-      <button type="button" class="secondary" onClick={onDone}>
+      <InputField label="Name" field="name" form={form} required value={name} onValue={setName} />
+      <LimitFields value={limits} onChange={setLimits} form={form} />
+      <ExpiryField value={expires} onValue={setExpires} form={form} />
+      <button type="submit" disabled={form.busy}>
+        Save
+      </button>
+      <button type="button" class="secondary" onClick={() => onDone(false)}>
         Cancel
       </button>
-      <ErrorNote error={error} />
+      <FormError form={form} />
     </form>
   );
 }

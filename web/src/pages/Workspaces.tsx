@@ -1,6 +1,7 @@
 import { useEffect, useState } from "preact/hooks";
 import { call, errorText } from "../api/client.ts";
 import type { Budget, Workspace } from "../api/types.ts";
+import { FormError, InputField, useForm } from "../components/form.tsx";
 import { ErrorNote, Loading } from "../components/ui.tsx";
 import { usd, utc } from "../lib/format.ts";
 
@@ -104,21 +105,21 @@ function BudgetForm({
   onChanged: () => void;
 }) {
   const [limit, setLimit] = useState(budget ? String(budget.limit_usd) : "");
-  const [error, setError] = useState<string | null>(null);
+  const form = useForm();
   useEffect(() => setLimit(budget ? String(budget.limit_usd) : ""), [budget?.limit_usd]);
-  const id = `b-${ws.id}-${interval}`;
-  const save = (e: Event) => {
-    e.preventDefault();
-    setError(null);
-    call("put", "/workspaces/{workspace_ref}/budgets/{interval}", {
-      path: { workspace_ref: ws.id, interval },
-      body: { limit_usd: Number(limit) },
-    }).then(onChanged, (err: unknown) => setError(errorText(err)));
-  };
-  const remove = () =>
-    call("delete", "/workspaces/{workspace_ref}/budgets/{interval}", {
-      path: { workspace_ref: ws.id, interval },
-    }).then(onChanged, (err: unknown) => setError(errorText(err)));
+  const path = { workspace_ref: ws.id, interval };
+  const save = form.submit(
+    () =>
+      call("put", "/workspaces/{workspace_ref}/budgets/{interval}", {
+        path,
+        body: { limit_usd: Number(limit) },
+      }),
+    onChanged,
+  );
+  const remove = form.submit(
+    () => call("delete", "/workspaces/{workspace_ref}/budgets/{interval}", { path }),
+    onChanged,
+  );
   return (
     <form class="budget" onSubmit={save} aria-label={`${ws.name} ${interval} budget`}>
       <h3>{interval[0]!.toUpperCase() + interval.slice(1)}</h3>
@@ -134,27 +135,29 @@ function BudgetForm({
       ) : (
         <p class="muted">No budget.</p>
       )}
-      <label for={id}>Limit (USD)</label>
-      <input
-        id={id}
+      <InputField
+        id={`b-${ws.id}-${interval}`}
+        label="Limit (USD)"
+        field="limit_usd"
+        form={form}
         type="number"
         min={0}
         step="0.01"
         required
         value={limit}
-        onInput={(e) => setLimit(e.currentTarget.value)}
-        aria-describedby={error ? `${id}-error` : undefined}
-        aria-invalid={error ? true : undefined}
+        onValue={setLimit}
       />
       <div class="row">
-        <button type="submit">Save {interval}</button>
+        <button type="submit" disabled={form.busy}>
+          Save {interval}
+        </button>
         {budget && (
-          <button type="button" class="secondary" onClick={() => void remove()}>
+          <button type="button" class="secondary" onClick={remove}>
             Remove
           </button>
         )}
       </div>
-      <ErrorNote error={error} id={`${id}-error`} />
+      <FormError form={form} />
     </form>
   );
 }
