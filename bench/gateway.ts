@@ -13,15 +13,24 @@
  *               whatever the others do; latency from the scheduled time to the last byte (and, for
  *               streams, to the first body byte: TTFB); p50/p99 per round;
  *   saturation  closed loop: --connections keep-alive lanes, each sending its next request when the
- *               previous one is answered, for --seconds; requests/s.
+ *               previous one is answered, for --seconds; requests/s, and the server's CPU time per
+ *               request (all its threads, from /proc), which a busy machine disturbs far less.
  * The load runs in a third process. Rounds (--rounds) are interleaved in a shuffled order per round;
  * medians over rounds are reported, with added latency = through - direct of the same round.
  *
+ * With --destinations N (default 3; 0 leaves the variant out), the organization has N enabled
+ * Broadcast destinations (OTLP/HTTP, to local receivers in this process) for a third target,
+ * "through+N dest": the same requests, measured in the same rounds, with the destinations
+ * enabled only while that target runs (PATCH enabled between targets). Every generation then
+ * also goes to the outbox in its acceptance transaction, and the delivery worker sends it.
+ *
  *   npm run bench:gateway -- [--rounds 5] [--rate 200] [--requests 1000] [--seconds 3]
- *                            [--connections 8] [--server-prof DIR]
+ *                            [--connections 8] [--destinations 3] [--server-prof DIR]
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { numberOption } from "./lib/args.js";
@@ -35,6 +44,7 @@ const RATE = opt("rate", 200);
 const REQUESTS = opt("requests", 1000);
 const SECONDS = opt("seconds", 3);
 const CONNECTIONS = opt("connections", 8);
+const DESTINATIONS = opt("destinations", 3);
 const profAt = args.indexOf("--server-prof");
 const serverProf = profAt >= 0 ? (args[profAt + 1] ?? "server-prof") : null;
 
@@ -157,6 +167,26 @@ interface Target {
   url: string;
   headers: Record<string, string>;
   body: string;
+  /** Run before each measurement of this target (e.g. enable or disable destinations). */
+  before?: () => Promise<void>;
+}
+
+/** Local OTLP/HTTP receivers: one server, a path per destination; counts the spans received. */
+async function startReceivers(): Promise<{ server: Server; url: string; spans: () => number }> {
+  let spans = 0;
+  const server = createServer((req, res) => {
+    const parts: Buffer[] = [];
+    req.on("data", (c: Buffer) => parts.push(c));
+    req.on("end", () => {
+      const text = Buffer.concat(parts).toString("utf8");
+      spans += text.split('"gen_ai.response.id"').length - 1;
+      res.writeHead(200, { "content-type": "application/json" }).end("{}");
+    });
+  });
+  server.keepAliveTimeout = 60_000;
+  await new Promise<void>((done) => server.listen(0, "127.0.0.1", done));
+  const { port } = server.address() as AddressInfo;
+  return { server, url: `http://127.0.0.1:${port}`, spans: () => spans };
 }
 
 interface OpenRun {
@@ -166,6 +196,7 @@ interface OpenRun {
 }
 
 async function open(t: Target, count = REQUESTS): Promise<OpenRun> {
+  await t.before?.();
   const { first } = childJson(LOAD_JS, [JSON.stringify({ mode: "open", ...t, rate: RATE, count })]);
   const r = (await first) as
     { results: { ttfb: number; total: number; overhead: number | null }[] } | { error: string };
@@ -177,13 +208,32 @@ async function open(t: Target, count = REQUESTS): Promise<OpenRun> {
   };
 }
 
-async function closed(t: Target, ms = SECONDS * 1000): Promise<number> {
+/** CPU time (user + system, every thread) of a process so far, in ms; null off Linux. */
+function cpuMsOf(pid: number): number | null {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // clock ticks: 100 Hz
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Saturation: requests/s, and the CPU time `pid` (the server, when given) spent per request
+ * meanwhile, in ms. CPU per request hardly depends on what else runs on the machine, unlike
+ * requests/s.
+ */
+async function closed(t: Target, pid: number | null, ms = SECONDS * 1000): Promise<[number, number | null]> {
+  await t.before?.();
+  const cpu0 = pid === null ? null : cpuMsOf(pid);
   const { first } = childJson(LOAD_JS, [
     JSON.stringify({ mode: "closed", ...t, connections: CONNECTIONS, ms }),
   ]);
   const r = (await first) as { rps: number } | { error: string };
   if ("error" in r) throw new Error(`${t.name}: ${r.error}`);
-  return r.rps;
+  const cpu1 = pid === null ? null : cpuMsOf(pid);
+  const perRequest = cpu0 === null || cpu1 === null ? null : (cpu1 - cpu0) / ((r.rps * ms) / 1000);
+  return [r.rps, perRequest];
 }
 
 async function call(url: string, method: string, key: string, body?: unknown): Promise<unknown> {
@@ -209,6 +259,7 @@ const ms = (x: number): string => `${x.toFixed(2)} ms`;
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), "gatehouse-bench-gateway-"));
   const upstream = childJson(UPSTREAM_JS);
+  const receivers = DESTINATIONS > 0 ? await startReceivers() : null;
   let server: Awaited<ReturnType<typeof startBenchServer>> | null = null;
   try {
     const { port } = (await upstream.first) as { port: number };
@@ -261,6 +312,26 @@ async function main(): Promise<void> {
     });
     const messages = [{ role: "user", content: "Say hello to the benchmark." }];
     const json = { "content-type": "application/json" };
+    const destinationIds: string[] = [];
+    for (let i = 0; i < DESTINATIONS; i++) {
+      const d = (await call(`${server.base}/observability/destinations`, "POST", managementKey, {
+        name: `bench receiver ${i}`,
+        type: "otel-collector",
+        config: { endpoint: `${receivers!.url}/r${i}/v1/traces` },
+        enabled: false,
+      })) as { data: { id: string } };
+      destinationIds.push(d.data.id);
+    }
+    let enabled = false;
+    const destinationsEnabled = (on: boolean) => async () => {
+      if (enabled === on) return;
+      for (const id of destinationIds) {
+        await call(`${server!.base}/observability/destinations/${id}`, "PATCH", managementKey, {
+          enabled: on,
+        });
+      }
+      enabled = on;
+    };
     const targets: Target[] = [];
     for (const stream of [false, true]) {
       const kind = stream ? "stream" : "json";
@@ -270,23 +341,31 @@ async function main(): Promise<void> {
         headers: { ...json, authorization: "Bearer bench-upstream" },
         body: JSON.stringify({ model: "tiny", messages, max_tokens: 16, stream }),
       });
-      targets.push({
-        name: `through ${kind}`,
+      const through = {
         url: `${server.base}/chat/completions`,
         headers: { ...json, authorization: `Bearer ${created.key}` },
         body: JSON.stringify({ model: "bench/tiny", messages, max_tokens: 16, stream }),
-      });
+      };
+      targets.push({ name: `through ${kind}`, ...through, before: destinationsEnabled(false) });
+      if (DESTINATIONS > 0) {
+        targets.push({ name: `dest ${kind}`, ...through, before: destinationsEnabled(true) });
+      }
     }
     // Warm-up: a short open-loop pass and a short closed-loop pass over each (JIT, caches).
     for (const t of targets) {
       await open(t, Math.min(400, REQUESTS));
-      await closed(t, 1000);
+      await closed(t, null, 1000);
     }
     const opened = new Map<string, OpenRun[]>(targets.map((t) => [t.name, []]));
     const sat = new Map<string, number[]>(targets.map((t) => [t.name, []]));
+    const cpu = new Map<string, number[]>(targets.map((t) => [t.name, []]));
     for (let r = 0; r < ROUNDS; r++) {
       for (const t of [...targets].sort(() => Math.random() - 0.5)) opened.get(t.name)!.push(await open(t));
-      for (const t of [...targets].sort(() => Math.random() - 0.5)) sat.get(t.name)!.push(await closed(t));
+      for (const t of [...targets].sort(() => Math.random() - 0.5)) {
+        const [rps, perRequest] = await closed(t, t.name.startsWith("direct") ? null : server.pid);
+        sat.get(t.name)!.push(rps);
+        if (perRequest !== null) cpu.get(t.name)!.push(perRequest);
+      }
       process.stderr.write(`round ${r + 1}/${ROUNDS} done\n`);
     }
 
@@ -301,46 +380,80 @@ async function main(): Promise<void> {
       median(a.map((x, i) => quantile(pick(b[i]!), q) - quantile(pick(x), q)));
     const med = (runs: OpenRun[], pick: (o: OpenRun) => number[], q: number): number =>
       median(runs.map((x) => quantile(pick(x), q)));
+    const variants = (kind: string): [string, string][] => [
+      ["", `through ${kind}`],
+      ...(DESTINATIONS > 0 ? ([[`, ${DESTINATIONS} dest`, `dest ${kind}`]] as [string, string][]) : []),
+    ];
     for (const kind of ["json", "stream"]) {
       const d = opened.get(`direct ${kind}`)!;
-      const g = opened.get(`through ${kind}`)!;
-      const rows: [string, (o: OpenRun) => number[]][] = [[`${kind} total`, (o) => o.total]];
-      if (kind === "stream") rows.push([`stream TTFB`, (o) => o.ttfb]);
-      for (const [label, pick] of rows) {
-        console.log(
-          `| ${label} | ${ms(med(d, pick, 0.5))} | ${ms(med(g, pick, 0.5))} | ${ms(added(d, g, pick, 0.5))} | ` +
-            `${ms(med(d, pick, 0.99))} | ${ms(med(g, pick, 0.99))} | ${ms(added(d, g, pick, 0.99))} |`,
-        );
+      for (const [suffix, name] of variants(kind)) {
+        const g = opened.get(name)!;
+        const rows: [string, (o: OpenRun) => number[]][] = [[`${kind} total${suffix}`, (o) => o.total]];
+        if (kind === "stream") rows.push([`stream TTFB${suffix}`, (o) => o.ttfb]);
+        for (const [label, pick] of rows) {
+          console.log(
+            `| ${label} | ${ms(med(d, pick, 0.5))} | ${ms(med(g, pick, 0.5))} | ${ms(added(d, g, pick, 0.5))} | ` +
+              `${ms(med(d, pick, 0.99))} | ${ms(med(g, pick, 0.99))} | ${ms(added(d, g, pick, 0.99))} |`,
+          );
+        }
       }
     }
     console.log("\nx-gatehouse-overhead-ms header at the fixed rate (the server's own time)\n");
     console.log("| mode | p50 | p90 | p99 | max |");
     console.log("| --- | --- | --- | --- | --- |");
     for (const kind of ["json", "stream"]) {
-      const g = opened.get(`through ${kind}`)!;
-      const all = g.flatMap((o) => o.overhead);
-      if (all.length === 0) {
-        console.log(`| ${kind} | (no header) | | | |`);
-        continue;
+      for (const [suffix, name] of variants(kind)) {
+        const all = opened.get(name)!.flatMap((o) => o.overhead);
+        if (all.length === 0) {
+          console.log(`| ${kind}${suffix} | (no header) | | | |`);
+          continue;
+        }
+        console.log(
+          `| ${kind}${suffix} | ${ms(quantile(all, 0.5))} | ${ms(quantile(all, 0.9))} | ${ms(quantile(all, 0.99))} | ` +
+            `${ms(Math.max(...all))} |`,
+        );
       }
-      console.log(
-        `| ${kind} | ${ms(quantile(all, 0.5))} | ${ms(quantile(all, 0.9))} | ${ms(quantile(all, 0.99))} | ` +
-          `${ms(Math.max(...all))} |`,
-      );
     }
     console.log("\nSaturation: requests/s (range over rounds)\n");
-    console.log("| mode | direct | through | through/direct |");
-    console.log("| --- | --- | --- | --- |");
+    console.log("| mode | direct | through | through/direct | server CPU per request |");
+    console.log("| --- | --- | --- | --- | --- |");
+    const range = (xs: number[]) =>
+      `${Math.round(median(xs))} (${Math.round(Math.min(...xs))}-${Math.round(Math.max(...xs))})`;
     for (const kind of ["json", "stream"]) {
       const d = sat.get(`direct ${kind}`)!;
-      const g = sat.get(`through ${kind}`)!;
-      const range = (xs: number[]) =>
-        `${Math.round(median(xs))} (${Math.round(Math.min(...xs))}-${Math.round(Math.max(...xs))})`;
-      const ratio = median(d.map((x, i) => g[i]! / x));
-      console.log(`| ${kind} | ${range(d)} | ${range(g)} | ${(ratio * 100).toFixed(1)} % |`);
+      for (const [suffix, name] of variants(kind)) {
+        const g = sat.get(name)!;
+        const ratio = median(d.map((x, i) => g[i]! / x));
+        const c = cpu.get(name)!;
+        const perRequest = c.length > 0 ? ms(median(c)) : "(no /proc)";
+        console.log(
+          `| ${kind}${suffix} | ${range(d)} | ${range(g)} | ${(ratio * 100).toFixed(1)} % | ${perRequest} |`,
+        );
+      }
+    }
+    if (DESTINATIONS > 0) {
+      console.log(
+        `\nWith ${DESTINATIONS} destinations against without, same rounds (medians of per-round ratios):\n`,
+      );
+      for (const kind of ["json", "stream"]) {
+        const g = sat.get(`through ${kind}`)!;
+        const x = sat.get(`dest ${kind}`)!;
+        const p50 = (o: OpenRun) => quantile(o.total, 0.5);
+        const without = opened.get(`through ${kind}`)!;
+        const withDest = opened.get(`dest ${kind}`)!;
+        const dp50 = median(withDest.map((o, i) => p50(o) - p50(without[i]!)));
+        console.log(
+          `- ${kind}: saturation ${(median(x.map((v, i) => v / g[i]!)) * 100).toFixed(1)} % of without; ` +
+            `p50 at the fixed rate ${dp50 >= 0 ? "+" : ""}${dp50.toFixed(2)} ms`,
+        );
+      }
+      // The delivery worker sends in the background: let it catch up before counting.
+      await new Promise((r) => setTimeout(r, 2_000));
+      console.log(`- spans received by the local receivers: ${receivers!.spans()}`);
     }
   } finally {
     upstream.child.kill();
+    receivers?.server.close();
     await server?.stop();
     rmSync(dir, { recursive: true, force: true });
   }
