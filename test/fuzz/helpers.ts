@@ -349,9 +349,16 @@ export const jsonRequest = (
   headers: { "content-type": "application/json", ...extraHeaders },
 });
 
+/**
+ * GATEHOUSE_FUZZ_SCALE multiplies every run count (default 1): a long local hunt runs the same
+ * properties with, say, 20 times the inputs. fast-check prints the seed of any failure.
+ */
+const SCALE = Math.max(1, Number(process.env.GATEHOUSE_FUZZ_SCALE ?? 1) || 1);
+
 /** Runs per store: SQLite always, PostgreSQL when configured (with fewer runs). */
 export const FUZZ_STORES = STORE_FACTORIES.map((f) => ({
   factory: f,
   /** Scales a SQLite run count down for PostgreSQL, whose round trips cost more. */
-  runs: (sqliteRuns: number) => (f.name === "sqlite" ? sqliteRuns : Math.max(10, Math.round(sqliteRuns / 6))),
+  runs: (sqliteRuns: number) =>
+    Math.round(SCALE * (f.name === "sqlite" ? sqliteRuns : Math.max(10, Math.round(sqliteRuns / 6)))),
 }));
