@@ -88,7 +88,9 @@ async function main(): Promise<void> {
         : null,
   });
   // Batches an earlier process accepted and did not write to the embedded store are written now.
-  if (activity.exclusive) await startIngestBuffer(store, activity.exclusive);
+  if (activity.exclusive) {
+    await startIngestBuffer(store, activity.exclusive, { flushLingerMs: config.ingestFlushLingerMs });
+  }
   const preparer = ingestPreparerFor(config.ingestWorkers, activity);
   await warmUp({ preparer, workers: config.ingestWorkers, activity });
   const broadcaster = config.broadcast.workers

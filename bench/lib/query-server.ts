@@ -1,5 +1,6 @@
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { resolve } from "node:path";
+import { ensureBuilt, SERVER_ARGV } from "../../test/helpers/compiled.js";
 
 const ROOT = resolve(import.meta.dirname, "../..");
 
@@ -12,15 +13,17 @@ export interface BenchServer {
 }
 
 /**
- * The real composition root (src/main.ts) in a child process, as an operator runs it, on the
- * given data directory and environment (`nodeArgs` e.g. ["--cpu-prof"] to profile it). Resolves
- * once it logs "gatehouse listening".
+ * The real composition root in a child process, as an operator runs it (`npm start`: the compiled
+ * build, dist/src/main.js, rebuilt first when a source is newer), on the given data directory and
+ * environment (`nodeArgs` e.g. ["--cpu-prof"] to profile it). Resolves once it logs "gatehouse
+ * listening".
  */
 export async function startBenchServer(
   env: Record<string, string>,
   nodeArgs: readonly string[] = [],
 ): Promise<BenchServer> {
-  const argv = [...nodeArgs, "--import", "tsx", "src/main.ts"];
+  ensureBuilt();
+  const argv = [...nodeArgs, ...SERVER_ARGV];
   const child: ChildProcessWithoutNullStreams = spawn(process.execPath, argv, {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", PORT: "0", ...env },

@@ -39,6 +39,12 @@ export interface Config {
    * main thread. Default: one per core, at most 4.
    */
   ingestWorkers: number;
+  /**
+   * Embedded DuckDB store: how long accepted ingest batches may wait to be written to it together
+   * (one DuckDB transaction for all). Analytics reads never wait for it: a read writes what it
+   * needs first. 0 = written as soon as accepted.
+   */
+  ingestFlushLingerMs: number;
   analytics: {
     /** An analytics query past this is cancelled and answered 408. */
     queryTimeoutMs: number;
@@ -279,6 +285,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     clickhouseDatabase,
     duckdb: { memoryLimit: duckdbMemoryLimit, threads: duckdbThreads },
     ingestWorkers: int("INGEST_WORKERS", DEFAULT_INGEST_WORKERS, 0, 64),
+    ingestFlushLingerMs: int("INGEST_FLUSH_LINGER_MS", 200, 0, 60_000),
     analytics: {
       queryTimeoutMs: int("ANALYTICS_QUERY_TIMEOUT_MS", 10_000, 100, 600_000),
       cacheTtlMs: int("ANALYTICS_CACHE_TTL_MS", 30_000, 0, 86_400_000),

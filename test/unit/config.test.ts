@@ -29,6 +29,7 @@ describe("loadConfig", () => {
       clickhouseDatabase: null,
       duckdb: { memoryLimit: null, threads: null },
       ingestWorkers: Math.min(4, Math.max(1, availableParallelism())),
+      ingestFlushLingerMs: 200,
       analytics: { queryTimeoutMs: 10_000, cacheTtlMs: 30_000 },
       activityCompaction: { chunkRows: 1_000_000, sealMs: 3_600_000, intervalMs: 60_000 },
       encryptionKey: null,
@@ -84,6 +85,8 @@ describe("loadConfig", () => {
   it("INGEST_WORKERS: 0 (inline) to 64 ingest worker threads", () => {
     expect(loadConfig({ INGEST_WORKERS: "0" }).ingestWorkers).toBe(0);
     expect(loadConfig({ INGEST_WORKERS: "3" }).ingestWorkers).toBe(3);
+    expect(loadConfig({ INGEST_FLUSH_LINGER_MS: "0" }).ingestFlushLingerMs).toBe(0);
+    expect(() => loadConfig({ INGEST_FLUSH_LINGER_MS: "-1" })).toThrow(/INGEST_FLUSH_LINGER_MS/);
     for (const bad of ["-1", "65", "two", "1.5"]) {
       expect(() => loadConfig({ INGEST_WORKERS: bad }), bad).toThrow(
         /INGEST_WORKERS: must be an integer from 0 to 64/,

@@ -50,12 +50,19 @@ export interface IngestBufferLimits {
   flushMaxBatches: number;
   /** Accepted rows not yet flushed past which new batches wait (backpressure). */
   maxPendingRows: number;
+  /**
+   * How long accepted batches may wait to gather into one activity transaction (0: flushed as
+   * soon as accepted). Reads never wait for it: a read of the activity store flushes what it
+   * needs at once (read-your-writes holds). Nor does a full transaction's worth (flushMaxRows).
+   */
+  flushLingerMs: number;
 }
 
 export const DEFAULT_INGEST_BUFFER_LIMITS: IngestBufferLimits = {
   flushMaxRows: 50_000,
   flushMaxBatches: 200,
   maxPendingRows: 200_000,
+  flushLingerMs: 0,
 };
 
 const ignore = (): undefined => undefined;
@@ -71,6 +78,8 @@ class IngestBuffer {
   private dirty = false;
   /** Callers waiting for the flusher's next step (one activity transaction, or the end of a run). */
   private stepWaiters: { done: () => void; fail: (err: unknown) => void }[] = [];
+  /** The lingering flush's timer (flushLingerMs), while one is scheduled. */
+  private lingerTimer: NodeJS.Timeout | null = null;
 
   constructor(
     private readonly store: RecordStore,
@@ -169,13 +178,38 @@ class IngestBuffer {
   }
 
   /**
-   * Starts the flusher unless it runs (then it takes the new batch in its next pass). No reaction
-   * is attached to a running flush: its promise lives as long as batches keep coming, and each
-   * reaction would keep its caller's batch in memory until then.
+   * Starts the flusher unless it runs (then it takes the new batch in its next pass), after
+   * flushLingerMs when that is set. No reaction is attached to a running flush: its promise lives
+   * as long as batches keep coming, and each reaction would keep its caller's batch in memory
+   * until then.
    */
   private kick(): void {
     this.dirty = true;
-    if (this.flushing === null) void this.flush().catch(ignore); // a read or the next batch tries again
+    if (this.flushing !== null || this.lingerTimer !== null) return;
+    if (!this.lingers()) {
+      void this.flush().catch(ignore); // a read or the next batch tries again
+      return;
+    }
+    this.lingerTimer = setTimeout(() => {
+      this.lingerTimer = null;
+      void this.flush().catch(ignore);
+    }, this.limits.flushLingerMs);
+    this.lingerTimer.unref(); // what is left at exit is written by the next start
+  }
+
+  /** Whether the flusher may wait: a linger is set, nobody waits for a step, no full transaction is pending. */
+  private lingers(): boolean {
+    return (
+      this.limits.flushLingerMs > 0 &&
+      this.stepWaiters.length === 0 &&
+      this.pendingRows < this.limits.flushMaxRows
+    );
+  }
+
+  private clearLinger(): void {
+    if (this.lingerTimer === null) return;
+    clearTimeout(this.lingerTimer);
+    this.lingerTimer = null;
   }
 
   /**
@@ -184,21 +218,29 @@ class IngestBuffer {
    * settling first what the failure may have left (it may have come after the activity commit).
    */
   flush(): Promise<void> {
+    this.clearLinger();
     this.flushing ??= (async () => {
+      let failed = false;
       try {
         await this.opened();
         await this.recovered();
         do {
           this.dirty = false;
-          while (await this.flushOnce()) this.stepped();
-        } while (this.dirty); // a batch accepted while the last pass found none
+          while (await this.flushOnce()) {
+            this.stepped();
+            if (this.lingers()) break; // what arrives meanwhile gathers for the next timer
+          }
+        } while (this.dirty && !this.lingers()); // a batch accepted while the last pass found none
       } catch (err) {
+        failed = true;
         this.recovery = null;
         for (const w of this.stepWaiters.splice(0)) w.fail(err);
         throw err;
       } finally {
         this.flushing = null;
         this.stepped();
+        // Batches accepted during the run and left for the linger get their timer.
+        if (!failed && this.dirty) this.kick();
       }
     })();
     return this.flushing;
@@ -216,7 +258,8 @@ class IngestBuffer {
    */
   private nextStep(): Promise<void> {
     const step = new Promise<void>((done, fail) => this.stepWaiters.push({ done, fail }));
-    if (this.flushing === null) this.kick();
+    // Now, not after a linger: someone waits (a failure reaches them through stepWaiters).
+    if (this.flushing === null) void this.flush().catch(ignore);
     return step;
   }
 
@@ -263,6 +306,7 @@ class IngestBuffer {
   }
 
   async close(): Promise<void> {
+    this.clearLinger();
     await this.log?.close();
   }
 }
