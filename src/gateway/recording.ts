@@ -140,9 +140,10 @@ export const INLINE_PREPARE_MAX = 100;
 /**
  * Records served generations of one organization through the one accounting path
  * (ingestGenerations: ledger, activity, idempotent id) as ONE batch, offered to Broadcast with
- * their LiveContexts (content and request details) in the same transaction, then their
- * gateway-only details in one insert. All or nothing for the ingest; idempotent: a repeated id is
- * a duplicate for ingest and ignored here, so a batch may be retried (whole or record by record).
+ * their LiveContexts (content and request details) and with their gateway-only details (one
+ * insert), all in the acceptance transaction: all or nothing. Idempotent: a repeated id is a
+ * duplicate for ingest and ignored for the details, so a batch may be retried (whole or record by
+ * record).
  */
 export async function recordBatch(
   deps: RecordingDeps,
@@ -155,8 +156,9 @@ export async function recordBatch(
   await ingestGenerations(ingest, organizationId, gs.map(generationRecord), {
     broadcast: true,
     liveContexts: lives,
+    // One commit for both: the batch and its details are stored together or not at all.
+    alsoInTransaction: (trx) => insertDetails(trx, gs),
   });
-  await insertDetails(deps.store.db, gs);
   // Stored by now: a listener that throws must not fail (or make a retry repeat) the record.
   for (const [id, live] of lives) {
     try {

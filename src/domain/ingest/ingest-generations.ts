@@ -116,6 +116,7 @@ async function ingestChecked(
   activity: ActivityStore,
   batch: Batch,
   broadcast: BroadcastOffer | undefined,
+  alsoInTransaction: ((trx: Db) => Promise<void>) | undefined,
 ): Promise<number> {
   const { organizationId, rows } = batch;
   let offered = false;
@@ -133,6 +134,7 @@ async function ingestChecked(
       broadcast && { offer: broadcast, ids: fresh.map((r) => r.id), payload: () => payloadOfRows(fresh) },
     );
     await activity.insert(fresh, tagsOf(batch, fresh));
+    await alsoInTransaction?.(trx);
     return fresh.length;
   });
   if (offered) signalOutboxWrite();
@@ -156,6 +158,11 @@ export interface IngestOptions {
   broadcast?: boolean;
   /** Served content and request details by generation id (the gateway's LiveContext). */
   liveContexts?: ReadonlyMap<string, LiveContext>;
+  /**
+   * More writes of the caller's, in the acceptance transaction (committed with the batch or not
+   * at all); not run when every record is a duplicate. The gateway's detail rows.
+   */
+  alsoInTransaction?: (trx: Db) => Promise<void>;
 }
 
 /**
@@ -188,7 +195,14 @@ export async function ingestGenerations(
     const batch = await (deps.preparer ?? inlinePreparer).prepare(input, organizationId, nowMs, resolve);
     try {
       total = batch.received;
-      accepted = await writeExclusive(store, activity.exclusive, organizationId, batch, broadcast);
+      accepted = await writeExclusive(
+        store,
+        activity.exclusive,
+        organizationId,
+        batch,
+        broadcast,
+        options.alsoInTransaction,
+      );
     } finally {
       batch.release();
     }
@@ -196,7 +210,7 @@ export async function ingestGenerations(
     const checked = checkRecords(input, nowMs);
     const batch = normaliseBatch(checked, organizationId, await resolve(checked.refs));
     total = batch.received;
-    accepted = await ingestChecked(store, activity, batch, broadcast);
+    accepted = await ingestChecked(store, activity, batch, broadcast, options.alsoInTransaction);
   }
   return { accepted, duplicates: total - accepted };
 }

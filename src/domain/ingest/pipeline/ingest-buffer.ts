@@ -1,6 +1,6 @@
 import type { ExclusiveActivityWriter } from "../../../stores/activity-store.js";
 import { encodedOf } from "../../../stores/column-texts.js";
-import type { RecordStore } from "../../../stores/record-store.js";
+import type { Db, RecordStore } from "../../../stores/record-store.js";
 import type { PreparedBatch } from "./preparer-port.js";
 import { newId } from "../../../lib/ids.js";
 import {
@@ -139,7 +139,12 @@ class IngestBuffer {
   }
 
   /** Accepts a batch (see the top of this file); resolves to the number of rows accepted. */
-  async accept(organizationId: string, batch: PreparedBatch, broadcast?: BroadcastOffer): Promise<number> {
+  async accept(
+    organizationId: string,
+    batch: PreparedBatch,
+    broadcast?: BroadcastOffer,
+    alsoInTransaction?: (trx: Db) => Promise<void>,
+  ): Promise<number> {
     const log = await this.opened();
     while (this.pendingRows > this.limits.maxPendingRows) await this.nextStep();
     const { store, writer } = this;
@@ -163,6 +168,7 @@ class IngestBuffer {
         // commits: PostgreSQL; SQLite runs with synchronous=NORMAL).
         await log.append(token, fresh.payload, store.caps.syncsCommits);
         await appendBuffer(trx, { owner: writer.owner, organizationId, rowCount: fresh.ids.length, token });
+        await alsoInTransaction?.(trx);
         return fresh.ids.length;
       });
       if (accepted > 0) {
@@ -343,8 +349,9 @@ export function writeExclusive(
   organizationId: string,
   batch: PreparedBatch,
   broadcast?: BroadcastOffer,
+  alsoInTransaction?: (trx: Db) => Promise<void>,
 ): Promise<number> {
-  return bufferOf(store, writer).accept(organizationId, batch, broadcast);
+  return bufferOf(store, writer).accept(organizationId, batch, broadcast, alsoInTransaction);
 }
 
 /**
