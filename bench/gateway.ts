@@ -26,6 +26,7 @@
  *
  *   npm run bench:gateway -- [--rounds 5] [--rate 200] [--requests 1000] [--seconds 3]
  *                            [--connections 8] [--destinations 3] [--server-prof DIR]
+ *                            [--recording durable|deferred]
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -47,6 +48,9 @@ const CONNECTIONS = opt("connections", 8);
 const DESTINATIONS = opt("destinations", 3);
 const profAt = args.indexOf("--server-prof");
 const serverProf = profAt >= 0 ? (args[profAt + 1] ?? "server-prof") : null;
+const recordingAt = args.indexOf("--recording");
+/** GATEHOUSE_RECORDING of the server: durable (the default) or deferred (docs/gateway.md). */
+const RECORDING = recordingAt >= 0 ? (args[recordingAt + 1] ?? "durable") : "durable";
 
 /**
  * The upstream: an OpenAI-compatible chat endpoint answering at once. Non-streaming: one
@@ -298,6 +302,7 @@ async function main(): Promise<void> {
         LOG_LEVEL: "info",
         RATE_LIMIT_MANAGEMENT_MAX: big,
         RATE_LIMIT_INFERENCE_MAX: big,
+        GATEHOUSE_RECORDING: RECORDING,
       },
       serverProf ? [`--cpu-prof`, `--cpu-prof-dir=${serverProf}`] : [],
     );
@@ -371,7 +376,8 @@ async function main(): Promise<void> {
 
     console.log(
       `\n${ROUNDS} rounds; fixed rate ${RATE} requests/s open loop, ${REQUESTS} requests a round; ` +
-        `saturation ${CONNECTIONS} keep-alive connections for ${SECONDS} s a round. Medians over rounds.\n`,
+        `saturation ${CONNECTIONS} keep-alive connections for ${SECONDS} s a round. Medians over rounds. ` +
+        `GATEHOUSE_RECORDING=${RECORDING}.\n`,
     );
     console.log("Fixed rate: latency from scheduled send to the last byte (TTFB: to the first body byte)\n");
     console.log("| mode | direct p50 | through p50 | added p50 | direct p99 | through p99 | added p99 |");

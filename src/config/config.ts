@@ -142,6 +142,13 @@ export interface GatewayConfig {
    * (what they generated is charged and recorded either way).
    */
   shutdownGraceMs: number;
+  /**
+   * When an answer is sent relative to its generation record (docs/gateway.md "Recording"):
+   * durable, after the record commits (a crash never loses an answered generation); deferred,
+   * before (the record follows in the next group commit; the hold counts until then, reads on
+   * this instance wait for it; a kill -9 loses the answers of the last few milliseconds).
+   */
+  recording: "durable" | "deferred";
 }
 
 export class ConfigError extends Error {
@@ -266,6 +273,10 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
   } else if (reservationsRaw === "postgres" && databaseUrl === null) {
     problems.push("GATEHOUSE_RESERVATIONS: postgres needs DATABASE_URL");
   }
+  const recording = str("GATEHOUSE_RECORDING") ?? "durable";
+  if (recording !== "durable" && recording !== "deferred") {
+    problems.push("GATEHOUSE_RECORDING: must be durable or deferred");
+  }
   const mock = str("GATEHOUSE_MOCK_PROVIDER") ?? "true";
   if (mock !== "true" && mock !== "false") problems.push("GATEHOUSE_MOCK_PROVIDER: must be true or false");
 
@@ -332,6 +343,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
       reservationTtlMs: int("GATEHOUSE_RESERVATION_TTL_MS", 60_000, 300, 3_600_000),
       reservations: reservationsRaw === "postgres" ? "postgres" : "memory",
       shutdownGraceMs: int("GATEHOUSE_SHUTDOWN_GRACE_MS", 10_000, 0, 600_000),
+      recording: recording === "deferred" ? "deferred" : "durable",
     },
   };
   if (problems.length > 0) throw new ConfigError(problems);

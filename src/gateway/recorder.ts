@@ -5,6 +5,8 @@ export const MAX_RECORD_BATCH = 1_000;
 
 interface Queued {
   g: ServedGeneration;
+  /** Its place in the queue's order (1, 2, ...). */
+  seq: number;
   done: () => void;
   fail: (err: unknown) => void;
 }
@@ -25,14 +27,41 @@ export class GenerationRecorder {
   /** Flushes run so far, and the generations they stored (tests and diagnostics). */
   flushes = 0;
   recorded = 0;
+  /** Generations queued so far, and those stored or failed (all of 1..finished): sequence numbers. */
+  private queuedSeq = 0;
+  private finishedSeq = 0;
+  private readonly waiters: { through: number; done: () => void }[] = [];
+  private failureListener: ((err: unknown, generationId: string) => void) | null = null;
 
   constructor(private readonly deps: RecordingDeps) {}
 
   record(g: ServedGeneration): Promise<void> {
     return new Promise<void>((done, fail) => {
-      this.queue.push({ g, done, fail });
+      this.queue.push({ g, seq: ++this.queuedSeq, done, fail });
       this.flushing ??= this.run();
     });
+  }
+
+  /**
+   * Resolves once every generation queued before the call is stored or has failed: a read that
+   * must include the answers already sent (GATEHOUSE_RECORDING=deferred) waits for this. Free when
+   * nothing is queued; under sustained load it waits for those queued before it, not for the
+   * queue to run dry.
+   */
+  settled(): Promise<void> {
+    const through = this.queuedSeq;
+    if (this.finishedSeq >= through) return Promise.resolve();
+    return new Promise<void>((done) => this.waiters.push({ through, done }));
+  }
+
+  /** Where a deferred record's failure is reported (the app's logger). */
+  onFailure(listener: (err: unknown, generationId: string) => void): void {
+    this.failureListener = listener;
+  }
+
+  /** Reports a record that failed after its answer was sent (nobody else is left to tell). */
+  reportFailure(err: unknown, generationId: string): void {
+    this.failureListener?.(err, generationId);
   }
 
   /** Generations queued and not yet taken by a flush. */
@@ -55,6 +84,15 @@ export class GenerationRecorder {
         await this.flush(batch).catch((err: unknown) => {
           for (const q of batch) q.fail(err);
         });
+        // Batches leave the queue in order: everything up to the last of this one is finished.
+        this.finishedSeq = (batch[batch.length - 1] as Queued).seq;
+        for (let i = this.waiters.length - 1; i >= 0; i--) {
+          const w = this.waiters[i] as { through: number; done: () => void };
+          if (w.through <= this.finishedSeq) {
+            this.waiters.splice(i, 1);
+            w.done();
+          }
+        }
       }
     } finally {
       this.flushing = null;

@@ -63,6 +63,16 @@ export async function buildApp(given: AppContext, opts: BuildOptions = {}): Prom
     forceCloseConnections: "idle",
     frameworkErrors: frameworkErrorHandler,
   });
+  gateway.recorder.onFailure((err, generationId) =>
+    app.log.error({ err, generation_id: generationId }, "generation not recorded (its answer was sent)"),
+  );
+  if (ctx.config.gateway.recording === "deferred") {
+    // Read-your-writes on this instance: a request other than a model request first waits for the
+    // records of the answers already sent (free when none is pending; docs/gateway.md "Recording").
+    app.addHook("onRequest", async (request) => {
+      if (request.routeOptions.config.auth !== "inference") await gateway.recorder.settled();
+    });
+  }
   app.setValidatorCompiler(validatorCompiler);
   app.setErrorHandler(errorHandler);
   let dashboardFallback: Awaited<ReturnType<typeof registerDashboard>> = null;

@@ -36,136 +36,143 @@ function costOf(res: { status: number; text: string }, stream: boolean): number 
   return usage?.usage?.cost ?? 0;
 }
 
-describe("gateway enforcement: 200 concurrent requests", () => {
-  let s: ListeningApp;
-  beforeAll(async () => {
-    s = await startListening({
-      clock: systemClock,
-      env: { GATEHOUSE_MOCK_LATENCY_MS: "5", RATE_LIMIT_MANAGEMENT_MAX: "100000" },
+// Both recording modes (docs/gateway.md "Recording"): deferred answers before the record commits,
+// and the hold must keep counting until it does.
+for (const recording of ["durable", "deferred"] as const)
+  describe(`gateway enforcement: 200 concurrent requests (${recording} recording)`, () => {
+    let s: ListeningApp;
+    beforeAll(async () => {
+      s = await startListening({
+        clock: systemClock,
+        env: {
+          GATEHOUSE_MOCK_LATENCY_MS: "5",
+          RATE_LIMIT_MANAGEMENT_MAX: "100000",
+          GATEHOUSE_RECORDING: recording,
+        },
+      });
     });
-  });
-  afterAll(() => s.close());
+    afterAll(() => s.close());
 
-  let promptTokens = 0;
-  beforeAll(async () => {
-    const { key } = await createKey({ name: "probe" });
-    const r = await post(s, key, { model: "mock/echo", messages: MSG, max_tokens: MAX_TOKENS });
-    const u = (JSON.parse(r.text) as { usage: { prompt_tokens: number; completion_tokens: number } }).usage;
-    expect(u.completion_tokens).toBe(MAX_TOKENS);
-    promptTokens = u.prompt_tokens;
-  });
+    let promptTokens = 0;
+    beforeAll(async () => {
+      const { key } = await createKey({ name: "probe" });
+      const r = await post(s, key, { model: "mock/echo", messages: MSG, max_tokens: MAX_TOKENS });
+      const u = (JSON.parse(r.text) as { usage: { prompt_tokens: number; completion_tokens: number } }).usage;
+      expect(u.completion_tokens).toBe(MAX_TOKENS);
+      promptTokens = u.prompt_tokens;
+    });
 
-  const createKey = async (body: Record<string, unknown>) => {
-    const r = await s.call({ method: "POST", url: "/api/v1/keys", payload: body });
-    expect(r.statusCode).toBe(201);
-    return r.json<{ key: string; data: { hash: string } }>();
-  };
-  const usageOf = async (key: string) =>
-    (await s.call({ method: "GET", url: "/api/v1/key", auth: key })).json<{ data: { usage: number } }>().data
-      .usage;
+    const createKey = async (body: Record<string, unknown>) => {
+      const r = await s.call({ method: "POST", url: "/api/v1/keys", payload: body });
+      expect(r.statusCode).toBe(201);
+      return r.json<{ key: string; data: { hash: string } }>();
+    };
+    const usageOf = async (key: string) =>
+      (await s.call({ method: "GET", url: "/api/v1/key", auth: key })).json<{ data: { usage: number } }>()
+        .data.usage;
 
-  for (const stream of [false, true]) {
-    it(`key limit (${stream ? "streaming" : "not streaming"}): settled spend <= limit, usage = sum of answered costs`, async () => {
-      const limit = Number((worstOf(promptTokens) * 50).toFixed(6));
-      const { key } = await createKey({ name: `limited-${stream}`, limit });
+    for (const stream of [false, true]) {
+      it(`key limit (${stream ? "streaming" : "not streaming"}): settled spend <= limit, usage = sum of answered costs`, async () => {
+        const limit = Number((worstOf(promptTokens) * 50).toFixed(6));
+        const { key } = await createKey({ name: `limited-${stream}`, limit });
+        const results = await Promise.all(
+          Array.from({ length: 200 }, () =>
+            post(s, key, { model: "mock/echo", messages: MSG, max_tokens: MAX_TOKENS, stream }),
+          ),
+        );
+        const ok = results.filter((r) => r.status === 200);
+        const refused = results.filter((r) => r.status === 402 || r.status === 403);
+        expect(ok.length + refused.length).toBe(200);
+        expect(ok.length).toBeGreaterThan(10);
+        expect(refused.length).toBeGreaterThan(0);
+        const answered = results.reduce((sum, r) => sum + costOf(r, stream), 0);
+        const usage = await usageOf(key);
+        expect(usage).toBeLessThanOrEqual(limit);
+        expect(usage).toBeCloseTo(answered, 9);
+        expect(await s.app.gateway.holds.store.openCount()).toBe(0);
+        for (const r of refused) {
+          const e = JSON.parse(r.text) as { error: { metadata: Record<string, unknown> } };
+          expect(e.error.metadata).toMatchObject({ scope: "key", interval: "lifetime", limit });
+          expect(Object.keys(e.error.metadata)).toEqual(
+            expect.arrayContaining(["spent", "reserved", "resets_at"]),
+          );
+        }
+      });
+    }
+
+    it("workspace budget: settled workspace spend <= the daily budget, refusals name the workspace", async () => {
+      const ws = await s.call({
+        method: "POST",
+        url: "/api/v1/workspaces",
+        payload: { name: "Budgeted", slug: "budgeted" },
+      });
+      expect(ws.statusCode).toBe(201);
+      const wsId = ws.json<{ data: { id: string } }>().data.id;
+      const budget = Number((worstOf(promptTokens) * 50).toFixed(6));
+      const put = await s.call({
+        method: "PUT",
+        url: `/api/v1/workspaces/${wsId}/budgets/daily`,
+        payload: { limit_usd: budget },
+      });
+      expect(put.statusCode).toBe(200);
+      const keys = await Promise.all(
+        [0, 1, 2, 3].map((i) => createKey({ name: `ws-${i}`, workspace_id: wsId })),
+      );
       const results = await Promise.all(
-        Array.from({ length: 200 }, () =>
-          post(s, key, { model: "mock/echo", messages: MSG, max_tokens: MAX_TOKENS, stream }),
+        Array.from({ length: 200 }, (_, i) =>
+          post(s, keys[i % 4]!.key, {
+            model: "mock/echo",
+            messages: MSG,
+            max_tokens: MAX_TOKENS,
+            stream: i % 2 === 0,
+          }),
         ),
       );
-      const ok = results.filter((r) => r.status === 200);
-      const refused = results.filter((r) => r.status === 402 || r.status === 403);
-      expect(ok.length + refused.length).toBe(200);
-      expect(ok.length).toBeGreaterThan(10);
+      const refused = results.filter((r) => r.status === 403);
+      expect(results.filter((r) => r.status === 200).length + refused.length).toBe(200);
       expect(refused.length).toBeGreaterThan(0);
-      const answered = results.reduce((sum, r) => sum + costOf(r, stream), 0);
-      const usage = await usageOf(key);
-      expect(usage).toBeLessThanOrEqual(limit);
-      expect(usage).toBeCloseTo(answered, 9);
-      expect(await s.app.gateway.holds.store.openCount()).toBe(0);
-      for (const r of refused) {
-        const e = JSON.parse(r.text) as { error: { metadata: Record<string, unknown> } };
-        expect(e.error.metadata).toMatchObject({ scope: "key", interval: "lifetime", limit });
-        expect(Object.keys(e.error.metadata)).toEqual(
-          expect.arrayContaining(["spent", "reserved", "resets_at"]),
-        );
-      }
+      const b = await s.call({ method: "GET", url: `/api/v1/workspaces/${wsId}/budgets/daily` });
+      const spent = b.json<{ data: { spent_usd: number } }>().data.spent_usd;
+      expect(spent).toBeLessThanOrEqual(budget);
+      const answered = results.reduce((sum, r, i) => sum + costOf(r, i % 2 === 0), 0);
+      expect(spent).toBeCloseTo(answered, 9);
+      const e = JSON.parse(refused[0]!.text) as {
+        error: { message: string; metadata: Record<string, unknown> };
+      };
+      expect(e.error.message).toMatch(/Workspace budget exceeded \(daily\)/);
+      expect(e.error.metadata).toMatchObject({ scope: "workspace", interval: "daily", limit: budget });
     });
-  }
 
-  it("workspace budget: settled workspace spend <= the daily budget, refusals name the workspace", async () => {
-    const ws = await s.call({
-      method: "POST",
-      url: "/api/v1/workspaces",
-      payload: { name: "Budgeted", slug: "budgeted" },
+    it("a key that has spent its limit is 403 'Key limit exceeded', naming the interval", async () => {
+      const { key, data } = await createKey({ name: "tiny", limit: 0.001, limit_reset: "daily" });
+      // Spent through the ingest path (another gateway, an import): the ledger is what counts.
+      const ingest = await s.call({
+        method: "POST",
+        url: "/api/v1/activity/generations",
+        payload: {
+          generations: [
+            {
+              id: "spent-1",
+              created_at: new Date().toISOString(),
+              api_key_hash: data.hash,
+              model: "mock/echo",
+              provider: "mock",
+              tokens_prompt: 1,
+              tokens_completion: 1,
+              usage: 0.001,
+              latency_ms: 1,
+            },
+          ],
+        },
+      });
+      expect(ingest.statusCode).toBe(200);
+      const r = await post(s, key, { model: "mock/echo", messages: [{ role: "user", content: "again" }] });
+      expect(r.status).toBe(403);
+      const e = JSON.parse(r.text) as {
+        error: { message: string; metadata: { interval: string; resets_at: string } };
+      };
+      expect(e.error.message).toMatch(/^Key limit exceeded \(daily\)/);
+      expect(e.error.metadata.interval).toBe("daily");
+      expect(e.error.metadata.resets_at).toMatch(/T00:00:00.000Z$/);
     });
-    expect(ws.statusCode).toBe(201);
-    const wsId = ws.json<{ data: { id: string } }>().data.id;
-    const budget = Number((worstOf(promptTokens) * 50).toFixed(6));
-    const put = await s.call({
-      method: "PUT",
-      url: `/api/v1/workspaces/${wsId}/budgets/daily`,
-      payload: { limit_usd: budget },
-    });
-    expect(put.statusCode).toBe(200);
-    const keys = await Promise.all(
-      [0, 1, 2, 3].map((i) => createKey({ name: `ws-${i}`, workspace_id: wsId })),
-    );
-    const results = await Promise.all(
-      Array.from({ length: 200 }, (_, i) =>
-        post(s, keys[i % 4]!.key, {
-          model: "mock/echo",
-          messages: MSG,
-          max_tokens: MAX_TOKENS,
-          stream: i % 2 === 0,
-        }),
-      ),
-    );
-    const refused = results.filter((r) => r.status === 403);
-    expect(results.filter((r) => r.status === 200).length + refused.length).toBe(200);
-    expect(refused.length).toBeGreaterThan(0);
-    const b = await s.call({ method: "GET", url: `/api/v1/workspaces/${wsId}/budgets/daily` });
-    const spent = b.json<{ data: { spent_usd: number } }>().data.spent_usd;
-    expect(spent).toBeLessThanOrEqual(budget);
-    const answered = results.reduce((sum, r, i) => sum + costOf(r, i % 2 === 0), 0);
-    expect(spent).toBeCloseTo(answered, 9);
-    const e = JSON.parse(refused[0]!.text) as {
-      error: { message: string; metadata: Record<string, unknown> };
-    };
-    expect(e.error.message).toMatch(/Workspace budget exceeded \(daily\)/);
-    expect(e.error.metadata).toMatchObject({ scope: "workspace", interval: "daily", limit: budget });
   });
-
-  it("a key that has spent its limit is 403 'Key limit exceeded', naming the interval", async () => {
-    const { key, data } = await createKey({ name: "tiny", limit: 0.001, limit_reset: "daily" });
-    // Spent through the ingest path (another gateway, an import): the ledger is what counts.
-    const ingest = await s.call({
-      method: "POST",
-      url: "/api/v1/activity/generations",
-      payload: {
-        generations: [
-          {
-            id: "spent-1",
-            created_at: new Date().toISOString(),
-            api_key_hash: data.hash,
-            model: "mock/echo",
-            provider: "mock",
-            tokens_prompt: 1,
-            tokens_completion: 1,
-            usage: 0.001,
-            latency_ms: 1,
-          },
-        ],
-      },
-    });
-    expect(ingest.statusCode).toBe(200);
-    const r = await post(s, key, { model: "mock/echo", messages: [{ role: "user", content: "again" }] });
-    expect(r.status).toBe(403);
-    const e = JSON.parse(r.text) as {
-      error: { message: string; metadata: { interval: string; resets_at: string } };
-    };
-    expect(e.error.message).toMatch(/^Key limit exceeded \(daily\)/);
-    expect(e.error.metadata.interval).toBe("daily");
-    expect(e.error.metadata.resets_at).toMatch(/T00:00:00.000Z$/);
-  });
-});

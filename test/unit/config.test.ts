@@ -69,6 +69,7 @@ describe("loadConfig", () => {
         reservationTtlMs: 60_000,
         shutdownGraceMs: 10_000,
         reservations: "memory",
+        recording: "durable",
       },
     });
   });
@@ -86,6 +87,10 @@ describe("loadConfig", () => {
     expect(loadConfig({ INGEST_WORKERS: "0" }).ingestWorkers).toBe(0);
     expect(loadConfig({ INGEST_WORKERS: "3" }).ingestWorkers).toBe(3);
     expect(loadConfig({ INGEST_FLUSH_LINGER_MS: "0" }).ingestFlushLingerMs).toBe(0);
+    expect(loadConfig({ GATEHOUSE_RECORDING: "deferred" }).gateway.recording).toBe("deferred");
+    expect(() => loadConfig({ GATEHOUSE_RECORDING: "later" })).toThrow(
+      /GATEHOUSE_RECORDING: must be durable or deferred/,
+    );
     expect(() => loadConfig({ INGEST_FLUSH_LINGER_MS: "-1" })).toThrow(/INGEST_FLUSH_LINGER_MS/);
     for (const bad of ["-1", "65", "two", "1.5"]) {
       expect(() => loadConfig({ INGEST_WORKERS: bad }), bad).toThrow(

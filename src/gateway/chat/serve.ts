@@ -175,8 +175,10 @@ export class ChatRun {
 
   /**
    * Records the generation (the one accounting path, group-committed by the gateway's recorder),
-   * then drops the hold: settle. Resolves once the record is stored, so the answer that follows
-   * is already in the key's usage, and the hold counts against other requests until then.
+   * then drops the hold: settle. The hold counts against other requests until the record is
+   * stored, either way. Durable recording (the default) resolves once the record is stored, so the
+   * answer that follows is already in the key's usage everywhere; deferred recording
+   * (GATEHOUSE_RECORDING) resolves at once, and a failure is reported to the recorder's listener.
    */
   async settle(
     hold: HoldHandle,
@@ -222,7 +224,12 @@ export class ChatRun {
       output: f.output,
       params: paramsOf(body),
     };
-    await hold.settle(() => this.gw.recorder.record(g));
+    const settled = hold.settle(() => this.gw.recorder.record(g));
+    if (this.gw.config.recording === "durable") {
+      await settled;
+      return;
+    }
+    settled.catch((err: unknown) => this.gw.recorder.reportFailure(err, g.id));
   }
 }
 

@@ -1,0 +1,105 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { systemClock } from "../../src/lib/clock.js";
+import type { RecordStore } from "../../src/stores/record-store.js";
+import { startListening, type ListeningApp } from "../helpers/server.js";
+
+/**
+ * GATEHOUSE_RECORDING=deferred (docs/gateway.md "Recording"): the answer is sent before its
+ * generation record commits. Proven with the record store's transactions held at a gate: the
+ * answer arrives while the record cannot commit; the hold keeps counting until it does (no request
+ * slips through meanwhile); a read on the instance waits for the record, then includes it. The
+ * default (durable) is the opposite: the answer waits for the commit.
+ */
+
+/** Holds every record-store transaction until `open()`. */
+function gate(store: RecordStore) {
+  const transaction = store.transaction.bind(store);
+  let open: () => void = () => undefined;
+  const opened = new Promise<void>((done) => (open = done));
+  store.transaction = (async (fn) => {
+    await opened;
+    return transaction(fn);
+  });
+  return {
+    open: () => {
+      open();
+      store.transaction = transaction;
+    },
+  };
+}
+
+const settle = (ms: number) => new Promise<"pending">((done) => setTimeout(() => done("pending"), ms));
+
+for (const recording of ["deferred", "durable"] as const) {
+  describe(`GATEHOUSE_RECORDING=${recording}`, () => {
+    let s: ListeningApp;
+    let key: string;
+    beforeAll(async () => {
+      s = await startListening({ clock: systemClock, env: { GATEHOUSE_RECORDING: recording } });
+      // $0.003 covers one worst case of max_tokens 1000 at the mock's $0.000002 per token, not two.
+      const r = await s.call({ method: "POST", url: "/api/v1/keys", payload: { name: "k", limit: 0.003 } });
+      key = r.json<{ key: string }>().key;
+    });
+    afterAll(() => s.close());
+
+    const chat = (stream: boolean) =>
+      fetch(`${s.baseUrl}/chat/completions`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+        body: JSON.stringify({
+          model: "mock/echo",
+          stream,
+          max_tokens: 1000,
+          messages: [{ role: "user", content: "Hello" }],
+        }),
+      });
+    const keyRead = () =>
+      s
+        .call({ method: "GET", url: "/api/v1/key", auth: key })
+        .then((r) => r.json<{ data: { usage: number } }>());
+
+    it(
+      recording === "deferred"
+        ? "answers before the record commits; the hold counts until it does; a read waits for it, then includes it"
+        : "the answer waits for the record's commit",
+      async () => {
+        const g = gate(s.ctx.store);
+        const answer = chat(false).then(async (r) => ({ status: r.status, body: (await r.json()) as never }));
+        const first = await Promise.race([answer, settle(500)]);
+        if (recording === "durable") {
+          expect(first).toBe("pending");
+          g.open();
+          expect((await answer).status).toBe(200);
+          return;
+        }
+        expect(first).not.toBe("pending");
+        const { status, body } = first as { status: number; body: { id: string; usage: { cost: number } } };
+        expect(status).toBe(200);
+        expect(s.app.gateway.holds.liveCount).toBe(1); // the record is not stored: the hold stands
+
+        // A second worst case does not fit beside the standing hold: refused, not forwarded.
+        const second = await chat(true);
+        expect(second.status).toBe(402);
+        await second.text();
+
+        // A read on this instance waits for the record.
+        const read = keyRead();
+        expect(await Promise.race([read, settle(300)])).toBe("pending");
+        g.open();
+        expect((await read).data.usage).toBeCloseTo(body.usage.cost, 12);
+        const gen = await s.call({ method: "GET", url: `/api/v1/generation?id=${body.id}`, auth: key });
+        expect(gen.statusCode).toBe(200);
+        expect(s.app.gateway.holds.liveCount).toBe(0);
+
+        // The hold is gone once recorded: the next worst case fits again (streamed, this time).
+        const third = await chat(true);
+        expect(third.status).toBe(200);
+        const text = await third.text();
+        expect(text).toContain("data: [DONE]");
+        // The stream's record is read back too (the read waits for it if it is still pending).
+        const after = await keyRead();
+        expect(after.data.usage).toBeGreaterThan(body.usage.cost);
+      },
+    );
+  });
+}
