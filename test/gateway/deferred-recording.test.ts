@@ -16,10 +16,10 @@ function gate(store: RecordStore) {
   const transaction = store.transaction.bind(store);
   let open: () => void = () => undefined;
   const opened = new Promise<void>((done) => (open = done));
-  store.transaction = (async (fn) => {
+  store.transaction = async (fn) => {
     await opened;
     return transaction(fn);
-  });
+  };
   return {
     open: () => {
       open();
