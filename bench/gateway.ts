@@ -92,6 +92,39 @@ server.listen(0, "127.0.0.1", () => process.stdout.write(JSON.stringify({ port: 
 `;
 
 /**
+ * A bare proxy: the floor of any gateway on this machine. node:http in, the body parsed and
+ * written again (a gateway must read the model and rewrite the body), forwarded over undici's
+ * keep-alive pool to the upstream, the answer piped back. No auth, no accounting, no logging.
+ * Gatehouse against it shows what Gatehouse's own work costs beyond the extra HTTP hop.
+ */
+const PROXY_JS = `
+import { createServer } from "node:http";
+import { Pool } from "undici";
+const pool = new Pool("http://127.0.0.1:" + process.argv[1], { connections: 64 });
+const server = createServer((req, res) => {
+  const parts = [];
+  req.on("data", (c) => parts.push(c));
+  req.on("end", async () => {
+    try {
+      const body = JSON.parse(Buffer.concat(parts).toString("utf8"));
+      body.model = "tiny";
+      const up = await pool.request({ method: "POST", path: "/v1/chat/completions",
+        headers: { "content-type": "application/json", authorization: "Bearer bench-upstream" },
+        body: JSON.stringify(body) });
+      res.writeHead(up.statusCode, { "content-type": up.headers["content-type"] });
+      for await (const chunk of up.body) res.write(chunk);
+      res.end();
+    } catch (err) {
+      res.writeHead(502);
+      res.end(String(err));
+    }
+  });
+});
+server.keepAliveTimeout = 60_000;
+server.listen(0, "127.0.0.1", () => process.stdout.write(JSON.stringify({ port: server.address().port }) + "\\n"));
+`;
+
+/**
  * The load. mode "open": count requests at rate/s, each sent at its scheduled time over a
  * keep-alive agent (sockets grow as needed); per request the latency from the schedule to the
  * first body byte and to the end, and the x-gatehouse-overhead-ms header when present. mode
@@ -265,8 +298,11 @@ async function main(): Promise<void> {
   const upstream = childJson(UPSTREAM_JS);
   const receivers = DESTINATIONS > 0 ? await startReceivers() : null;
   let server: Awaited<ReturnType<typeof startBenchServer>> | null = null;
+  let proxy: ReturnType<typeof childJson> | null = null;
   try {
     const { port } = (await upstream.first) as { port: number };
+    proxy = childJson(PROXY_JS, [String(port)]);
+    const { port: proxyPort } = (await proxy.first) as { port: number };
     const providersFile = join(dir, "providers.json");
     writeFileSync(
       providersFile,
@@ -351,6 +387,12 @@ async function main(): Promise<void> {
         headers: { ...json, authorization: `Bearer ${created.key}` },
         body: JSON.stringify({ model: "bench/tiny", messages, max_tokens: 16, stream }),
       };
+      targets.push({
+        name: `proxy ${kind}`,
+        url: `http://127.0.0.1:${proxyPort}/v1/chat/completions`,
+        headers: json,
+        body: JSON.stringify({ model: "bench/tiny", messages, max_tokens: 16, stream }),
+      });
       targets.push({ name: `through ${kind}`, ...through, before: destinationsEnabled(false) });
       if (DESTINATIONS > 0) {
         targets.push({ name: `dest ${kind}`, ...through, before: destinationsEnabled(true) });
@@ -367,7 +409,12 @@ async function main(): Promise<void> {
     for (let r = 0; r < ROUNDS; r++) {
       for (const t of [...targets].sort(() => Math.random() - 0.5)) opened.get(t.name)!.push(await open(t));
       for (const t of [...targets].sort(() => Math.random() - 0.5)) {
-        const [rps, perRequest] = await closed(t, t.name.startsWith("direct") ? null : server.pid);
+        const pid = t.name.startsWith("direct")
+          ? null
+          : t.name.startsWith("proxy")
+            ? (proxy.child.pid ?? null)
+            : server.pid;
+        const [rps, perRequest] = await closed(t, pid);
         sat.get(t.name)!.push(rps);
         if (perRequest !== null) cpu.get(t.name)!.push(perRequest);
       }
@@ -387,6 +434,7 @@ async function main(): Promise<void> {
     const med = (runs: OpenRun[], pick: (o: OpenRun) => number[], q: number): number =>
       median(runs.map((x) => quantile(pick(x), q)));
     const variants = (kind: string): [string, string][] => [
+      [" (bare proxy)", `proxy ${kind}`],
       ["", `through ${kind}`],
       ...(DESTINATIONS > 0 ? ([[`, ${DESTINATIONS} dest`, `dest ${kind}`]] as [string, string][]) : []),
     ];
@@ -408,7 +456,7 @@ async function main(): Promise<void> {
     console.log("| mode | p50 | p90 | p99 | max |");
     console.log("| --- | --- | --- | --- | --- |");
     for (const kind of ["json", "stream"]) {
-      for (const [suffix, name] of variants(kind)) {
+      for (const [suffix, name] of variants(kind).filter(([, n]) => !n.startsWith("proxy"))) {
         const all = opened.get(name)!.flatMap((o) => o.overhead);
         if (all.length === 0) {
           console.log(`| ${kind}${suffix} | (no header) | | | |`);
@@ -437,6 +485,27 @@ async function main(): Promise<void> {
         );
       }
     }
+    console.log(
+      "\nGatehouse against the bare proxy, same rounds (what Gatehouse adds beyond the extra hop)\n",
+    );
+    console.log(
+      "| mode | added p50 | added p99 | saturation through/proxy | CPU per request through / proxy |",
+    );
+    console.log("| --- | --- | --- | --- | --- |");
+    for (const kind of ["json", "stream"]) {
+      const p = opened.get(`proxy ${kind}`)!;
+      const g = opened.get(`through ${kind}`)!;
+      const total = (o: OpenRun) => o.total;
+      const ps = sat.get(`proxy ${kind}`)!;
+      const gs = sat.get(`through ${kind}`)!;
+      const pc = cpu.get(`proxy ${kind}`)!;
+      const gc = cpu.get(`through ${kind}`)!;
+      console.log(
+        `| ${kind} | ${ms(added(p, g, total, 0.5))} | ${ms(added(p, g, total, 0.99))} | ` +
+          `${(median(ps.map((x, i) => gs[i]! / x)) * 100).toFixed(1)} % | ` +
+          `${gc.length > 0 && pc.length > 0 ? `${ms(median(gc))} / ${ms(median(pc))}` : "(no /proc)"} |`,
+      );
+    }
     if (DESTINATIONS > 0) {
       console.log(
         `\nWith ${DESTINATIONS} destinations against without, same rounds (medians of per-round ratios):\n`,
@@ -459,6 +528,7 @@ async function main(): Promise<void> {
     }
   } finally {
     upstream.child.kill();
+    proxy?.child.kill();
     receivers?.server.close();
     await server?.stop();
     rmSync(dir, { recursive: true, force: true });
