@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { systemClock } from "../../src/lib/clock.js";
 import type { RecordStore } from "../../src/stores/record-store.js";
 import { startListening, type ListeningApp } from "../helpers/server.js";
@@ -64,8 +64,12 @@ for (const recording of ["deferred", "durable"] as const) {
         : "the answer waits for the record's commit",
       async () => {
         const g = gate(s.ctx.store);
+        // Whatever fails below, the gate opens, so that the server can still close.
+        onTestFinished(() => g.open());
         const answer = chat(false).then(async (r) => ({ status: r.status, body: (await r.json()) as never }));
-        const first = await Promise.race([answer, settle(500)]);
+        // Durable: still waiting after 500 ms (the commit cannot happen). Deferred: the answer
+        // comes while the gate is closed (10 s only bounds a broken build on a loaded machine).
+        const first = await Promise.race([answer, settle(recording === "durable" ? 500 : 10_000)]);
         if (recording === "durable") {
           expect(first).toBe("pending");
           g.open();
