@@ -69,8 +69,10 @@ export async function buildApp(given: AppContext, opts: BuildOptions = {}): Prom
   if (ctx.config.gateway.recording === "deferred") {
     // Read-your-writes on this instance: a request other than a model request first waits for the
     // records of the answers already sent (free when none is pending; docs/gateway.md "Recording").
+    // Health checks and the OpenAPI document (auth "none") never wait.
     app.addHook("onRequest", async (request) => {
-      if (request.routeOptions.config.auth !== "inference") await gateway.recorder.settled();
+      const auth = request.routeOptions.config.auth;
+      if (auth !== "inference" && auth !== "none") await gateway.recorder.settled();
     });
   }
   app.setValidatorCompiler(validatorCompiler);

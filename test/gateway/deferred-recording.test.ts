@@ -86,9 +86,10 @@ for (const recording of ["deferred", "durable"] as const) {
         expect(second.status).toBe(402);
         await second.text();
 
-        // A read on this instance waits for the record.
+        // A read on this instance waits for the record; a health check does not.
         const read = keyRead();
         expect(await Promise.race([read, settle(300)])).toBe("pending");
+        expect((await fetch(`${s.baseUrl.replace(/\/api\/v1$/, "")}/healthz`)).status).toBe(200);
         g.open();
         expect((await read).data.usage).toBeCloseTo(body.usage.cost, 12);
         const gen = await s.call({ method: "GET", url: `/api/v1/generation?id=${body.id}`, auth: key });
