@@ -47,7 +47,7 @@ export function createGateway(d: GatewayDeps): Gateway {
   const reservations =
     d.config.reservations === "postgres" && d.store.caps.supportsForUpdate
       ? new PostgresReservationStore(d.store, d.config.reservationTtlMs)
-      : new MemoryReservationStore(d.store.db, d.config.reservationTtlMs);
+      : new MemoryReservationStore(d.store, d.config.reservationTtlMs);
   const holds = new Holds(reservations, d.config.reservationTtlMs);
   const recording: RecordingDeps = {
     store: d.store,

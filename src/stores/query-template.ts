@@ -26,6 +26,11 @@ export class QueryTemplate<A extends readonly unknown[], R> {
   constructor(private readonly build: (db: Db, shape: string, ...args: A) => CompiledQuery<R>) {}
 
   async execute(db: Db, shape: string, ...args: A): Promise<QueryResult<R>> {
+    return db.executeQuery<R>(this.bind(db, shape, ...args));
+  }
+
+  /** The compiled statement of this shape with these values, to run elsewhere (readCommitted). */
+  bind(db: Db, shape: string, ...args: A): CompiledQuery<R> {
     const adapter = db.getExecutor().adapter;
     let byShape = this.compiled.get(adapter);
     if (byShape === undefined) {
@@ -39,7 +44,7 @@ export class QueryTemplate<A extends readonly unknown[], R> {
     }
     const { query, from } = c;
     const parameters = from.map((i, at) => (i >= 0 ? args[i] : query.parameters[at]));
-    return db.executeQuery<R>({ ...query, parameters });
+    return { ...query, parameters };
   }
 
   private compile(db: Db, shape: string, arity: number): Compiled {

@@ -1,4 +1,4 @@
-import type { Kysely, Transaction } from "kysely";
+import type { CompiledQuery, Kysely, Transaction } from "kysely";
 import type { DialectCaps } from "./dialect.js";
 import type { Database } from "./schema.js";
 
@@ -16,6 +16,12 @@ export interface RecordStore {
   exclusive<T>(name: string, fn: () => Promise<T>): Promise<T>;
   /** Throws when the store cannot answer. */
   ping(): Promise<void>;
+  /**
+   * Runs a read-only statement synchronously on a second connection that sees only committed
+   * data (SQLite in a file: a read-only connection in WAL mode), never waiting for a transaction
+   * in flight on the main one. Absent where there is none (PostgreSQL, SQLite in memory).
+   */
+  readCommitted?: <R>(query: CompiledQuery<R>) => R[];
   close(): Promise<void>;
 }
 

@@ -1,4 +1,8 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { openSqliteStore } from "../../src/stores/sqlite/open-sqlite.js";
 import { systemClock } from "../../src/lib/clock.js";
 import { startListening, type ListeningApp } from "../helpers/server.js";
 
@@ -37,12 +41,22 @@ function costOf(res: { status: number; text: string }, stream: boolean): number 
 }
 
 // Both recording modes (docs/gateway.md "Recording"): deferred answers before the record commits,
-// and the hold must keep counting until it does.
-for (const recording of ["durable", "deferred"] as const)
-  describe(`gateway enforcement: 200 concurrent requests (${recording} recording)`, () => {
+// and the hold must keep counting until it does. Both ledger reads of a reservation: SQLite in
+// memory reads through the main connection (awaited), SQLite in a file through its committed-data
+// connection (synchronous: src/gateway/reservations/memory-store.ts).
+const configs = [
+  { recording: "durable", file: false },
+  { recording: "durable", file: true },
+  { recording: "deferred", file: true },
+] as const;
+for (const { recording, file } of configs)
+  describe(`gateway enforcement: 200 concurrent requests (${recording} recording, SQLite ${file ? "file" : "in memory"})`, () => {
     let s: ListeningApp;
+    let dir: string | null = null;
     beforeAll(async () => {
+      dir = file ? mkdtempSync(join(tmpdir(), "gatehouse-enforcement-")) : null;
       s = await startListening({
+        ...(dir ? { store: await openSqliteStore(join(dir, "gatehouse.db")) } : {}),
         clock: systemClock,
         env: {
           GATEHOUSE_MOCK_LATENCY_MS: "5",
@@ -51,7 +65,11 @@ for (const recording of ["durable", "deferred"] as const)
         },
       });
     });
-    afterAll(() => s.close());
+    afterAll(async () => {
+      await s.close();
+      if (file) await s.ctx.store.close();
+      if (dir) rmSync(dir, { recursive: true, force: true });
+    });
 
     let promptTokens = 0;
     beforeAll(async () => {

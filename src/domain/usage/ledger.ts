@@ -1,5 +1,5 @@
 import { chunksOf } from "../../lib/chunks.js";
-import type { Db } from "../../stores/record-store.js";
+import type { Db, RecordStore } from "../../stores/record-store.js";
 import { sql } from "kysely";
 import { toBigInt } from "../../lib/money.js";
 import type { DialectCaps } from "../../stores/dialect.js";
@@ -103,6 +103,25 @@ const keyAndWorkspaceUsage = new QueryTemplate(
   },
 );
 
+type KeyAndWorkspaceTotals = { key: WindowTotals; workspace: WindowTotals };
+type Nano = string | number | bigint | null;
+type UsageRow = { scope: string; window: string; usage_nano: Nano; byok_nano: Nano };
+
+function usageArgs(keyHash: string | null, workspaceId: string | null, now: Date) {
+  const [day, week, month, all] = KINDS.map((k) => windowIndex(k, now)) as [number, number, number, number];
+  const shape = keyHash === null ? "workspace" : workspaceId === null ? "key" : "both";
+  return [shape, keyHash ?? "", workspaceId ?? "", day, week, month, all] as const;
+}
+
+function totalsOf(rows: readonly UsageRow[]): KeyAndWorkspaceTotals {
+  const out = { key: zeroTotals(), workspace: zeroTotals() };
+  for (const r of rows) {
+    const t = r.scope === "key" ? out.key : out.workspace;
+    t[r.window as WindowKind] = { usage: toBigInt(r.usage_nano), byok: toBigInt(r.byok_nano) };
+  }
+  return out;
+}
+
 /**
  * Current-window totals of one key and one workspace (either may be null: not needed), in one
  * statement: the gateway reads both before every reservation.
@@ -112,26 +131,28 @@ export async function readKeyAndWorkspaceUsage(
   keyHash: string | null,
   workspaceId: string | null,
   now: Date,
-): Promise<{ key: WindowTotals; workspace: WindowTotals }> {
-  const out = { key: zeroTotals(), workspace: zeroTotals() };
-  if (keyHash === null && workspaceId === null) return out;
-  const [day, week, month, all] = KINDS.map((k) => windowIndex(k, now)) as [number, number, number, number];
-  const shape = keyHash === null ? "workspace" : workspaceId === null ? "key" : "both";
-  const { rows } = await keyAndWorkspaceUsage.execute(
-    db,
-    shape,
-    keyHash ?? "",
-    workspaceId ?? "",
-    day,
-    week,
-    month,
-    all,
+): Promise<KeyAndWorkspaceTotals> {
+  if (keyHash === null && workspaceId === null) return totalsOf([]);
+  const { rows } = await keyAndWorkspaceUsage.execute(db, ...usageArgs(keyHash, workspaceId, now));
+  return totalsOf(rows);
+}
+
+/**
+ * The same read, synchronously, on the store's committed-data connection (`readCommitted`), or
+ * null where the store has none: the reservation then needs no await, so nothing interleaves
+ * with it and it never waits for a transaction in flight.
+ */
+export function readKeyAndWorkspaceUsageCommitted(
+  store: RecordStore,
+  keyHash: string | null,
+  workspaceId: string | null,
+  now: Date,
+): KeyAndWorkspaceTotals | null {
+  if (!store.readCommitted) return null;
+  if (keyHash === null && workspaceId === null) return totalsOf([]);
+  return totalsOf(
+    store.readCommitted(keyAndWorkspaceUsage.bind(store.db, ...usageArgs(keyHash, workspaceId, now))),
   );
-  for (const r of rows) {
-    const t = r.scope === "key" ? out.key : out.workspace;
-    t[r.window as WindowKind] = { usage: toBigInt(r.usage_nano), byok: toBigInt(r.byok_nano) };
-  }
-  return out;
 }
 
 export interface UsageEntry {

@@ -1,5 +1,5 @@
-import { readKeyAndWorkspaceUsage } from "../../domain/usage/ledger.js";
-import type { Db } from "../../stores/record-store.js";
+import { readKeyAndWorkspaceUsage, readKeyAndWorkspaceUsageCommitted } from "../../domain/usage/ledger.js";
+import type { RecordStore } from "../../stores/record-store.js";
 import type { HoldPlan } from "../enforcement.js";
 import type { ReservationStore } from "./reservation-store.js";
 import { roomOf, type HoldRequest, type Room } from "./room.js";
@@ -16,11 +16,15 @@ interface Hold {
 }
 
 /**
- * Holds in this process (one instance: embedded SQLite). The ledger read is asynchronous and the
- * rest is synchronous, so a reserve is atomic except against settles that commit while it reads:
- * a settled hold therefore lingers, counted by every reserve whose ledger read began before the
- * settle committed (it may or may not see the charge: counting it again only refuses more), and
- * is dropped once no such read is in flight.
+ * Holds in this process (one instance: embedded SQLite). On a store with a committed-data
+ * connection (SQLite in a file) the whole reserve is synchronous: the ledger read, the count of
+ * the holds and the new hold, with nothing interleaved and no wait for a transaction in flight.
+ * Otherwise the ledger read is asynchronous and the rest is synchronous, so a reserve is atomic
+ * except against settles that commit while it reads: a settled hold therefore lingers, counted by
+ * every reserve whose ledger read began before the settle committed (it may or may not see the
+ * charge: counting it again only refuses more), and is dropped once no such read is in flight.
+ * Either way a settle's charge is committed before its hold is dropped, so a reserve sees the
+ * hold or the charge (or both, which only refuses more), never neither.
  */
 export class MemoryReservationStore implements ReservationStore {
   readonly kind = "memory";
@@ -31,7 +35,7 @@ export class MemoryReservationStore implements ReservationStore {
   private readonly reading = new Set<number>();
 
   constructor(
-    private readonly db: Db,
+    private readonly store: RecordStore,
     private readonly ttlMs: number,
   ) {}
 
@@ -39,12 +43,11 @@ export class MemoryReservationStore implements ReservationStore {
     const started = ++this.seq;
     this.reading.add(started);
     try {
-      const { key: keyTotals, workspace: wsTotals } = await readKeyAndWorkspaceUsage(
-        this.db,
-        req.countsKey && req.key.limitNano !== null ? req.key.hash : null,
-        req.countsWorkspace && req.workspace.budgets.length > 0 ? req.workspace.id : null,
-        req.now,
-      );
+      const keyHash = req.countsKey && req.key.limitNano !== null ? req.key.hash : null;
+      const workspaceId = req.countsWorkspace && req.workspace.budgets.length > 0 ? req.workspace.id : null;
+      const { key: keyTotals, workspace: wsTotals } =
+        readKeyAndWorkspaceUsageCommitted(this.store, keyHash, workspaceId, req.now) ??
+        (await readKeyAndWorkspaceUsage(this.store.db, keyHash, workspaceId, req.now));
       // From here to the end: synchronous, so no other reserve or settle interleaves.
       const nowMs = Date.now();
       let heldKey = 0n;

@@ -1,7 +1,7 @@
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import BetterSqlite3 from "better-sqlite3";
-import { Kysely, SqliteDialect, sql, type SqliteDatabase } from "kysely";
+import { Kysely, SqliteDialect, sql, type CompiledQuery, type SqliteDatabase } from "kysely";
 import { SQLITE_CAPS } from "../dialect.js";
 import { migrateToLatest } from "../migrations/index.js";
 import type { RecordStore } from "../record-store.js";
@@ -42,6 +42,25 @@ function cachingStatements(raw: BetterSqlite3.Database): SqliteDatabase {
  * Embedded record store. One process owns the file; Kysely's SQLite driver holds one connection
  * behind a mutex, so every transaction is serialised (no lost updates, no row locks needed).
  */
+/**
+ * A second connection, read-only, for `readCommitted`: in WAL mode it reads the last committed
+ * state without waiting for the main connection's transaction in flight, synchronously.
+ */
+function committedReader(file: string): {
+  read: NonNullable<RecordStore["readCommitted"]>;
+  close: () => void;
+} {
+  const raw = new BetterSqlite3(file, { readonly: true });
+  raw.pragma("busy_timeout = 5000");
+  raw.defaultSafeIntegers(true);
+  const statements = cachingStatements(raw);
+  return {
+    read: <R>(query: CompiledQuery<R>) =>
+      (statements.prepare(query.sql) as unknown as BetterSqlite3.Statement).all(...query.parameters) as R[],
+    close: () => raw.close(),
+  };
+}
+
 export async function openSqliteStore(file: string): Promise<RecordStore> {
   if (file !== ":memory:") mkdirSync(dirname(file), { recursive: true });
   const raw = new BetterSqlite3(file);
@@ -53,6 +72,8 @@ export async function openSqliteStore(file: string): Promise<RecordStore> {
   raw.defaultSafeIntegers(true);
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: cachingStatements(raw) }) });
   await migrateToLatest(db as Kysely<unknown>, SQLITE_CAPS);
+  // After the migrations, so that it sees the schema; a file only (":memory:" is per connection).
+  const reader = file === ":memory:" ? null : committedReader(file);
   let queue: Promise<unknown> = Promise.resolve();
   return {
     db,
@@ -66,6 +87,10 @@ export async function openSqliteStore(file: string): Promise<RecordStore> {
     ping: async () => {
       await sql`select 1`.execute(db);
     },
-    close: () => db.destroy(),
+    ...(reader ? { readCommitted: reader.read } : {}),
+    close: async () => {
+      reader?.close();
+      await db.destroy();
+    },
   };
 }
