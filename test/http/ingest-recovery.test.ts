@@ -373,7 +373,9 @@ describe("ingest recovery on the embedded store (SQLite + DuckDB files)", () => 
     const s = await openStores(newDir());
     const t = await makeTestApp(s);
     const writer = s.activity.exclusive as ExclusiveActivityWriter;
-    await startIngestBuffer(s.store, writer, { flushLingerMs: 400 });
+    // Long enough that a loaded machine cannot end it between the steps below by accident.
+    const LINGER = 2_000;
+    await startIngestBuffer(s.store, writer, { flushLingerMs: LINGER });
     const apply = writer.apply;
     const applied: number[] = [];
     writer.apply = async (batches, seqs) => {
@@ -384,20 +386,20 @@ describe("ingest recovery on the embedded store (SQLite + DuckDB files)", () => 
       Array.from({ length: 3 }, (_, i) => wireRecord(t, { id: `${prefix}-${i}`, usage: 0.001 }));
     const t0 = Date.now();
     for (const p of ["lg1", "lg2", "lg3"]) expect((await ingest(t, batch(p))).json().data.accepted).toBe(3);
-    expect(Date.now() - t0).toBeLessThan(400); // else the linger ended between batches: no evidence
+    expect(Date.now() - t0).toBeLessThan(LINGER); // else the linger ended between batches: no evidence
     expect(applied).toEqual([]); // lingering: nothing written to DuckDB yet
     expect(await buffered(t)).toBe(3);
     // A read writes what it needs at once: all three batches, in one transaction.
     const ids = ["lg1", "lg2", "lg3"].flatMap((p) => Array.from({ length: 3 }, (_, i) => `${p}-${i}`));
     const r0 = Date.now();
     expect(Object.keys(await counts(t, ids))).toHaveLength(9);
-    expect(Date.now() - r0).toBeLessThan(300);
+    expect(Date.now() - r0).toBeLessThan(LINGER / 2); // it did not wait for the linger
     expect(applied).toEqual([3]);
 
     // Without a read, the linger's end writes what gathered, again in one transaction.
     for (const p of ["lg4", "lg5"]) await ingest(t, batch(p));
     expect(applied).toEqual([3]);
-    await new Promise((done) => setTimeout(done, 700));
+    await new Promise((done) => setTimeout(done, LINGER + 600));
     expect(applied).toEqual([3, 2]);
     expect(await buffered(t)).toBe(0);
     writer.apply = apply;
