@@ -10,6 +10,8 @@ import {
   startDemoServer,
   type DemoServer,
 } from "../helpers/dashboard.js";
+// The dashboard's own formatter: the page must show these exact strings.
+import { usd } from "../../web/src/lib/format.js";
 
 /**
  * The Keys page end to end: the real server on a small `gatehouse demo`, the real web build,
@@ -23,12 +25,6 @@ let closeBrowser: () => Promise<void>;
 
 const api = (path: string, init: { method?: string; body?: unknown; key?: string } = {}) =>
   apiCall(server, path, init);
-const usd = (v: number) =>
-  new Intl.NumberFormat("en-US", {
-    style: "currency",
-    currency: "USD",
-    maximumFractionDigits: Math.abs(v) > 0 && Math.abs(v) < 0.01 ? 6 : 2,
-  }).format(v);
 const row = (page: Page, name: string) =>
   page.getByRole("row", { name: new RegExp(`^${name.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")} `) });
 const keyRecord = async (hash: string): Promise<Record<string, unknown>> =>
