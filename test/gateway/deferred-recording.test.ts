@@ -106,5 +106,33 @@ for (const recording of ["deferred", "durable"] as const) {
         expect(after.data.usage).toBeGreaterThan(body.usage.cost);
       },
     );
+
+    // Deferred only (a durable answer would carry the failure itself).
+    if (recording === "deferred")
+      it("a record that fails after its answer was sent is reported with its generation id", async () => {
+        const reported: string[] = [];
+        s.app.gateway.recorder.onFailure((_err, id) => reported.push(id));
+        const transaction = s.ctx.store.transaction.bind(s.ctx.store);
+        s.ctx.store.transaction = async () => {
+          throw new Error("record store down");
+        };
+        onTestFinished(() => {
+          s.ctx.store.transaction = transaction;
+        });
+        const r = await fetch(`${s.baseUrl}/chat/completions`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+          body: JSON.stringify({
+            model: "mock/echo",
+            max_tokens: 5,
+            messages: [{ role: "user", content: "Hi" }],
+          }),
+        });
+        expect(r.status).toBe(200); // answered: the failure comes after
+        const { id } = (await r.json()) as { id: string };
+        await s.app.gateway.recorder.settled();
+        await new Promise((done) => setImmediate(done)); // the settle's rejection handler runs
+        expect(reported).toEqual([id]);
+      });
   });
 }
