@@ -3,7 +3,7 @@ import { Redis } from "ioredis";
 import { ConfigError, loadConfig } from "./config/config.js";
 import { bootstrap } from "./domain/organizations/bootstrap.js";
 import { buildApp } from "./http/app.js";
-import { loggerOptions } from "./http/logger.js";
+import { flushLog, loggerOptions } from "./http/logger.js";
 import { systemClock } from "./lib/clock.js";
 import { SecretBox, loadEncryptionKey } from "./lib/secret-box.js";
 import { drainIngestBuffer, startIngestBuffer } from "./domain/ingest/pipeline/ingest-buffer.js";
@@ -171,6 +171,8 @@ async function main(): Promise<void> {
     { base, store: store.caps.name, activity: activity.dialect, redis: Boolean(redis) },
     "gatehouse listening",
   );
+  // Log lines are buffered (src/http/logger.ts); the startup lines are written at once.
+  flushLog(app.log);
 }
 
 /** The message and its causes: "record store migration failed: connect ECONNREFUSED ...". */

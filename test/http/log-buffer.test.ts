@@ -1,0 +1,76 @@
+import { mkdtempSync, openSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import pino from "pino";
+import { afterEach, describe, expect, it } from "vitest";
+import { loadConfig } from "../../src/config/config.js";
+import { LogDestination, loggerOptions } from "../../src/http/logger.js";
+
+/**
+ * The production log destination (src/http/logger.ts) writing to a real file: request lines are
+ * gathered into one write, buffered lines go out on the periodic flush, and a warn line goes out at
+ * once with everything before it.
+ */
+describe("log lines: buffered writes", () => {
+  const open: { dir: string; out: LogDestination }[] = [];
+  afterEach(() => {
+    for (const o of open.splice(0)) {
+      // destroy() closes the file descriptor itself.
+      o.out.stream.flushSync();
+      o.out.stream.destroy();
+      rmSync(o.dir, { recursive: true, force: true });
+    }
+  });
+
+  /** A logger with the production options on a file; `lines()` reads what reached the file. */
+  const fileLogger = (flushMs?: number) => {
+    const dir = mkdtempSync(join(tmpdir(), "gatehouse-log-"));
+    const file = join(dir, "out.log");
+    const fd = openSync(file, "a");
+    const out = new LogDestination(fd, flushMs);
+    open.push({ dir, out });
+    let writes = 0;
+    out.stream.on("write", () => writes++);
+    const opts = loggerOptions(
+      loadConfig({ GATEHOUSE_DATA_DIR: dir, LOG_LEVEL: "info" }),
+      out,
+    ) as pino.LoggerOptions;
+    const log = pino(opts, out.stream);
+    const lines = () =>
+      readFileSync(file, "utf8")
+        .split("\n")
+        .filter((l) => l.length > 0)
+        .map((l) => JSON.parse(l) as { msg: string; level: number });
+    return { log, lines, writes: () => writes };
+  };
+
+  const until = async (cond: () => boolean, ms = 10_000): Promise<void> => {
+    const end = Date.now() + ms;
+    while (!cond()) {
+      if (Date.now() > end) throw new Error("timed out");
+      await new Promise((r) => setTimeout(r, 10));
+    }
+  };
+
+  it("twenty info lines logged together reach the file in one write, on the periodic flush", async () => {
+    const f = fileLogger();
+    for (let i = 0; i < 20; i++) f.log.info({ n: i }, "request completed");
+    await until(() => f.lines().length === 20);
+    // Periodic flushes with nothing new write nothing.
+    await new Promise((r) => setTimeout(r, 500));
+    // Unbuffered, the first line would have gone out alone and the rest in a second write.
+    expect(f.writes()).toBe(1);
+    expect(f.lines().map((l) => l.msg)).toEqual(Array.from({ length: 20 }, () => "request completed"));
+  });
+
+  it("a warn line is written at once, with the info lines before it; info alone waits for the flush", async () => {
+    // A periodic flush of an hour: only the warn line can get anything written within the test.
+    const f = fileLogger(3_600_000);
+    f.log.info("before");
+    await new Promise((r) => setTimeout(r, 200));
+    expect(f.lines()).toEqual([]);
+    f.log.warn("something to see now");
+    await until(() => f.lines().length === 2);
+    expect(f.lines().map((l) => l.msg)).toEqual(["before", "something to see now"]);
+  });
+});
