@@ -232,3 +232,19 @@ describe("gateway recorder: group commit", () => {
     expect(await usageOf(key)).toBeCloseTo(50 * 20_000e-9, 12);
   });
 });
+
+describe("generation ids", () => {
+  it("gen-, the creation time in ms, then 24 random base64url characters: unique and sorted by time", () => {
+    const t0 = Date.UTC(2026, 10, 24, 12, 0, 0);
+    const ids = Array.from({ length: 2_000 }, (_, i) => newGenerationId(t0 + Math.floor(i / 3)));
+    for (const id of ids) expect(id).toMatch(/^gen-\d{13}-[A-Za-z0-9_-]{24}$/);
+    expect(ids[0]!.slice(4, 17)).toBe(String(t0));
+    expect(new Set(ids).size).toBe(ids.length);
+    // Ids of different milliseconds sort by time (within one millisecond, by the random part).
+    const sorted = [...ids].sort();
+    expect(sorted.map((id) => id.slice(0, 17))).toEqual(ids.map((id) => id.slice(0, 17)));
+    // The default is now.
+    const now = Number(newGenerationId().slice(4, 17));
+    expect(Math.abs(now - Date.now())).toBeLessThan(60_000);
+  });
+});
