@@ -149,6 +149,11 @@ export interface GatewayConfig {
    * this instance wait for it; a kill -9 loses the answers of the last few milliseconds).
    */
   recording: "durable" | "deferred";
+  /**
+   * With deferred recording, how long a generation's record may wait for others to share its
+   * group commit, in ms (GenerationRecorder's gatherMs; reads on this instance never wait for it).
+   */
+  recordingGatherMs: number;
 }
 
 export class ConfigError extends Error {
@@ -344,6 +349,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
       reservations: reservationsRaw === "postgres" ? "postgres" : "memory",
       shutdownGraceMs: int("GATEHOUSE_SHUTDOWN_GRACE_MS", 10_000, 0, 600_000),
       recording: recording === "deferred" ? "deferred" : "durable",
+      recordingGatherMs: int("GATEHOUSE_RECORDING_GATHER_MS", 10, 0, 1_000),
     },
   };
   if (problems.length > 0) throw new ConfigError(problems);

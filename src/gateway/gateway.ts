@@ -56,7 +56,10 @@ export function createGateway(d: GatewayDeps): Gateway {
     preparer: d.preparer,
     ...(d.onLive ? { onLive: d.onLive } : {}),
   };
-  const recorder = new GenerationRecorder(recording);
+  // Gathering only where no answer waits for its record.
+  const recorder = new GenerationRecorder(recording, {
+    gatherMs: d.config.recording === "deferred" ? d.config.recordingGatherMs : 0,
+  });
   return {
     config: d.config,
     catalog: d.catalog ?? buildCatalog(d.config),

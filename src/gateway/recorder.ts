@@ -5,17 +5,31 @@ export const MAX_RECORD_BATCH = 1_000;
 
 interface Queued {
   g: ServedGeneration;
+  /** When it was queued (performance.now()). */
+  at: number;
   /** Its place in the queue's order (1, 2, ...). */
   seq: number;
   done: () => void;
   fail: (err: unknown) => void;
 }
 
+export interface RecorderOptions {
+  /**
+   * How long the oldest queued generation may wait for others to join its flush, in ms; 0 (the
+   * default) flushes at once. Only for answers that do not wait for their record
+   * (GATEHOUSE_RECORDING=deferred): the cost of a flush is mostly per batch, so gathering ~10 ms
+   * of traffic cuts the recording's CPU per request (docs/performance.md). A read that waits for
+   * the records (`settled`), a full batch, and `close` end the wait at once.
+   */
+  gatherMs?: number;
+}
+
 /**
  * Group commit for the gateway's generations. `record` queues a finished generation and resolves
  * once it is stored (ingest committed, detail row written). When no flush is running, a flush
- * starts at once (no timer: an idle gateway records each answer alone and immediately); while one
- * runs, generations queue, and the next flush takes everything queued: one ingest batch per
+ * starts at once, or after `gatherMs` (an idle gateway without it records each answer alone and
+ * immediately); while one runs, generations queue, and the next flush takes everything queued:
+ * one ingest batch per
  * organization (one record-store transaction, one prepare round trip, one ingest-log append) and
  * one multi-row insert of the detail rows, however many requests finished meanwhile. A batch that
  * fails is retried record by record (ingest and the detail insert are idempotent by id), so one
@@ -32,13 +46,23 @@ export class GenerationRecorder {
   private finishedSeq = 0;
   private readonly waiters: { through: number; done: () => void }[] = [];
   private failureListener: ((err: unknown, generationId: string) => void) | null = null;
+  private readonly gatherMs: number;
+  /** Ends the current gathering wait early (null when not waiting). */
+  private endGathering: (() => void) | null = null;
+  private closing = false;
 
-  constructor(private readonly deps: RecordingDeps) {}
+  constructor(
+    private readonly deps: RecordingDeps,
+    opts: RecorderOptions = {},
+  ) {
+    this.gatherMs = opts.gatherMs ?? 0;
+  }
 
   record(g: ServedGeneration): Promise<void> {
     return new Promise<void>((done, fail) => {
-      this.queue.push({ g, seq: ++this.queuedSeq, done, fail });
+      this.queue.push({ g, at: performance.now(), seq: ++this.queuedSeq, done, fail });
       this.flushing ??= this.run();
+      if (this.queue.length >= MAX_RECORD_BATCH) this.endGathering?.();
     });
   }
 
@@ -51,7 +75,9 @@ export class GenerationRecorder {
   settled(): Promise<void> {
     const through = this.queuedSeq;
     if (this.finishedSeq >= through) return Promise.resolve();
-    return new Promise<void>((done) => this.waiters.push({ through, done }));
+    const waiting = new Promise<void>((done) => this.waiters.push({ through, done }));
+    this.endGathering?.();
+    return waiting;
   }
 
   /** Where a deferred record's failure is reported (the app's logger). */
@@ -71,7 +97,25 @@ export class GenerationRecorder {
 
   /** Resolves once every generation queued before (and during) the call is stored or failed. */
   async close(): Promise<void> {
+    this.closing = true;
+    this.endGathering?.();
     while (this.flushing) await this.flushing;
+  }
+
+  /** Waits until the oldest queued generation is gatherMs old, unless something needs it sooner. */
+  private async gather(): Promise<void> {
+    const oldest = this.queue[0];
+    if (!oldest || this.closing || this.waiters.length > 0 || this.queue.length >= MAX_RECORD_BATCH) return;
+    const wait = oldest.at + this.gatherMs - performance.now();
+    if (wait <= 0) return;
+    await new Promise<void>((done) => {
+      const timer = setTimeout(() => this.endGathering?.(), wait);
+      this.endGathering = () => {
+        clearTimeout(timer);
+        this.endGathering = null;
+        done();
+      };
+    });
   }
 
   private async run(): Promise<void> {
@@ -79,6 +123,7 @@ export class GenerationRecorder {
       // One microtask: answers finishing in the same turn join the first flush.
       await Promise.resolve();
       while (this.queue.length > 0) {
+        if (this.gatherMs > 0) await this.gather();
         const batch = this.queue.splice(0, MAX_RECORD_BATCH);
         // flush() settles every entry itself; should it throw anyway, none is left waiting.
         await this.flush(batch).catch((err: unknown) => {

@@ -231,6 +231,51 @@ describe("gateway recorder: group commit", () => {
     expect(await countWhere("gateway_generations", ids)).toBe(50);
     expect(await usageOf(key)).toBeCloseTo(50 * 20_000e-9, 12);
   });
+
+  it("gatherMs: records queued over several milliseconds share one flush", async () => {
+    const key = await createKey("gather");
+    const policy = await policyOf(key);
+    const recorder = new GenerationRecorder(s.app.gateway.recording, { gatherMs: 1_000 });
+    const gs = Array.from({ length: 5 }, () => served(policy));
+    const stored: Promise<void>[] = [];
+    for (const g of gs) {
+      stored.push(recorder.record(g));
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    // Without gathering, the first record would have been flushed alone long ago.
+    expect(recorder.flushes).toBe(0);
+    await Promise.all(stored);
+    expect(recorder.flushes).toBe(1);
+    expect(
+      await countWhere(
+        "gateway_generations",
+        gs.map((g) => g.id),
+      ),
+    ).toBe(5);
+  });
+
+  it("gatherMs: settled() and close() end the wait at once; without them the record waits", async () => {
+    const key = await createKey("gather-early");
+    const policy = await policyOf(key);
+    // An hour: only settled() or close() can end it within the test's time.
+    const recorder = new GenerationRecorder(s.app.gateway.recording, { gatherMs: 3_600_000 });
+    const first = served(policy);
+    let stored = false;
+    void recorder.record(first).then(() => (stored = true));
+    await new Promise((r) => setTimeout(r, 100));
+    expect(stored).toBe(false);
+    expect(recorder.queued).toBe(1);
+    await recorder.settled();
+    expect(stored).toBe(true);
+    expect(await countWhere("gateway_generations", [first.id])).toBe(1);
+
+    const second = served(policy);
+    const pending = recorder.record(second);
+    await recorder.close();
+    await pending;
+    expect(await countWhere("gateway_generations", [second.id])).toBe(1);
+    expect(recorder.flushes).toBe(2);
+  });
 });
 
 describe("generation ids", () => {

@@ -70,6 +70,7 @@ describe("loadConfig", () => {
         shutdownGraceMs: 10_000,
         reservations: "memory",
         recording: "durable",
+        recordingGatherMs: 10,
       },
     });
   });
@@ -91,6 +92,13 @@ describe("loadConfig", () => {
     expect(() => loadConfig({ GATEHOUSE_RECORDING: "later" })).toThrow(
       /GATEHOUSE_RECORDING: must be durable or deferred/,
     );
+    expect(loadConfig({}).gateway.recordingGatherMs).toBe(10);
+    expect(loadConfig({ GATEHOUSE_RECORDING_GATHER_MS: "0" }).gateway.recordingGatherMs).toBe(0);
+    for (const bad of ["-1", "1001", "soon"]) {
+      expect(() => loadConfig({ GATEHOUSE_RECORDING_GATHER_MS: bad }), bad).toThrow(
+        /GATEHOUSE_RECORDING_GATHER_MS/,
+      );
+    }
     expect(() => loadConfig({ INGEST_FLUSH_LINGER_MS: "-1" })).toThrow(/INGEST_FLUSH_LINGER_MS/);
     for (const bad of ["-1", "65", "two", "1.5"]) {
       expect(() => loadConfig({ INGEST_WORKERS: bad }), bad).toThrow(
