@@ -28,16 +28,29 @@
  *                            [--connections 8] [--destinations 3] [--server-prof DIR]
  *                            [--recording durable|deferred]
  */
-import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { numberOption } from "./lib/args.js";
+import {
+  BENCH_MANAGEMENT_KEY,
+  benchServerEnv,
+  call,
+  chatBody,
+  childJson,
+  closedLoop,
+  createBenchKey,
+  gatehouseTarget,
+  openLoop,
+  PROXY_JS,
+  UPSTREAM_JS,
+  type OpenRun,
+  type Target,
+} from "./lib/gateway-load.js";
 import { startBenchServer } from "./lib/query-server.js";
 
-const ROOT = resolve(import.meta.dirname, "..");
 const args = process.argv.slice(2);
 const opt = numberOption(args);
 const ROUNDS = opt("rounds", 5);
@@ -51,162 +64,6 @@ const serverProf = profAt >= 0 ? (args[profAt + 1] ?? "server-prof") : null;
 const recordingAt = args.indexOf("--recording");
 /** GATEHOUSE_RECORDING of the server: durable (the default) or deferred (docs/gateway.md). */
 const RECORDING = recordingAt >= 0 ? (args[recordingAt + 1] ?? "durable") : "durable";
-
-/**
- * The upstream: an OpenAI-compatible chat endpoint answering at once. Non-streaming: one
- * chat.completion with usage. Streaming: a role chunk, three content chunks, a finish chunk, a
- * usage chunk, [DONE] (as OpenAI sends with stream_options.include_usage).
- */
-const UPSTREAM_JS = `
-import { createServer } from "node:http";
-let n = 0;
-const server = createServer((req, res) => {
-  const parts = [];
-  req.on("data", (c) => parts.push(c));
-  req.on("end", () => {
-    const body = JSON.parse(Buffer.concat(parts).toString("utf8"));
-    const id = "chatcmpl-" + ++n;
-    const created = Math.floor(Date.now() / 1000);
-    const model = body.model;
-    const usage = { prompt_tokens: 12, completion_tokens: 6, total_tokens: 18 };
-    if (!body.stream) {
-      const text = JSON.stringify({ id, object: "chat.completion", created, model, system_fingerprint: null,
-        choices: [{ index: 0, message: { role: "assistant", content: "Hello there, bench friend." }, finish_reason: "stop" }],
-        usage });
-      res.writeHead(200, { "content-type": "application/json", "content-length": Buffer.byteLength(text) });
-      res.end(text);
-      return;
-    }
-    res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
-    const chunk = (delta, finish, extra) => "data: " + JSON.stringify({ id, object: "chat.completion.chunk", created, model,
-      choices: delta ? [{ index: 0, delta, finish_reason: finish }] : [], ...extra }) + "\\n\\n";
-    res.write(chunk({ role: "assistant", content: "" }, null));
-    for (const w of ["Hello there,", " bench", " friend."]) res.write(chunk({ content: w }, null));
-    res.write(chunk({}, "stop"));
-    res.write(chunk(null, null, { usage }));
-    res.end("data: [DONE]\\n\\n");
-  });
-});
-server.keepAliveTimeout = 60_000;
-server.listen(0, "127.0.0.1", () => process.stdout.write(JSON.stringify({ port: server.address().port }) + "\\n"));
-`;
-
-/**
- * A bare proxy: the floor of any gateway on this machine. node:http in, the body parsed and
- * written again (a gateway must read the model and rewrite the body), forwarded over undici's
- * keep-alive pool to the upstream, the answer piped back. No auth, no accounting, no logging.
- * Gatehouse against it shows what Gatehouse's own work costs beyond the extra HTTP hop.
- */
-const PROXY_JS = `
-import { createServer } from "node:http";
-import { Pool } from "undici";
-const pool = new Pool("http://127.0.0.1:" + process.argv[1], { connections: 64 });
-const server = createServer((req, res) => {
-  const parts = [];
-  req.on("data", (c) => parts.push(c));
-  req.on("end", async () => {
-    try {
-      const body = JSON.parse(Buffer.concat(parts).toString("utf8"));
-      body.model = "tiny";
-      const up = await pool.request({ method: "POST", path: "/v1/chat/completions",
-        headers: { "content-type": "application/json", authorization: "Bearer bench-upstream" },
-        body: JSON.stringify(body) });
-      res.writeHead(up.statusCode, { "content-type": up.headers["content-type"] });
-      for await (const chunk of up.body) res.write(chunk);
-      res.end();
-    } catch (err) {
-      res.writeHead(502);
-      res.end(String(err));
-    }
-  });
-});
-server.keepAliveTimeout = 60_000;
-server.listen(0, "127.0.0.1", () => process.stdout.write(JSON.stringify({ port: server.address().port }) + "\\n"));
-`;
-
-/**
- * The load. mode "open": count requests at rate/s, each sent at its scheduled time over a
- * keep-alive agent (sockets grow as needed); per request the latency from the schedule to the
- * first body byte and to the end, and the x-gatehouse-overhead-ms header when present. mode
- * "closed": connections lanes for ms; requests/s. Any non-2xx fails the run.
- */
-const LOAD_JS = `
-import { Agent, request } from "node:http";
-const { mode, url, headers, body, rate, count, connections, ms } = JSON.parse(process.argv[1]);
-const agent = new Agent({ keepAlive: true, maxSockets: mode === "open" ? 256 : connections });
-const len = String(Buffer.byteLength(body));
-const one = (t0) => new Promise((ok, fail) => {
-  const req = request(url, { method: "POST", agent, headers: { ...headers, "content-length": len } }, (res) => {
-    let first = -1;
-    let text = "";
-    res.setEncoding("utf8");
-    res.on("data", (c) => { if (first < 0) first = performance.now(); if (text.length < 500) text += c; });
-    res.on("end", () => {
-      const end = performance.now();
-      if (res.statusCode < 200 || res.statusCode >= 300) return fail(new Error(res.statusCode + " " + text));
-      if (!text.includes("bench")) return fail(new Error("unexpected answer: " + text));
-      const oh = res.headers["x-gatehouse-overhead-ms"];
-      ok({ ttfb: first - t0, total: end - t0, overhead: oh === undefined ? null : Number(oh) });
-    });
-  });
-  req.on("error", fail);
-  req.end(body);
-});
-let out;
-try {
-  if (mode === "open") {
-    const gap = 1000 / rate;
-    const start = performance.now() + 20;
-    const results = [];
-    const pending = [];
-    for (let i = 0; i < count; i++) {
-      const at = start + i * gap;
-      const wait = at - performance.now();
-      if (wait > 1) await new Promise((r) => setTimeout(r, wait - 0.5));
-      while (performance.now() < at) {} // the last half millisecond, spun: setTimeout is coarse
-      pending.push(one(at).then((r) => results.push(r)));
-    }
-    await Promise.all(pending);
-    out = { results };
-  } else {
-    let done = 0;
-    const deadline = performance.now() + ms;
-    const lane = async () => { while (performance.now() < deadline) { await one(performance.now()); done++; } };
-    const started = performance.now();
-    await Promise.all(Array.from({ length: connections }, lane));
-    out = { rps: (done * 1000) / (performance.now() - started) };
-  }
-} catch (err) { out = { error: String(err) }; }
-process.stdout.write(JSON.stringify(out) + "\\n");
-agent.destroy();
-`;
-
-function childJson(js: string, argv: string[] = []): { child: ChildProcess; first: Promise<unknown> } {
-  const child = spawn(process.execPath, ["--input-type=module", "-e", js, ...argv], {
-    cwd: ROOT,
-    stdio: ["ignore", "pipe", "inherit"],
-  });
-  const first = new Promise<unknown>((done, fail) => {
-    let out = "";
-    child.stdout.setEncoding("utf8");
-    child.stdout.on("data", (d: string) => {
-      out += d;
-      const nl = out.indexOf("\n");
-      if (nl >= 0) done(JSON.parse(out.slice(0, nl)));
-    });
-    child.once("exit", (code) => fail(new Error(`child exited with ${String(code)}`)));
-  });
-  return { child, first };
-}
-
-interface Target {
-  name: string;
-  url: string;
-  headers: Record<string, string>;
-  body: string;
-  /** Run before each measurement of this target (e.g. enable or disable destinations). */
-  before?: () => Promise<void>;
-}
 
 /** Local OTLP/HTTP receivers: one server, a path per destination; counts the spans received. */
 async function startReceivers(): Promise<{ server: Server; url: string; spans: () => number }> {
@@ -226,62 +83,9 @@ async function startReceivers(): Promise<{ server: Server; url: string; spans: (
   return { server, url: `http://127.0.0.1:${port}`, spans: () => spans };
 }
 
-interface OpenRun {
-  ttfb: number[];
-  total: number[];
-  overhead: number[];
-}
-
-async function open(t: Target, count = REQUESTS): Promise<OpenRun> {
-  await t.before?.();
-  const { first } = childJson(LOAD_JS, [JSON.stringify({ mode: "open", ...t, rate: RATE, count })]);
-  const r = (await first) as
-    { results: { ttfb: number; total: number; overhead: number | null }[] } | { error: string };
-  if ("error" in r) throw new Error(`${t.name}: ${r.error}`);
-  return {
-    ttfb: r.results.map((x) => x.ttfb),
-    total: r.results.map((x) => x.total),
-    overhead: r.results.flatMap((x) => (x.overhead === null ? [] : [x.overhead])),
-  };
-}
-
-/** CPU time (user + system, every thread) of a process so far, in ms; null off Linux. */
-function cpuMsOf(pid: number): number | null {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // clock ticks: 100 Hz
-  } catch {
-    return null;
-  }
-}
-
-/**
- * Saturation: requests/s, and the CPU time `pid` (the server, when given) spent per request
- * meanwhile, in ms. CPU per request hardly depends on what else runs on the machine, unlike
- * requests/s.
- */
-async function closed(t: Target, pid: number | null, ms = SECONDS * 1000): Promise<[number, number | null]> {
-  await t.before?.();
-  const cpu0 = pid === null ? null : cpuMsOf(pid);
-  const { first } = childJson(LOAD_JS, [
-    JSON.stringify({ mode: "closed", ...t, connections: CONNECTIONS, ms }),
-  ]);
-  const r = (await first) as { rps: number } | { error: string };
-  if ("error" in r) throw new Error(`${t.name}: ${r.error}`);
-  const cpu1 = pid === null ? null : cpuMsOf(pid);
-  const perRequest = cpu0 === null || cpu1 === null ? null : (cpu1 - cpu0) / ((r.rps * ms) / 1000);
-  return [r.rps, perRequest];
-}
-
-async function call(url: string, method: string, key: string, body?: unknown): Promise<unknown> {
-  const res = await fetch(url, {
-    method,
-    headers: { authorization: `Bearer ${key}`, ...(body ? { "content-type": "application/json" } : {}) },
-    ...(body ? { body: JSON.stringify(body) } : {}),
-  });
-  if (!res.ok) throw new Error(`${method} ${url}: ${res.status} ${await res.text()}`);
-  return res.json();
-}
+const open = (t: Target, count = REQUESTS): Promise<OpenRun> => openLoop(t, RATE, count);
+const closed = (t: Target, pid: number | null, ms = SECONDS * 1000): Promise<[number, number | null]> =>
+  closedLoop(t, pid, CONNECTIONS, ms);
 
 const quantile = (xs: readonly number[], q: number): number => {
   const s = [...xs].sort((a, b) => a - b);
@@ -303,59 +107,14 @@ async function main(): Promise<void> {
     const { port } = (await upstream.first) as { port: number };
     proxy = childJson(PROXY_JS, [String(port)]);
     const { port: proxyPort } = (await proxy.first) as { port: number };
-    const providersFile = join(dir, "providers.json");
-    writeFileSync(
-      providersFile,
-      JSON.stringify({
-        providers: [
-          {
-            slug: "bench",
-            kind: "openai-compatible",
-            base_url: `http://127.0.0.1:${port}/v1`,
-            api_key: "bench-upstream",
-          },
-        ],
-        models: [
-          {
-            id: "bench/tiny",
-            provider: "bench",
-            upstream_model: "tiny",
-            prompt_price: 0.000001,
-            completion_price: 0.000002,
-            context_length: 8192,
-            max_completion_tokens: 1024,
-          },
-        ],
-      }),
-    );
-    const managementKey = `sk-gh-v1-bench-${"m".repeat(40)}`;
-    const big = "1000000";
     server = await startBenchServer(
-      {
-        GATEHOUSE_DATA_DIR: dir,
-        GATEHOUSE_BOOTSTRAP_KEY: managementKey,
-        GATEHOUSE_PROVIDERS_FILE: providersFile,
-        LOG_LEVEL: "info",
-        RATE_LIMIT_MANAGEMENT_MAX: big,
-        RATE_LIMIT_INFERENCE_MAX: big,
-        GATEHOUSE_RECORDING: RECORDING,
-      },
+      benchServerEnv(dir, port, RECORDING),
       serverProf ? [`--cpu-prof`, `--cpu-prof-dir=${serverProf}`] : [],
     );
-    const created = (await call(`${server.base}/keys`, "POST", managementKey, {
-      name: "bench key",
-      limit: 100_000,
-    })) as {
-      key: string;
-    };
-    await call(`${server.base}/workspaces/default/budgets/monthly`, "PUT", managementKey, {
-      limit_usd: 100_000,
-    });
-    const messages = [{ role: "user", content: "Say hello to the benchmark." }];
-    const json = { "content-type": "application/json" };
+    const key = await createBenchKey(server.base);
     const destinationIds: string[] = [];
     for (let i = 0; i < DESTINATIONS; i++) {
-      const d = (await call(`${server.base}/observability/destinations`, "POST", managementKey, {
+      const d = (await call(`${server.base}/observability/destinations`, "POST", BENCH_MANAGEMENT_KEY, {
         name: `bench receiver ${i}`,
         type: "otel-collector",
         config: { endpoint: `${receivers!.url}/r${i}/v1/traces` },
@@ -367,7 +126,7 @@ async function main(): Promise<void> {
     const destinationsEnabled = (on: boolean) => async () => {
       if (enabled === on) return;
       for (const id of destinationIds) {
-        await call(`${server!.base}/observability/destinations/${id}`, "PATCH", managementKey, {
+        await call(`${server!.base}/observability/destinations/${id}`, "PATCH", BENCH_MANAGEMENT_KEY, {
           enabled: on,
         });
       }
@@ -376,26 +135,23 @@ async function main(): Promise<void> {
     const targets: Target[] = [];
     for (const stream of [false, true]) {
       const kind = stream ? "stream" : "json";
+      const json = { "content-type": "application/json" };
       targets.push({
         name: `direct ${kind}`,
         url: `http://127.0.0.1:${port}/v1/chat/completions`,
         headers: { ...json, authorization: "Bearer bench-upstream" },
-        body: JSON.stringify({ model: "tiny", messages, max_tokens: 16, stream }),
+        body: chatBody("tiny", stream),
       });
-      const through = {
-        url: `${server.base}/chat/completions`,
-        headers: { ...json, authorization: `Bearer ${created.key}` },
-        body: JSON.stringify({ model: "bench/tiny", messages, max_tokens: 16, stream }),
-      };
+      const through = gatehouseTarget(`through ${kind}`, server.base, key, stream);
       targets.push({
         name: `proxy ${kind}`,
         url: `http://127.0.0.1:${proxyPort}/v1/chat/completions`,
         headers: json,
-        body: JSON.stringify({ model: "bench/tiny", messages, max_tokens: 16, stream }),
+        body: chatBody("bench/tiny", stream),
       });
-      targets.push({ name: `through ${kind}`, ...through, before: destinationsEnabled(false) });
+      targets.push({ ...through, before: destinationsEnabled(false) });
       if (DESTINATIONS > 0) {
-        targets.push({ name: `dest ${kind}`, ...through, before: destinationsEnabled(true) });
+        targets.push({ ...through, name: `dest ${kind}`, before: destinationsEnabled(true) });
       }
     }
     // Warm-up: a short open-loop pass and a short closed-loop pass over each (JIT, caches).

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
-import { resolve } from "node:path";
+import { existsSync } from "node:fs";
+import { join, resolve } from "node:path";
 import { ensureBuilt, SERVER_ARGV } from "../../test/helpers/compiled.js";
 
 const ROOT = resolve(import.meta.dirname, "../..");
@@ -16,16 +17,23 @@ export interface BenchServer {
  * The real composition root in a child process, as an operator runs it (`npm start`: the compiled
  * build, dist/src/main.js, rebuilt first when a source is newer), on the given data directory and
  * environment (`nodeArgs` e.g. ["--cpu-prof"] to profile it). Resolves once it logs "gatehouse
- * listening".
+ * listening". `root` runs another checkout's build instead (bench/gateway-ab.ts), which must be
+ * built already (`npm install` there builds it).
  */
 export async function startBenchServer(
   env: Record<string, string>,
   nodeArgs: readonly string[] = [],
+  root: string = ROOT,
 ): Promise<BenchServer> {
-  ensureBuilt();
-  const argv = [...nodeArgs, ...SERVER_ARGV];
+  let main: readonly string[] = SERVER_ARGV;
+  if (resolve(root) === ROOT) ensureBuilt();
+  else {
+    main = [join(root, "dist", "src", "main.js")];
+    if (!existsSync(main[0] as string)) throw new Error(`${root} is not built: run npm install there`);
+  }
+  const argv = [...nodeArgs, ...main];
   const child: ChildProcessWithoutNullStreams = spawn(process.execPath, argv, {
-    cwd: ROOT,
+    cwd: root,
     env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", PORT: "0", ...env },
   });
   let out = "";

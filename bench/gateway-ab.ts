@@ -1,0 +1,114 @@
+/**
+ * Two builds of Gatehouse side by side, for a change whose effect is smaller than this machine's
+ * drift between runs: bench/gateway.ts measures one build per run, and on the shared 2-core VM the
+ * same code measures anywhere from ~0.85 to ~2 ms of CPU per request from one run to the next.
+ *
+ * Both servers (this checkout, and the checkout given as the baseline: e.g. a `git worktree` of
+ * main, built) run at once against one local upstream, each on its own data directory, with the
+ * same key, budget and request as bench/gateway.ts. Saturation is measured in short closed-loop
+ * slices, alternating between the two (A B B A A B …), so that both see the same machine; each
+ * server's CPU time (all its threads, from /proc) is summed over its slices. Printed: each build's
+ * requests/s and CPU per request, and the ratios this / baseline. Run it once more with both roots
+ * the same build (`--baseline .`) to see the bias of the method itself (about ±6 % here).
+ *
+ *   npx tsx bench/gateway-ab.ts --baseline ../main [--slices 12] [--slice-ms 1000]
+ *                               [--connections 8] [--stream] [--recording durable|deferred]
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { numberOption } from "./lib/args.js";
+import {
+  benchServerEnv,
+  childJson,
+  closedLoop,
+  cpuMsOf,
+  createBenchKey,
+  gatehouseTarget,
+  UPSTREAM_JS,
+  type Target,
+} from "./lib/gateway-load.js";
+import { startBenchServer, type BenchServer } from "./lib/query-server.js";
+
+const args = process.argv.slice(2);
+const opt = numberOption(args);
+const SLICES = opt("slices", 12);
+const SLICE_MS = opt("slice-ms", 1000);
+const CONNECTIONS = opt("connections", 8);
+const STREAM = args.includes("--stream");
+const stringOption = (name: string): string | null => {
+  const at = args.indexOf(`--${name}`);
+  return at >= 0 ? (args[at + 1] ?? null) : null;
+};
+const RECORDING = stringOption("recording") ?? "durable";
+const BASELINE = stringOption("baseline");
+
+interface Side {
+  label: string;
+  server: BenchServer;
+  target: Target;
+  cpuMs: number;
+  requests: number;
+}
+
+async function main(): Promise<void> {
+  if (!BASELINE) throw new Error("--baseline: the checkout to compare with (built), e.g. a worktree of main");
+  const roots: [string, string][] = [
+    ["baseline", resolve(BASELINE)],
+    ["this", resolve(import.meta.dirname, "..")],
+  ];
+  const upstream = childJson(UPSTREAM_JS);
+  const dirs: string[] = [];
+  const sides: Side[] = [];
+  try {
+    const { port } = (await upstream.first) as { port: number };
+    for (const [label, root] of roots) {
+      const dir = mkdtempSync(join(tmpdir(), "gatehouse-bench-ab-"));
+      dirs.push(dir);
+      const server = await startBenchServer(benchServerEnv(dir, port, RECORDING), [], root);
+      const key = await createBenchKey(server.base);
+      sides.push({
+        label,
+        server,
+        target: gatehouseTarget(label, server.base, key, STREAM),
+        cpuMs: 0,
+        requests: 0,
+      });
+    }
+    // Warm-up (JIT, caches), then the slices: A B, B A, A B, … so that neither always goes first.
+    for (const s of sides) await closedLoop(s.target, null, CONNECTIONS, 2000);
+    for (let i = 0; i < SLICES; i++) {
+      for (const s of i % 2 === 0 ? sides : [...sides].reverse()) {
+        const cpu0 = cpuMsOf(s.server.pid);
+        const [rps] = await closedLoop(s.target, null, CONNECTIONS, SLICE_MS);
+        const cpu1 = cpuMsOf(s.server.pid);
+        if (cpu0 === null || cpu1 === null) throw new Error("no /proc: CPU time cannot be read here");
+        s.cpuMs += cpu1 - cpu0;
+        s.requests += (rps * SLICE_MS) / 1000;
+      }
+    }
+    console.log(
+      `\n${SLICES} slices of ${SLICE_MS} ms each, ${CONNECTIONS} connections, ${STREAM ? "streaming" : "JSON"}, ` +
+        `GATEHOUSE_RECORDING=${RECORDING}\n`,
+    );
+    console.log("| build | root | requests/s | server CPU per request |");
+    console.log("| --- | --- | --- | --- |");
+    for (const [i, s] of sides.entries()) {
+      const rps = s.requests / ((SLICES * SLICE_MS) / 1000);
+      console.log(
+        `| ${s.label} | ${roots[i]![1]} | ${rps.toFixed(0)} | ${(s.cpuMs / s.requests).toFixed(3)} ms |`,
+      );
+    }
+    const [a, b] = sides as [Side, Side];
+    console.log(
+      `\nthis / baseline: CPU per request ${((b.cpuMs / b.requests / (a.cpuMs / a.requests)) * 100).toFixed(1)} %, ` +
+        `requests/s ${((b.requests / a.requests) * 100).toFixed(1)} %`,
+    );
+  } finally {
+    for (const s of sides) await s.server.stop();
+    upstream.child.kill();
+    for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  }
+}
+
+await main();
