@@ -15,7 +15,7 @@ export interface Answer {
  */
 export async function completeChat(gw: Gateway, call: ChatCall): Promise<Answer> {
   const run = await new ChatRun(gw, call).withByok();
-  let lastError: unknown = null;
+  let lastError: UpstreamError | null = null;
   for (const [n, a] of run.attempts.entries()) {
     if (call.clientGone.aborted) break;
     const { hold, body } = await run.hold(a, n);
@@ -27,12 +27,7 @@ export async function completeChat(gw: Gateway, call: ChatCall): Promise<Answer>
       // The adapter enforces the provider's first-byte deadline (UpstreamTimeout).
       const res = await a.provider.adapter.complete(run.upstreamCall(a, body), ac.signal);
       const elapsed = performance.now() - t0;
-      run.tried.push({
-        provider: a.provider.slug,
-        model: a.model.id,
-        status: 200,
-        durationMs: Math.round(elapsed),
-      });
+      run.noteAttempt(a, 200, elapsed);
       const first = res.choices[0];
       const text = answerText(first?.message.content ?? "");
       const charge = run.chargeOf(a, run.usageOf(res.usage, text));
@@ -76,16 +71,8 @@ export async function completeChat(gw: Gateway, call: ChatCall): Promise<Answer>
     } catch (err) {
       // Settled above only on success; on every other path the hold is released (idempotent).
       await hold.release();
-      const status = err instanceof UpstreamError ? err.status : null;
-      run.tried.push({
-        provider: a.provider.slug,
-        model: a.model.id,
-        status,
-        durationMs: Math.round(performance.now() - t0),
-      });
-      if (!(err instanceof UpstreamError)) throw err;
-      lastError = err;
-      if (!err.retryable || call.clientGone.aborted) break;
+      lastError = run.failedAttempt(a, err, performance.now() - t0);
+      if (!lastError.retryable || call.clientGone.aborted) break;
     } finally {
       call.clientGone.removeEventListener("abort", onGone);
     }

@@ -172,6 +172,28 @@ export class ChatRun {
       : { usage, costNano: cost, byokCostNano: 0n, isByok: false };
   }
 
+  /** Notes an attempt in the generation's attempt list (`status` null: no HTTP answer). */
+  noteAttempt(a: Attempt, status: number | null, elapsedMs: number): void {
+    this.tried.push({
+      provider: a.provider.slug,
+      model: a.model.id,
+      status,
+      durationMs: Math.round(elapsedMs),
+    });
+  }
+
+  /**
+   * An attempt that failed before any output (its hold already released): noted, and returned as
+   * the UpstreamError that decides whether the next attempt may run. Anything that is not an
+   * upstream failure is rethrown: it is not the provider's fault, and another provider would not
+   * help.
+   */
+  failedAttempt(a: Attempt, err: unknown, elapsedMs: number): UpstreamError {
+    this.noteAttempt(a, err instanceof UpstreamError ? err.status : null, elapsedMs);
+    if (!(err instanceof UpstreamError)) throw err;
+    return err;
+  }
+
   upstreamCall(a: Attempt, body: ChatRequestBody): UpstreamCall {
     return {
       upstreamModel: a.endpoint.upstreamModel,

@@ -28,7 +28,7 @@ export interface SseSink {
  */
 export async function streamChat(gw: Gateway, call: ChatCall, sink: SseSink): Promise<void> {
   const run = await new ChatRun(gw, call).withByok();
-  let lastError: unknown = null;
+  let lastError: UpstreamError | null = null;
   for (const [n, a] of run.attempts.entries()) {
     if (call.clientGone.aborted) return;
     const { hold, body } = await run.hold(a, n);
@@ -47,24 +47,11 @@ export async function streamChat(gw: Gateway, call: ChatCall, sink: SseSink): Pr
     } catch (err) {
       call.clientGone.removeEventListener("abort", onGone);
       await hold.release();
-      const status = err instanceof UpstreamError ? err.status : null;
-      run.tried.push({
-        provider: a.provider.slug,
-        model: a.model.id,
-        status,
-        durationMs: Math.round(performance.now() - t0),
-      });
-      if (!(err instanceof UpstreamError)) throw err;
-      lastError = err;
-      if (!err.retryable || call.clientGone.aborted) break;
+      lastError = run.failedAttempt(a, err, performance.now() - t0);
+      if (!lastError.retryable || call.clientGone.aborted) break;
       continue;
     }
-    run.tried.push({
-      provider: a.provider.slug,
-      model: a.model.id,
-      status: 200,
-      durationMs: Math.round(performance.now() - t0),
-    });
+    run.noteAttempt(a, 200, performance.now() - t0);
     try {
       await forward(run, a, hold, it, first, t0, sink, ac);
     } finally {

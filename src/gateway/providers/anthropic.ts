@@ -4,7 +4,7 @@ import { malformed } from "./malformed.js";
 import { DEFAULT_IDLE_TIMEOUT_MS, joinUrl, type UpstreamEndpointOptions } from "./openai-compatible.js";
 import type { ProviderAdapter, UpstreamCall } from "./provider.js";
 import { sseEvents } from "./sse-events.js";
-import { createUpstreamPool, sendUpstream, type UpstreamExchange } from "./upstream-http.js";
+import { createUpstreamPool, readWholeBody, sendUpstream, type UpstreamExchange } from "./upstream-http.js";
 
 /**
  * Anthropic's Messages API: POST {base}/v1/messages with `x-api-key` and
@@ -46,26 +46,15 @@ export function createAnthropicAdapter(opts: UpstreamEndpointOptions): ProviderA
 
   return {
     async complete(call, signal) {
-      const exchange = await send(call, false, signal);
+      const text = await readWholeBody(await send(call, false, signal));
+      let parsed: unknown;
       try {
-        exchange.firstByte(); // the headers came: the body is bounded by the idle timeout
-        let text: string;
-        try {
-          text = await exchange.body.text();
-        } catch (err) {
-          throw exchange.failure(err);
-        }
-        let parsed: unknown;
-        try {
-          parsed = JSON.parse(text);
-        } catch {
-          throw malformed(`not JSON (${JSON.stringify(text.slice(0, 80))})`, false);
-        }
-        if (typeof parsed !== "object" || parsed === null) throw malformed("not a JSON object", false);
-        return fromAnthropicMessage(parsed as Record<string, unknown>);
-      } finally {
-        exchange.close();
+        parsed = JSON.parse(text);
+      } catch {
+        throw malformed(`not JSON (${JSON.stringify(text.slice(0, 80))})`, false);
       }
+      if (typeof parsed !== "object" || parsed === null) throw malformed("not a JSON object", false);
+      return fromAnthropicMessage(parsed as Record<string, unknown>);
     },
 
     async *stream(call, signal) {

@@ -11,6 +11,7 @@ import { malformed } from "./malformed.js";
 import { sseEvents } from "./sse-events.js";
 import {
   createUpstreamPool,
+  readWholeBody,
   isRetryableStatus,
   sendUpstream,
   type UpstreamExchange,
@@ -78,19 +79,7 @@ export function createOpenAICompatibleAdapter(opts: UpstreamEndpointOptions): Pr
 
   return {
     async complete(call, signal) {
-      const exchange = await send(call, false, signal);
-      try {
-        exchange.firstByte(); // the headers came: the body is bounded by the idle timeout
-        let text: string;
-        try {
-          text = await exchange.body.text();
-        } catch (err) {
-          throw exchange.failure(err);
-        }
-        return parseCompletion(text);
-      } finally {
-        exchange.close();
-      }
+      return parseCompletion(await readWholeBody(await send(call, false, signal)));
     },
 
     async *stream(call, signal) {

@@ -140,6 +140,24 @@ export async function sendUpstream(
   }
 }
 
+/**
+ * Reads a non-streamed answer's whole body, then ends the exchange. The headers have come, so the
+ * first-byte deadline stops; the body is bounded by the idle timeout, and a failure while reading
+ * it is an UpstreamError.
+ */
+export async function readWholeBody(exchange: UpstreamExchange): Promise<string> {
+  try {
+    exchange.firstByte();
+    try {
+      return await exchange.body.text();
+    } catch (err) {
+      throw exchange.failure(err);
+    }
+  } finally {
+    exchange.close();
+  }
+}
+
 function cancelled(): UpstreamError {
   return new UpstreamError("upstream request cancelled", null, false);
 }
