@@ -15,14 +15,15 @@
  *
  *   npm run bench:auth -- [--rounds 5] [--seconds 3] [--connections 16] [--server-prof DIR]
  */
-import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import type { ChildProcess } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { numberOption } from "./lib/args.js";
+import { childJson, cpuMsOf } from "./lib/child-process.js";
+import { call } from "./lib/http-clients.js";
 import { startBenchServer } from "./lib/query-server.js";
 
-const ROOT = resolve(import.meta.dirname, "..");
 const args = process.argv.slice(2);
 const opt = numberOption(args);
 const ROUNDS = opt("rounds", 5);
@@ -66,24 +67,6 @@ process.stdout.write(JSON.stringify(failure ? { error: failure } : { rps: (done 
 agent.destroy();
 `;
 
-function childJson(js: string, argv: string[] = []): { child: ChildProcess; first: Promise<unknown> } {
-  const child = spawn(process.execPath, ["--input-type=module", "-e", js, ...argv], {
-    cwd: ROOT,
-    stdio: ["ignore", "pipe", "inherit"],
-  });
-  const first = new Promise<unknown>((done, fail) => {
-    let out = "";
-    child.stdout.setEncoding("utf8");
-    child.stdout.on("data", (d: string) => {
-      out += d;
-      const nl = out.indexOf("\n");
-      if (nl >= 0) done(JSON.parse(out.slice(0, nl)));
-    });
-    child.once("exit", (code) => fail(new Error(`child exited with ${String(code)}`)));
-  });
-  return { child, first };
-}
-
 interface Target {
   name: string;
   /** The server process answering it (its CPU time is read from /proc). */
@@ -94,13 +77,6 @@ interface Target {
   body?: string;
 }
 
-/** User + system CPU time of a process so far, ms (/proc/PID/stat, clock ticks of 10 ms). */
-function cpuMs(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  return (Number(fields[11]) + Number(fields[12])) * 10;
-}
-
 interface Sample {
   rps: number;
   /** Server CPU per answered request, µs. */
@@ -109,21 +85,11 @@ interface Sample {
 
 async function load(t: Target, ms = SECONDS * 1000): Promise<Sample> {
   const { pid, ...wire } = t;
-  const cpu0 = cpuMs(pid);
+  const cpu0 = cpuMsOf(pid) ?? NaN;
   const { first } = childJson(LOAD_JS, [JSON.stringify({ ...wire, connections: CONNECTIONS, ms })]);
   const r = (await first) as { rps: number; done: number } | { error: string };
   if ("error" in r) throw new Error(`${t.name}: ${r.error}`);
-  return { rps: r.rps, cpuUs: ((cpuMs(pid) - cpu0) * 1000) / r.done };
-}
-
-async function call(url: string, method: string, key: string, body?: unknown): Promise<unknown> {
-  const res = await fetch(url, {
-    method,
-    headers: { authorization: `Bearer ${key}`, ...(body ? { "content-type": "application/json" } : {}) },
-    ...(body ? { body: JSON.stringify(body) } : {}),
-  });
-  if (!res.ok) throw new Error(`${method} ${url}: ${res.status} ${await res.text()}`);
-  return res.json();
+  return { rps: r.rps, cpuUs: (((cpuMsOf(pid) ?? NaN) - cpu0) * 1000) / r.done };
 }
 
 const median = (xs: number[]): number => {

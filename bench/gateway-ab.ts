@@ -18,11 +18,10 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { numberOption } from "./lib/args.js";
+import { childJson, cpuMsOf } from "./lib/child-process.js";
 import {
   benchServerEnv,
-  childJson,
   closedLoop,
-  cpuMsOf,
   createBenchKey,
   gatehouseTarget,
   UPSTREAM_JS,

@@ -34,12 +34,11 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { numberOption } from "./lib/args.js";
+import { childJson } from "./lib/child-process.js";
 import {
   BENCH_MANAGEMENT_KEY,
   benchServerEnv,
-  call,
   chatBody,
-  childJson,
   closedLoop,
   createBenchKey,
   gatehouseTarget,
@@ -49,6 +48,7 @@ import {
   type OpenRun,
   type Target,
 } from "./lib/gateway-load.js";
+import { call } from "./lib/http-clients.js";
 import { startBenchServer } from "./lib/query-server.js";
 
 const args = process.argv.slice(2);

@@ -5,11 +5,10 @@
  * (a limit and a monthly workspace budget, so that auth, reservation, forwarding and recording
  * all run). Each runs in its own child process.
  */
-import { spawn, type ChildProcess } from "node:child_process";
-import { readFileSync, writeFileSync } from "node:fs";
-import { join, resolve } from "node:path";
-
-const ROOT = resolve(import.meta.dirname, "../..");
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { childJson, cpuMsOf } from "./child-process.js";
+import { call } from "./http-clients.js";
 
 /**
  * The upstream: an OpenAI-compatible chat endpoint answering at once. Non-streaming: one
@@ -140,24 +139,6 @@ process.stdout.write(JSON.stringify(out) + "\\n");
 agent.destroy();
 `;
 
-export function childJson(js: string, argv: string[] = []): { child: ChildProcess; first: Promise<unknown> } {
-  const child = spawn(process.execPath, ["--input-type=module", "-e", js, ...argv], {
-    cwd: ROOT,
-    stdio: ["ignore", "pipe", "inherit"],
-  });
-  const first = new Promise<unknown>((done, fail) => {
-    let out = "";
-    child.stdout.setEncoding("utf8");
-    child.stdout.on("data", (d: string) => {
-      out += d;
-      const nl = out.indexOf("\n");
-      if (nl >= 0) done(JSON.parse(out.slice(0, nl)));
-    });
-    child.once("exit", (code) => fail(new Error(`child exited with ${String(code)}`)));
-  });
-  return { child, first };
-}
-
 export interface Target {
   name: string;
   url: string;
@@ -187,16 +168,6 @@ export async function openLoop(t: Target, rate: number, count: number): Promise<
   };
 }
 
-/** CPU time (user + system, every thread) of a process so far, in ms; null off Linux. */
-export function cpuMsOf(pid: number): number | null {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // clock ticks: 100 Hz
-  } catch {
-    return null;
-  }
-}
-
 /**
  * Saturation (closed loop, `connections` lanes for `ms`): requests/s, and the CPU time `pid` (the
  * server, when given) spent per request meanwhile, in ms. CPU per request hardly depends on what
@@ -216,16 +187,6 @@ export async function closedLoop(
   const cpu1 = pid === null ? null : cpuMsOf(pid);
   const perRequest = cpu0 === null || cpu1 === null ? null : (cpu1 - cpu0) / ((r.rps * ms) / 1000);
   return [r.rps, perRequest];
-}
-
-export async function call(url: string, method: string, key: string, body?: unknown): Promise<unknown> {
-  const res = await fetch(url, {
-    method,
-    headers: { authorization: `Bearer ${key}`, ...(body ? { "content-type": "application/json" } : {}) },
-    ...(body ? { body: JSON.stringify(body) } : {}),
-  });
-  if (!res.ok) throw new Error(`${method} ${url}: ${res.status} ${await res.text()}`);
-  return res.json();
 }
 
 /** The bench's management key (GATEHOUSE_BOOTSTRAP_KEY of the server). */

@@ -126,3 +126,14 @@ export async function prepareLoad(opts: {
 export async function runLoad(opts: Parameters<typeof prepareLoad>[0]): Promise<LoadResult> {
   return (await prepareLoad(opts)).go();
 }
+
+/** One JSON request with a bearer key (a bench's setup: keys, budgets, destinations); non-2xx throws. */
+export async function call(url: string, method: string, key: string, body?: unknown): Promise<unknown> {
+  const res = await fetch(url, {
+    method,
+    headers: { authorization: `Bearer ${key}`, ...(body ? { "content-type": "application/json" } : {}) },
+    ...(body ? { body: JSON.stringify(body) } : {}),
+  });
+  if (!res.ok) throw new Error(`${method} ${url}: ${res.status} ${await res.text()}`);
+  return res.json();
+}
