@@ -45,7 +45,14 @@ async function send(s: ChildServer, key: string, batch: unknown[]): Promise<bool
   }
   const text = await res.text().catch(() => null);
   if (text === null) return false;
-  if (res.status !== 200) throw new Error(`unexpected ${res.status}: ${text}`);
+  if (res.status !== 200) {
+    // The server's own account of it: its error lines (request logs are JSON, level 50 = error).
+    const errors = s
+      .stdout()
+      .split("\n")
+      .filter((l) => l.includes('"level":50') || l.includes('"level":60'));
+    throw new Error(`unexpected ${res.status}: ${text}\nserver errors:\n${errors.join("\n")}\n${s.stderr()}`);
+  }
   return true;
 }
 

@@ -17,7 +17,8 @@ describe("mock provider: first-byte deadline", () => {
     const err = await mock.complete(call(100), signal()).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(UpstreamTimeout);
     expect(err).toMatchObject({ phase: "first-byte", timeoutMs: 100, retryable: true });
-    expect(performance.now() - t0).toBeLessThan(1_000);
+    // Far below the 5 s latency, with room for a loaded CI machine (the deadline is 100 ms).
+    expect(performance.now() - t0).toBeLessThan(2_500);
     const it = mock.stream(call(100), signal())[Symbol.asyncIterator]();
     await expect(it.next()).rejects.toBeInstanceOf(UpstreamTimeout);
   });
