@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { makeTestApp, type TestApp } from "../helpers/app.js";
+import { beforeEach, describe, expect, it } from "vitest";
+import { useAppOnStore } from "../helpers/app.js";
 import { STORE_FACTORIES } from "../helpers/stores.js";
 
 const ROUNDS = 25;
@@ -7,27 +7,24 @@ const ORDER = ["daily", "weekly", "monthly", "lifetime"] as const;
 
 for (const f of STORE_FACTORIES) {
   describe.skipIf(f.skip)(`budget ordering under concurrency on ${f.name}`, () => {
-    let store: Awaited<ReturnType<typeof f.open>>;
-    let t: TestApp;
-    beforeAll(async () => {
-      store = await f.open();
-      t = await makeTestApp({ store });
-    });
-    afterAll(async () => {
-      await t?.close();
-      await store?.dispose();
-    });
+    const env = useAppOnStore(f);
     beforeEach(async () => {
-      await store.db.deleteFrom("budgets").execute();
+      await env.store.db.deleteFrom("budgets").execute();
     });
 
     const put = (interval: string, limit_usd: number, ref = "default") =>
-      t.call({ method: "PUT", url: `/api/v1/workspaces/${ref}/budgets/${interval}`, payload: { limit_usd } });
+      env.t.call({
+        method: "PUT",
+        url: `/api/v1/workspaces/${ref}/budgets/${interval}`,
+        payload: { limit_usd },
+      });
     const stored = async () =>
-      (await store.db.selectFrom("budgets").select(["reset_interval", "limit_nano"]).execute()).map((r) => ({
-        interval: r.reset_interval,
-        limit: BigInt(r.limit_nano),
-      }));
+      (await env.store.db.selectFrom("budgets").select(["reset_interval", "limit_nano"]).execute()).map(
+        (r) => ({
+          interval: r.reset_interval,
+          limit: BigInt(r.limit_nano),
+        }),
+      );
     const assertOrdered = (rows: { interval: string; limit: bigint }[]) => {
       const by = new Map(rows.map((r) => [r.interval, r.limit]));
       const present = ORDER.filter((i) => by.has(i));
@@ -40,7 +37,7 @@ for (const f of STORE_FACTORIES) {
 
     it(`two PUTs valid alone but not together: exactly one wins (${ROUNDS} rounds)`, async () => {
       for (let round = 0; round < ROUNDS; round++) {
-        await store.db.deleteFrom("budgets").execute();
+        await env.store.db.deleteFrom("budgets").execute();
         const [a, b] = await Promise.all([put("daily", 100), put("weekly", 50)]);
         const codes = [a.statusCode, b.statusCode].sort();
         expect(codes, `round ${round}`).toEqual([200, 400]);
@@ -55,7 +52,7 @@ for (const f of STORE_FACTORIES) {
 
     it(`three pairwise-conflicting PUTs: exactly one wins (${ROUNDS} rounds)`, async () => {
       for (let round = 0; round < ROUNDS; round++) {
-        await store.db.deleteFrom("budgets").execute();
+        await env.store.db.deleteFrom("budgets").execute();
         const results = await Promise.all([put("daily", 100), put("weekly", 50), put("lifetime", 10)]);
         expect(
           results.filter((r) => r.statusCode === 200),
@@ -73,7 +70,7 @@ for (const f of STORE_FACTORIES) {
         return seed / 2 ** 31;
       };
       for (let round = 0; round < ROUNDS; round++) {
-        await store.db.deleteFrom("budgets").execute();
+        await env.store.db.deleteFrom("budgets").execute();
         const reqs = Array.from({ length: 8 }, () =>
           put(ORDER[Math.floor(rand() * 4)]!, 1 + Math.floor(rand() * 100)),
         );
@@ -87,7 +84,7 @@ for (const f of STORE_FACTORIES) {
     it(`a workspace deleted while a budget is being put keeps no budget (${ROUNDS} rounds)`, async () => {
       for (let round = 0; round < ROUNDS; round++) {
         const slug = `ws-${round}`;
-        const created = await t.call({
+        const created = await env.t.call({
           method: "POST",
           url: "/api/v1/workspaces",
           payload: { name: slug, slug },
@@ -95,11 +92,11 @@ for (const f of STORE_FACTORIES) {
         const id = created.json().data.id as string;
         const [p, d] = await Promise.all([
           put("monthly", 10, slug),
-          t.call({ method: "DELETE", url: `/api/v1/workspaces/${slug}` }),
+          env.t.call({ method: "DELETE", url: `/api/v1/workspaces/${slug}` }),
         ]);
         expect(d.statusCode).toBe(200);
         expect([200, 404]).toContain(p.statusCode);
-        const left = await store.db
+        const left = await env.store.db
           .selectFrom("budgets")
           .select("id")
           .where("workspace_id", "=", id)

@@ -1,8 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { findDestination } from "../../src/domain/destinations/destination-repo.js";
 import { openConfig } from "../../src/domain/destinations/destination-record.js";
 import { DESTINATION_TYPE_NAMES } from "../../src/domain/destinations/destination-types.js";
-import { makeTestApp, type TestApp } from "../helpers/app.js";
+import { useAppOnStore } from "../helpers/app.js";
 import { STORE_FACTORIES } from "../helpers/stores.js";
 import { createBody, SAMPLE_CONFIGS, secretsOf } from "../http/destinations-fixtures.js";
 
@@ -10,20 +10,11 @@ const BASE = "/api/v1/observability/destinations";
 
 for (const f of STORE_FACTORIES) {
   describe.skipIf(f.skip)(`observability destinations on ${f.name}`, () => {
-    let store: Awaited<ReturnType<typeof f.open>>;
-    let t: TestApp;
-    beforeAll(async () => {
-      store = await f.open();
-      t = await makeTestApp({ store });
-    });
-    afterAll(async () => {
-      await t?.close();
-      await store?.dispose();
-    });
+    const env = useAppOnStore(f);
 
     it("round-trips every field and type; secrets are only in the ciphertext", async () => {
       for (const type of DESTINATION_TYPE_NAMES) {
-        const res = await t.call({
+        const res = await env.t.call({
           method: "POST",
           url: BASE,
           payload: createBody(type, {
@@ -36,7 +27,7 @@ for (const f of STORE_FACTORIES) {
           }),
         });
         expect(res.statusCode, type).toBe(201);
-        const got = (await t.call({ method: "GET", url: `${BASE}/${res.json().data.id}` })).json().data;
+        const got = (await env.t.call({ method: "GET", url: `${BASE}/${res.json().data.id}` })).json().data;
         expect(got).toEqual(res.json().data);
         expect(got).toMatchObject({
           sampling_rate: 0.125,
@@ -44,52 +35,56 @@ for (const f of STORE_FACTORIES) {
           enabled: true,
           regions: ["us", "europe"],
         });
-        const row = await findDestination(store.db, t.organizationId, got.id);
+        const row = await findDestination(env.store.db, env.t.organizationId, got.id);
         for (const secret of secretsOf(type, SAMPLE_CONFIGS[type])) {
           expect(row!.config_ciphertext).not.toContain(secret);
           expect(JSON.stringify(got)).not.toContain(secret);
         }
-        expect(openConfig(t.ctx.secretBox, row!)).toMatchObject(SAMPLE_CONFIGS[type]);
+        expect(openConfig(env.t.ctx.secretBox, row!)).toMatchObject(SAMPLE_CONFIGS[type]);
       }
-      const list = (await t.call({ method: "GET", url: `${BASE}?limit=100` })).json();
+      const list = (await env.t.call({ method: "GET", url: `${BASE}?limit=100` })).json();
       expect(list.total_count).toBe(DESTINATION_TYPE_NAMES.length);
     });
 
     it("PATCH echoing masked values keeps the stored secrets; a new value replaces", async () => {
-      const created = (await t.call({ method: "POST", url: BASE, payload: createBody("s3") })).json().data;
-      const echoed = await t.call({
+      const created = (await env.t.call({ method: "POST", url: BASE, payload: createBody("s3") })).json()
+        .data;
+      const echoed = await env.t.call({
         method: "PATCH",
         url: `${BASE}/${created.id}`,
         payload: { config: { ...created.config, region: "eu-west-1" }, enabled: false },
       });
       expect(echoed.statusCode).toBe(200);
       let config = openConfig(
-        t.ctx.secretBox,
-        (await findDestination(store.db, t.organizationId, created.id))!,
+        env.t.ctx.secretBox,
+        (await findDestination(env.store.db, env.t.organizationId, created.id))!,
       );
       expect(config).toMatchObject({ ...SAMPLE_CONFIGS.s3, region: "eu-west-1" });
-      await t.call({
+      await env.t.call({
         method: "PATCH",
         url: `${BASE}/${created.id}`,
         payload: { config: { sessionToken: null } },
       });
-      config = openConfig(t.ctx.secretBox, (await findDestination(store.db, t.organizationId, created.id))!);
+      config = openConfig(
+        env.t.ctx.secretBox,
+        (await findDestination(env.store.db, env.t.organizationId, created.id))!,
+      );
       expect(config).not.toHaveProperty("sessionToken");
       expect(config.secretAccessKey).toBe(SAMPLE_CONFIGS.s3.secretAccessKey);
     });
 
     /** Soft-deletes every live destination of a type, so the workspace starts at 0 of it. */
     const clearType = async (type: string) => {
-      const list = (await t.call({ method: "GET", url: `${BASE}?limit=100` })).json().data as {
+      const list = (await env.t.call({ method: "GET", url: `${BASE}?limit=100` })).json().data as {
         id: string;
         type: string;
       }[];
       for (const d of list.filter((x) => x.type === type)) {
-        expect((await t.call({ method: "DELETE", url: `${BASE}/${d.id}` })).statusCode).toBe(200);
+        expect((await env.t.call({ method: "DELETE", url: `${BASE}/${d.id}` })).statusCode).toBe(200);
       }
     };
     const liveOf = async (type: string) => {
-      const row = await store.db
+      const row = await env.store.db
         .selectFrom("destinations")
         .select((eb) => eb.fn.countAll().as("n"))
         .where("type", "=", type)
@@ -100,7 +95,7 @@ for (const f of STORE_FACTORIES) {
     const concurrentCreates = (type: (typeof DESTINATION_TYPE_NAMES)[number], n: number) =>
       Promise.all(
         Array.from({ length: n }, (_, i) =>
-          t.call({ method: "POST", url: BASE, payload: { ...createBody(type), name: `${type} ${i}` } }),
+          env.t.call({ method: "POST", url: BASE, payload: { ...createBody(type), name: `${type} ${i}` } }),
         ),
       );
 

@@ -1,25 +1,16 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createOrganization } from "../../src/domain/organizations/create-organization.js";
 import { requireDefaultWorkspace, resolveWorkspace } from "../../src/domain/workspaces/resolve-workspace.js";
 import { newId } from "../../src/lib/ids.js";
-import { makeTestApp, type TestApp } from "../helpers/app.js";
+import { useAppOnStore } from "../helpers/app.js";
 import { STORE_FACTORIES } from "../helpers/stores.js";
 
 for (const f of STORE_FACTORIES) {
   describe.skipIf(f.skip)(`workspaces on ${f.name}`, () => {
-    let store: Awaited<ReturnType<typeof f.open>>;
-    let t: TestApp;
-    beforeAll(async () => {
-      store = await f.open();
-      t = await makeTestApp({ store });
-    });
-    afterAll(async () => {
-      await t?.close();
-      await store?.dispose();
-    });
+    const env = useAppOnStore(f);
 
     const create = (slug: string, extra: Record<string, unknown> = {}) =>
-      t.call({ method: "POST", url: "/api/v1/workspaces", payload: { name: slug, slug, ...extra } });
+      env.t.call({ method: "POST", url: "/api/v1/workspaces", payload: { name: slug, slug, ...extra } });
 
     it("round-trips every setting through the store", async () => {
       const payload = {
@@ -36,7 +27,7 @@ for (const f of STORE_FACTORIES) {
       };
       const res = await create("roundtrip", payload);
       expect(res.statusCode).toBe(201);
-      const read = await t.call({ method: "GET", url: "/api/v1/workspaces/roundtrip" });
+      const read = await env.t.call({ method: "GET", url: "/api/v1/workspaces/roundtrip" });
       expect(read.json().data).toMatchObject(payload);
       expect(read.json().data).toEqual(res.json().data);
     });
@@ -50,36 +41,36 @@ for (const f of STORE_FACTORIES) {
     });
 
     it("resolves by id and slug within the organization only", async () => {
-      const other = await createOrganization(store, t.clock, "Other");
+      const other = await createOrganization(env.store, env.t.clock, "Other");
       const ws = (await create("resolve-me")).json().data;
-      expect((await resolveWorkspace(store.db, t.organizationId, ws.id)).id).toBe(ws.id);
-      expect((await resolveWorkspace(store.db, t.organizationId, "resolve-me")).id).toBe(ws.id);
-      await expect(resolveWorkspace(store.db, other.organizationId, ws.id)).rejects.toMatchObject({
+      expect((await resolveWorkspace(env.store.db, env.t.organizationId, ws.id)).id).toBe(ws.id);
+      expect((await resolveWorkspace(env.store.db, env.t.organizationId, "resolve-me")).id).toBe(ws.id);
+      await expect(resolveWorkspace(env.store.db, other.organizationId, ws.id)).rejects.toMatchObject({
         status: 404,
       });
-      await expect(resolveWorkspace(store.db, other.organizationId, "resolve-me")).rejects.toMatchObject({
+      await expect(resolveWorkspace(env.store.db, other.organizationId, "resolve-me")).rejects.toMatchObject({
         status: 404,
       });
-      await expect(resolveWorkspace(store.db, t.organizationId, newId())).rejects.toMatchObject({
+      await expect(resolveWorkspace(env.store.db, env.t.organizationId, newId())).rejects.toMatchObject({
         message: "Workspace not found",
       });
-      const locked = await store.transaction((trx) =>
-        resolveWorkspace(trx, t.organizationId, ws.id, { forUpdate: store.caps.supportsForUpdate }),
+      const locked = await env.store.transaction((trx) =>
+        resolveWorkspace(trx, env.t.organizationId, ws.id, { forUpdate: env.store.caps.supportsForUpdate }),
       );
       expect(locked.id).toBe(ws.id);
-      expect((await requireDefaultWorkspace(store.db, t.organizationId)).id).toBe(t.workspaceId);
+      expect((await requireDefaultWorkspace(env.store.db, env.t.organizationId)).id).toBe(env.t.workspaceId);
     });
 
     it("delete cascades in one transaction", async () => {
       const ws = (await create("cascade")).json().data;
-      await t.call({
+      await env.t.call({
         method: "PUT",
         url: "/api/v1/workspaces/cascade/budgets/daily",
         payload: { limit_usd: 1 },
       });
-      const res = await t.call({ method: "DELETE", url: "/api/v1/workspaces/cascade" });
+      const res = await env.t.call({ method: "DELETE", url: "/api/v1/workspaces/cascade" });
       expect(res.json()).toEqual({ deleted: true });
-      const budgets = await store.db
+      const budgets = await env.store.db
         .selectFrom("budgets")
         .select("id")
         .where("workspace_id", "=", ws.id)

@@ -1,4 +1,5 @@
 import type { Redis } from "ioredis";
+import { afterAll, beforeAll } from "vitest";
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from "fastify";
 import { loadConfig, type Config } from "../../src/config/config.js";
 import type { BatchPreparer } from "../../src/domain/ingest/pipeline/preparer-port.js";
@@ -14,6 +15,7 @@ import type { ActivityStore } from "../../src/stores/activity-store.js";
 import { openDuckDbActivityStore } from "../../src/stores/duckdb/duckdb-store.js";
 import type { RecordStore } from "../../src/stores/record-store.js";
 import { openSqliteStore } from "../../src/stores/sqlite/open-sqlite.js";
+import type { StoreFactory } from "./stores.js";
 
 export const TEST_ENCRYPTION_KEY = Buffer.alloc(32, 7);
 
@@ -91,4 +93,28 @@ export async function makeTestApp(opts: TestAppOptions = {}): Promise<TestApp> {
       if (ownActivity) await activity.close();
     },
   };
+}
+
+/** A store opened by a StoreFactory, and an app on it. */
+export interface AppOnStore {
+  store: Awaited<ReturnType<StoreFactory["open"]>>;
+  t: TestApp;
+}
+
+/**
+ * In a describe block: opens the factory's store and a test app on it before the block's tests,
+ * and closes both after them. The returned object is filled in by then (read `env.t`, `env.store`
+ * inside tests and hooks, not at the block's top level).
+ */
+export function useAppOnStore(factory: StoreFactory): AppOnStore {
+  const env = {} as AppOnStore;
+  beforeAll(async () => {
+    env.store = await factory.open();
+    env.t = await makeTestApp({ store: env.store });
+  });
+  afterAll(async () => {
+    await env.t?.close();
+    await env.store?.dispose();
+  });
+  return env;
 }

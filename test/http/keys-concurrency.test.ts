@@ -1,24 +1,16 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { makeTestApp, type TestApp } from "../helpers/app.js";
+import { describe, expect, it } from "vitest";
+import { useAppOnStore } from "../helpers/app.js";
 import { STORE_FACTORIES } from "../helpers/stores.js";
 
 for (const f of STORE_FACTORIES) {
   describe.skipIf(f.skip)(`concurrent PATCH /keys/{hash} on ${f.name}`, () => {
-    let store: Awaited<ReturnType<typeof f.open>>;
-    let t: TestApp;
-    beforeAll(async () => {
-      store = await f.open();
-      t = await makeTestApp({ store });
-    });
-    afterAll(async () => {
-      await t?.close();
-      await store?.dispose();
-    });
+    const env = useAppOnStore(f);
 
     it("two PATCHes of different fields of one key both survive", async () => {
-      const created = await t.call({ method: "POST", url: "/api/v1/keys", payload: { name: "start" } });
+      const created = await env.t.call({ method: "POST", url: "/api/v1/keys", payload: { name: "start" } });
       const hash: string = created.json().data.hash;
-      const patch = (payload: object) => t.call({ method: "PATCH", url: `/api/v1/keys/${hash}`, payload });
+      const patch = (payload: object) =>
+        env.t.call({ method: "PATCH", url: `/api/v1/keys/${hash}`, payload });
       for (let round = 1; round <= 25; round++) {
         const results = await Promise.all([
           patch({ name: `name-${round}` }),
@@ -27,7 +19,7 @@ for (const f of STORE_FACTORIES) {
           patch({ include_byok_in_limit: round % 2 === 1 }),
         ]);
         expect(results.map((r) => r.statusCode)).toEqual([200, 200, 200, 200]);
-        const now = (await t.call({ method: "GET", url: `/api/v1/keys/${hash}` })).json().data;
+        const now = (await env.t.call({ method: "GET", url: `/api/v1/keys/${hash}` })).json().data;
         expect(now).toMatchObject({
           name: `name-${round}`,
           limit: round,

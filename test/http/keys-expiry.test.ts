@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { makeTestApp, type TestApp } from "../helpers/app.js";
+import { describe, expect, it } from "vitest";
+import { useAppOnStore } from "../helpers/app.js";
 import { STORE_FACTORIES } from "../helpers/stores.js";
 
 /**
@@ -24,24 +24,23 @@ const BAD_EXPIRIES: [unknown, string][] = [
 
 for (const f of STORE_FACTORIES) {
   describe.skipIf(f.skip)(`PATCH /keys/{hash} expires_at on ${f.name}`, () => {
-    let store: Awaited<ReturnType<typeof f.open>>;
-    let t: TestApp;
-    beforeAll(async () => {
-      store = await f.open();
-      t = await makeTestApp({ store });
-    });
-    afterAll(async () => {
-      await t?.close();
-      await store?.dispose();
-    });
+    const env = useAppOnStore(f);
 
     const raw = (method: "POST" | "PATCH", url: string, body: unknown) =>
-      t.call({ method, url, payload: JSON.stringify(body), headers: { "content-type": "application/json" } });
+      env.t.call({
+        method,
+        url,
+        payload: JSON.stringify(body),
+        headers: { "content-type": "application/json" },
+      });
     const patch = (hash: string, body: unknown) => raw("PATCH", `/api/v1/keys/${hash}`, body);
     const get = async (hash: string) =>
-      (await t.call({ method: "GET", url: `/api/v1/keys/${hash}` })).json().data as Record<string, unknown>;
+      (await env.t.call({ method: "GET", url: `/api/v1/keys/${hash}` })).json().data as Record<
+        string,
+        unknown
+      >;
     const authStatus = async (key: string) =>
-      (await t.call({ method: "GET", url: "/api/v1/key", auth: key })).statusCode;
+      (await env.t.call({ method: "GET", url: "/api/v1/key", auth: key })).statusCode;
     const newKey = async (body: Record<string, unknown> = {}) => {
       const res = await raw("POST", "/api/v1/keys", { name: "expiring", ...body });
       expect(res.statusCode).toBe(201);
@@ -50,13 +49,13 @@ for (const f of STORE_FACTORIES) {
 
     it("extends an expiry, storing the canonical form; nothing else changes but updated_at", async () => {
       const { data } = await newKey({ expires_at: "2026-12-01T00:00:00Z", limit: 4 });
-      t.clock.advance(1000);
+      env.t.clock.advance(1000);
       const res = await patch(data.hash, { expires_at: "2027-03-31T23:59:59Z" });
       expect(res.statusCode).toBe(200);
       expect(res.json().data).toEqual({
         ...data,
         expires_at: "2027-03-31T23:59:59.000Z",
-        updated_at: t.clock.now().toISOString(),
+        updated_at: env.t.clock.now().toISOString(),
       });
       expect(await get(data.hash)).toEqual(res.json().data);
       // Fractions are kept to the millisecond, like on create.
@@ -69,32 +68,32 @@ for (const f of STORE_FACTORIES) {
       const res = await patch(data.hash, { expires_at: null });
       expect(res.statusCode).toBe(200);
       expect(res.json().data.expires_at).toBeNull();
-      const saved = t.clock.now();
-      t.clock.set("2026-11-18T14:00:00.000Z");
+      const saved = env.t.clock.now();
+      env.t.clock.set("2026-11-18T14:00:00.000Z");
       expect(await authStatus(key)).toBe(200);
-      t.clock.set(saved);
+      env.t.clock.set(saved);
     });
 
     it("takes effect for authentication at once: an expired key extended works again, a shortened one stops", async () => {
       const { data, key } = await newKey({ expires_at: "2026-11-18T12:30:00Z" });
       expect(await authStatus(key)).toBe(200); // the policy cache now holds the key
-      const saved = t.clock.now();
-      t.clock.set("2026-11-18T12:45:00.000Z");
+      const saved = env.t.clock.now();
+      env.t.clock.set("2026-11-18T12:45:00.000Z");
       expect(await authStatus(key)).toBe(401);
       expect((await patch(data.hash, { expires_at: "2026-11-18T13:00:00Z" })).statusCode).toBe(200);
       expect(await authStatus(key)).toBe(200);
-      t.clock.set("2026-11-18T13:00:00.000Z");
+      env.t.clock.set("2026-11-18T13:00:00.000Z");
       expect(await authStatus(key)).toBe(401);
-      t.clock.set(saved);
+      env.t.clock.set(saved);
       // Shortening: still valid until the new instant, refused from it.
       const other = await newKey({ expires_at: "2027-01-01T00:00:00Z" });
       expect(await authStatus(other.key)).toBe(200);
       const soon = new Date(saved.getTime() + 60_000).toISOString();
       expect((await patch(other.data.hash, { expires_at: soon })).statusCode).toBe(200);
       expect(await authStatus(other.key)).toBe(200);
-      t.clock.set(soon);
+      env.t.clock.set(soon);
       expect(await authStatus(other.key)).toBe(401);
-      t.clock.set(saved);
+      env.t.clock.set(saved);
     });
 
     it("sets an expiry on a key that had none, together with other fields in one change", async () => {
@@ -117,7 +116,7 @@ for (const f of STORE_FACTORIES) {
         expect(created.json().error.message).toContain(message);
 
         const { data } = await newKey({ expires_at: "2027-01-01T00:00:00Z", limit: 2 });
-        t.clock.advance(1000);
+        env.t.clock.advance(1000);
         const res = await patch(data.hash, { name: "changed", expires_at: value });
         expect(res.statusCode).toBe(400);
         expect(res.json()).toEqual({
@@ -131,7 +130,7 @@ for (const f of STORE_FACTORIES) {
     it("is 404 for an unknown or deleted key even with a valid expiry", async () => {
       expect((await patch("b".repeat(64), { expires_at: "2027-01-01T00:00:00Z" })).statusCode).toBe(404);
       const { data } = await newKey();
-      await t.call({ method: "DELETE", url: `/api/v1/keys/${data.hash}` });
+      await env.t.call({ method: "DELETE", url: `/api/v1/keys/${data.hash}` });
       expect((await patch(data.hash, { expires_at: null })).statusCode).toBe(404);
     });
   });
