@@ -19,7 +19,7 @@ import type { ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { numberOption } from "./lib/args.js";
+import { numberOption, stringOption } from "./lib/args.js";
 import { childJson, cpuMsOf } from "./lib/child-process.js";
 import { call } from "./lib/http-clients.js";
 import { startBenchServer } from "./lib/query-server.js";
@@ -29,8 +29,9 @@ const opt = numberOption(args);
 const ROUNDS = opt("rounds", 5);
 const SECONDS = opt("seconds", 3);
 const CONNECTIONS = opt("connections", 16);
-const profAt = args.indexOf("--server-prof");
-const serverProf = profAt >= 0 ? (args[profAt + 1] ?? "server-prof") : null;
+const serverProf = args.includes("--server-prof")
+  ? (stringOption(args)("server-prof") ?? "server-prof")
+  : null;
 
 /** The bare baseline: Fastify with one handler, as little as a Fastify service can be. */
 const BARE_JS = `

@@ -17,7 +17,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { numberOption } from "./lib/args.js";
+import { numberOption, stringOption } from "./lib/args.js";
 import { childJson, cpuMsOf } from "./lib/child-process.js";
 import {
   benchServerEnv,
@@ -35,12 +35,9 @@ const SLICES = opt("slices", 12);
 const SLICE_MS = opt("slice-ms", 1000);
 const CONNECTIONS = opt("connections", 8);
 const STREAM = args.includes("--stream");
-const stringOption = (name: string): string | null => {
-  const at = args.indexOf(`--${name}`);
-  return at >= 0 ? (args[at + 1] ?? null) : null;
-};
-const RECORDING = stringOption("recording") ?? "durable";
-const BASELINE = stringOption("baseline");
+const text = stringOption(args);
+const RECORDING = text("recording") ?? "durable";
+const BASELINE = text("baseline");
 
 interface Side {
   label: string;

@@ -33,7 +33,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { numberOption } from "./lib/args.js";
+import { numberOption, stringOption } from "./lib/args.js";
 import { childJson } from "./lib/child-process.js";
 import {
   BENCH_MANAGEMENT_KEY,
@@ -59,11 +59,10 @@ const REQUESTS = opt("requests", 1000);
 const SECONDS = opt("seconds", 3);
 const CONNECTIONS = opt("connections", 8);
 const DESTINATIONS = opt("destinations", 3);
-const profAt = args.indexOf("--server-prof");
-const serverProf = profAt >= 0 ? (args[profAt + 1] ?? "server-prof") : null;
-const recordingAt = args.indexOf("--recording");
+const text = stringOption(args);
+const serverProf = args.includes("--server-prof") ? (text("server-prof") ?? "server-prof") : null;
 /** GATEHOUSE_RECORDING of the server: durable (the default) or deferred (docs/gateway.md). */
-const RECORDING = recordingAt >= 0 ? (args[recordingAt + 1] ?? "durable") : "durable";
+const RECORDING = text("recording") ?? "durable";
 
 /** Local OTLP/HTTP receivers: one server, a path per destination; counts the spans received. */
 async function startReceivers(): Promise<{ server: Server; url: string; spans: () => number }> {

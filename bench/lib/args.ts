@@ -13,3 +13,11 @@ export function numberOption(args: readonly string[]): (name: string, def: numbe
     return value;
   };
 }
+
+/** A benchmark's `--name value` option as text: the value, or null when the option is absent. */
+export function stringOption(args: readonly string[]): (name: string) => string | null {
+  return (name) => {
+    const at = args.indexOf(`--${name}`);
+    return at >= 0 ? (args[at + 1] ?? null) : null;
+  };
+}
