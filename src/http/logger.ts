@@ -53,15 +53,28 @@ export const LOG_FLUSH_MS = 100;
  * against ~3 µs for the line itself), and one per request line was ~3 % of a busy gateway. Writes
  * stay asynchronous, so a slow reader of stdout never blocks the event loop. What is still
  * buffered is written when the process exits (pino's exit hook for its destinations).
+ *
+ * It counts the bytes handed to the stream and those the stream reports written, so it knows
+ * whether anything is left: sonic-boom's flush() does nothing while a write is in progress, and
+ * after that write, less than minLength stays buffered until something flushes again. A flush that
+ * found the stream busy is therefore repeated when the write ends ('drain'), and an idle logger
+ * writes nothing.
  */
 export class LogDestination {
   readonly stream: ReturnType<typeof pino.destination>;
-  /** Whether a line arrived since the last flush (an idle logger writes nothing). */
-  private pending = false;
+  /** Bytes handed to the stream, and bytes it has written. */
+  private noted = 0;
+  private written = 0;
+  /** A flush is wanted until everything noted is written. */
+  private flushWanted = false;
   private closed = false;
 
   constructor(fd = 1, flushMs = LOG_FLUSH_MS) {
     this.stream = pino.destination({ dest: fd, sync: false, minLength: LOG_BUFFER_BYTES });
+    this.stream.on("write", (n: number) => (this.written += n));
+    this.stream.on("drain", () => {
+      if (this.flushWanted) this.flush();
+    });
     const timer = setInterval(() => this.flush(), flushMs);
     timer.unref();
     this.stream.once("close", () => {
@@ -70,14 +83,23 @@ export class LogDestination {
     });
   }
 
-  /** Notes a line written to the stream (the logger's streamWrite hook calls it). */
-  wrote(): void {
-    this.pending = true;
+  /** Notes a line handed to the stream (the logger's streamWrite hook calls it). */
+  wrote(line: string): void {
+    this.noted += Buffer.byteLength(line);
+  }
+
+  /** Bytes handed to the stream and not written yet. */
+  get buffered(): number {
+    return this.noted - this.written;
   }
 
   flush(): void {
-    if (!this.pending || this.closed) return;
-    this.pending = false;
+    if (this.closed) return;
+    if (this.buffered <= 0) {
+      this.flushWanted = false;
+      return;
+    }
+    this.flushWanted = true;
     try {
       this.stream.flush();
     } catch {
@@ -103,8 +125,9 @@ export function loggerOptions(
     stream: out.stream,
     hooks: {
       streamWrite: (line) => {
-        out.wrote();
-        return redactCredentials(line);
+        const safe = redactCredentials(line);
+        out.wrote(safe);
+        return safe;
       },
       logMethod(args, method, level) {
         method.apply(this, args);

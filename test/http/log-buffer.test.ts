@@ -4,7 +4,7 @@ import { join } from "node:path";
 import pino from "pino";
 import { afterEach, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config/config.js";
-import { LogDestination, loggerOptions } from "../../src/http/logger.js";
+import { flushLog, LogDestination, loggerOptions } from "../../src/http/logger.js";
 
 /**
  * The production log destination (src/http/logger.ts) writing to a real file: request lines are
@@ -41,7 +41,7 @@ describe("log lines: buffered writes", () => {
         .split("\n")
         .filter((l) => l.length > 0)
         .map((l) => JSON.parse(l) as { msg: string; level: number });
-    return { log, lines, writes: () => writes };
+    return { log, lines, out, writes: () => writes };
   };
 
   const until = async (cond: () => boolean, ms = 10_000): Promise<void> => {
@@ -72,5 +72,31 @@ describe("log lines: buffered writes", () => {
     f.log.warn("something to see now");
     await until(() => f.lines().length === 2);
     expect(f.lines().map((l) => l.msg)).toEqual(["before", "something to see now"]);
+  });
+
+  it("lines logged while a write is in progress are written when it ends, not left behind", async () => {
+    // The server's start: a warn (written at once: an asynchronous write begins), then two info
+    // lines and a flush in the same turn, while that write is still in progress. sonic-boom's own
+    // flush does nothing then, and once the write ends, less than minLength stays buffered: before
+    // this was handled, "listening" never reached stdout until more lines came (a process that
+    // waits for it to start hung). The periodic flush is an hour away: only the end of the
+    // write can get the rest written.
+    const f = fileLogger(3_600_000);
+    f.log.warn("dashboard not served");
+    f.log.info("server listening");
+    f.log.info("gatehouse listening");
+    flushLog(f.log);
+    await until(() => f.lines().length === 3, 5_000);
+    expect(f.lines().map((l) => l.msg)).toEqual([
+      "dashboard not served",
+      "server listening",
+      "gatehouse listening",
+    ]);
+    expect(f.out.buffered).toBe(0);
+    // Nothing left: a later flush writes nothing.
+    const writes = f.writes();
+    f.out.flush();
+    await new Promise((r) => setTimeout(r, 200));
+    expect(f.writes()).toBe(writes);
   });
 });
