@@ -154,6 +154,12 @@ export interface GatewayConfig {
    * group commit, in ms (GenerationRecorder's gatherMs; reads on this instance never wait for it).
    */
   recordingGatherMs: number;
+  /**
+   * With durable recording, how long a record flush may wait for the model requests still in
+   * flight on this instance to join it, in ms, and only while some are (GenerationRecorder's
+   * commitDelayMs: PostgreSQL's commit_delay with commit_siblings); 0 = never.
+   */
+  recordingCommitDelayMs: number;
 }
 
 export class ConfigError extends Error {
@@ -350,6 +356,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
       shutdownGraceMs: int("GATEHOUSE_SHUTDOWN_GRACE_MS", 10_000, 0, 600_000),
       recording: recording === "deferred" ? "deferred" : "durable",
       recordingGatherMs: int("GATEHOUSE_RECORDING_GATHER_MS", 10, 0, 1_000),
+      recordingCommitDelayMs: int("GATEHOUSE_RECORDING_COMMIT_DELAY_MS", 2, 0, 1_000),
     },
   };
   if (problems.length > 0) throw new ConfigError(problems);

@@ -11,6 +11,7 @@ import { MemoryReservationStore } from "./reservations/memory-store.js";
 import { PostgresReservationStore } from "./reservations/postgres-store.js";
 import type { RecordingDeps } from "./recording.js";
 import { GenerationRecorder } from "./recorder.js";
+import { InFlight } from "./in-flight.js";
 import { ByokRouting } from "./byok/byok-routing.js";
 import type { SecretBox } from "../lib/secret-box.js";
 
@@ -23,6 +24,8 @@ export interface Gateway {
   recording: RecordingDeps;
   /** Group commit of finished generations (recorder.ts). */
   recorder: GenerationRecorder;
+  /** The model requests this instance is serving (the chat route tracks them). */
+  inFlight: InFlight;
   byok: ByokRouting;
   clock: Clock;
   /** Stores the generations still queued, then stops renewing holds. */
@@ -56,9 +59,14 @@ export function createGateway(d: GatewayDeps): Gateway {
     preparer: d.preparer,
     ...(d.onLive ? { onLive: d.onLive } : {}),
   };
-  // Gathering only where no answer waits for its record.
+  const inFlight = new InFlight();
+  // Deferred: every flush gathers (no answer waits for it). Durable: a flush waits a little only
+  // for requests in flight that will record soon.
+  const deferred = d.config.recording === "deferred";
   const recorder = new GenerationRecorder(recording, {
-    gatherMs: d.config.recording === "deferred" ? d.config.recordingGatherMs : 0,
+    gatherMs: deferred ? d.config.recordingGatherMs : 0,
+    commitDelayMs: deferred ? 0 : d.config.recordingCommitDelayMs,
+    inFlight: () => inFlight.size,
   });
   return {
     config: d.config,
@@ -67,6 +75,7 @@ export function createGateway(d: GatewayDeps): Gateway {
     holds,
     recording,
     recorder,
+    inFlight,
     byok: new ByokRouting(d.store.db, d.secretBox),
     clock: d.clock,
     close: async () => {

@@ -22,6 +22,16 @@ export interface RecorderOptions {
    * the records (`settled`), a full batch, and `close` end the wait at once.
    */
   gatherMs?: number;
+  /**
+   * For answers that wait for their record (durable): how long a flush may wait for requests
+   * still in flight on this instance (`inFlight`, minus those already queued) to join it, in ms;
+   * 0 (the default) never waits. It waits only while such requests exist, as PostgreSQL's
+   * commit_delay applies only with commit_siblings: a lone request is recorded at once, and under
+   * load a flush takes the requests finishing together instead of one or two of them.
+   */
+  commitDelayMs?: number;
+  /** Model requests in flight on this instance, the queued ones included (commitDelayMs). */
+  inFlight?: () => number;
 }
 
 /**
@@ -47,22 +57,30 @@ export class GenerationRecorder {
   private readonly waiters: { through: number; done: () => void }[] = [];
   private failureListener: ((err: unknown, generationId: string) => void) | null = null;
   private readonly gatherMs: number;
+  private readonly commitDelayMs: number;
+  private readonly inFlight: () => number;
   /** Ends the current gathering wait early (null when not waiting). */
   private endGathering: (() => void) | null = null;
   private closing = false;
+  /** A flush is waiting for the requests in flight (commitDelayMs). */
+  private awaitingSiblings = false;
 
   constructor(
     private readonly deps: RecordingDeps,
     opts: RecorderOptions = {},
   ) {
     this.gatherMs = opts.gatherMs ?? 0;
+    this.commitDelayMs = opts.commitDelayMs ?? 0;
+    this.inFlight = opts.inFlight ?? (() => 0);
   }
 
   record(g: ServedGeneration): Promise<void> {
     return new Promise<void>((done, fail) => {
       this.queue.push({ g, at: performance.now(), seq: ++this.queuedSeq, done, fail });
       this.flushing ??= this.run();
-      if (this.queue.length >= MAX_RECORD_BATCH) this.endGathering?.();
+      if (this.queue.length >= MAX_RECORD_BATCH || (this.awaitingSiblings && this.siblings() <= 0)) {
+        this.endGathering?.();
+      }
     });
   }
 
@@ -102,14 +120,43 @@ export class GenerationRecorder {
     while (this.flushing) await this.flushing;
   }
 
+  /** Requests in flight that have not queued their generation yet. */
+  private siblings(): number {
+    return this.inFlight() - this.queue.length;
+  }
+
+  /** Whether nothing may wait: shutdown, a read waiting for the records, a full batch. */
+  private mustFlush(): boolean {
+    return this.closing || this.waiters.length > 0 || this.queue.length >= MAX_RECORD_BATCH;
+  }
+
   /** Waits until the oldest queued generation is gatherMs old, unless something needs it sooner. */
   private async gather(): Promise<void> {
     const oldest = this.queue[0];
-    if (!oldest || this.closing || this.waiters.length > 0 || this.queue.length >= MAX_RECORD_BATCH) return;
-    const wait = oldest.at + this.gatherMs - performance.now();
-    if (wait <= 0) return;
+    if (!oldest || this.mustFlush()) return;
+    await this.waitFor(oldest.at + this.gatherMs - performance.now());
+  }
+
+  /** Waits up to commitDelayMs for the requests in flight to queue theirs (see RecorderOptions). */
+  private async gatherSiblings(): Promise<void> {
+    if (this.queue.length === 0 || this.mustFlush()) return;
+    // One turn of the event loop first: the requests whose records the last flush stored leave
+    // the in-flight count in the microtasks that follow it, and must not count as siblings.
+    await new Promise<void>((done) => setImmediate(done));
+    if (this.mustFlush() || this.siblings() <= 0) return;
+    this.awaitingSiblings = true;
+    try {
+      await this.waitFor(this.commitDelayMs);
+    } finally {
+      this.awaitingSiblings = false;
+    }
+  }
+
+  /** Sleeps `ms`, or less if endGathering is called meanwhile. */
+  private async waitFor(ms: number): Promise<void> {
+    if (ms <= 0) return;
     await new Promise<void>((done) => {
-      const timer = setTimeout(() => this.endGathering?.(), wait);
+      const timer = setTimeout(() => this.endGathering?.(), ms);
       this.endGathering = () => {
         clearTimeout(timer);
         this.endGathering = null;
@@ -124,6 +171,7 @@ export class GenerationRecorder {
       await Promise.resolve();
       while (this.queue.length > 0) {
         if (this.gatherMs > 0) await this.gather();
+        else if (this.commitDelayMs > 0) await this.gatherSiblings();
         const batch = this.queue.splice(0, MAX_RECORD_BATCH);
         // flush() settles every entry itself; should it throw anyway, none is left waiting.
         await this.flush(batch).catch((err: unknown) => {

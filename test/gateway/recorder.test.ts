@@ -276,6 +276,58 @@ describe("gateway recorder: group commit", () => {
     expect(await countWhere("gateway_generations", [second.id])).toBe(1);
     expect(recorder.flushes).toBe(2);
   });
+
+  it("commitDelayMs: a flush waits for the requests in flight to queue theirs, and ends when the last has", async () => {
+    const key = await createKey("siblings");
+    const policy = await policyOf(key);
+    let inFlight = 3;
+    // An hour: only the last request queueing (or settled/close) can end the wait in the test.
+    const recorder = new GenerationRecorder(s.app.gateway.recording, {
+      commitDelayMs: 3_600_000,
+      inFlight: () => inFlight,
+    });
+    const gs = Array.from({ length: 3 }, () => served(policy));
+    const stored = [recorder.record(gs[0]!)];
+    await new Promise((r) => setTimeout(r, 50));
+    stored.push(recorder.record(gs[1]!));
+    await new Promise((r) => setTimeout(r, 50));
+    // Two of three queued: still waiting for the third.
+    expect(recorder.flushes).toBe(0);
+    stored.push(recorder.record(gs[2]!));
+    await Promise.all(stored);
+    expect(recorder.flushes).toBe(1);
+    expect(
+      await countWhere(
+        "gateway_generations",
+        gs.map((g) => g.id),
+      ),
+    ).toBe(3);
+
+    // Alone in flight: recorded at once, however long the delay.
+    inFlight = 1;
+    const t0 = performance.now();
+    await recorder.record(served(policy));
+    expect(performance.now() - t0).toBeLessThan(5_000);
+    expect(recorder.flushes).toBe(2);
+    await recorder.close();
+  });
+
+  it("commitDelayMs: requests in flight that never record hold a flush back at most the delay", async () => {
+    const key = await createKey("siblings-bound");
+    const policy = await policyOf(key);
+    const recorder = new GenerationRecorder(s.app.gateway.recording, {
+      commitDelayMs: 100,
+      inFlight: () => 5,
+    });
+    const t0 = performance.now();
+    const g = served(policy);
+    await recorder.record(g);
+    const waited = performance.now() - t0;
+    expect(waited).toBeGreaterThanOrEqual(95);
+    expect(waited).toBeLessThan(5_000);
+    expect(await countWhere("gateway_generations", [g.id])).toBe(1);
+    await recorder.close();
+  });
 });
 
 describe("generation ids", () => {

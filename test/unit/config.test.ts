@@ -71,6 +71,7 @@ describe("loadConfig", () => {
         reservations: "memory",
         recording: "durable",
         recordingGatherMs: 10,
+        recordingCommitDelayMs: 2,
       },
     });
   });
@@ -97,6 +98,13 @@ describe("loadConfig", () => {
     for (const bad of ["-1", "1001", "soon"]) {
       expect(() => loadConfig({ GATEHOUSE_RECORDING_GATHER_MS: bad }), bad).toThrow(
         /GATEHOUSE_RECORDING_GATHER_MS/,
+      );
+    }
+    expect(loadConfig({}).gateway.recordingCommitDelayMs).toBe(2);
+    expect(loadConfig({ GATEHOUSE_RECORDING_COMMIT_DELAY_MS: "0" }).gateway.recordingCommitDelayMs).toBe(0);
+    for (const bad of ["-1", "1001", "soon"]) {
+      expect(() => loadConfig({ GATEHOUSE_RECORDING_COMMIT_DELAY_MS: bad }), bad).toThrow(
+        /GATEHOUSE_RECORDING_COMMIT_DELAY_MS/,
       );
     }
     expect(() => loadConfig({ INGEST_FLUSH_LINGER_MS: "-1" })).toThrow(/INGEST_FLUSH_LINGER_MS/);

@@ -8,7 +8,6 @@ import type { KeyPolicy } from "../../domain/policy/policy.js";
 import type { AppContext } from "../context.js";
 import { ChatRequestBody } from "../schemas/chat.js";
 import { routeLimit } from "../plugins/rate-limit.js";
-import { InFlight } from "../../gateway/in-flight.js";
 
 const header = (v: string | string[] | undefined): string | null =>
   typeof v === "string" && v.length > 0 ? v.slice(0, 1024) : null;
@@ -17,7 +16,7 @@ const header = (v: string | string[] | undefined): string | null =>
 export async function chatRoutes(root: FastifyInstance, ctx: AppContext, gw: Gateway): Promise<void> {
   const app = root.withTypeProvider<TypeBoxTypeProvider>();
   // A shutdown waits for the requests in flight, then cancels what outlives the grace period.
-  const inFlight = new InFlight();
+  const inFlight = gw.inFlight;
   root.addHook("preClose", async () => {
     if (inFlight.size === 0) return;
     const graceMs = ctx.config.gateway.shutdownGraceMs;
