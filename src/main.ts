@@ -3,7 +3,7 @@ import { Redis } from "ioredis";
 import { ConfigError, loadConfig } from "./config/config.js";
 import { bootstrap } from "./domain/organizations/bootstrap.js";
 import { buildApp } from "./http/app.js";
-import { flushLog, loggerOptions } from "./http/logger.js";
+import { LogDestination, loggerOptions } from "./http/logger.js";
 import { systemClock } from "./lib/clock.js";
 import { SecretBox, loadEncryptionKey } from "./lib/secret-box.js";
 import { drainIngestBuffer, startIngestBuffer } from "./domain/ingest/pipeline/ingest-buffer.js";
@@ -102,6 +102,8 @@ async function main(): Promise<void> {
         encoderFor: defaultEncoderLookup,
       })
     : null;
+  // stdout, buffered (src/http/logger.ts); flushed once the server listens.
+  const logOut = new LogDestination();
   const app = await buildApp(
     {
       config,
@@ -114,7 +116,7 @@ async function main(): Promise<void> {
       ...(preparer ? { preparer } : {}),
       ...(broadcaster ? { broadcaster } : {}),
     },
-    { logger: loggerOptions(config) },
+    { logger: loggerOptions(config, logOut) },
   );
   log = app.log;
   if (broadcaster) {
@@ -172,7 +174,7 @@ async function main(): Promise<void> {
     "gatehouse listening",
   );
   // Log lines are buffered (src/http/logger.ts); the startup lines are written at once.
-  flushLog(app.log);
+  logOut.flush();
 }
 
 /** The message and its causes: "record store migration failed: connect ECONNREFUSED ...". */

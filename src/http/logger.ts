@@ -114,7 +114,7 @@ export class LogDestination {
  * only, and every line is scanned for credential-shaped text as it is written. One line per
  * request ("request completed", written by the app's onResponse hook). Lines are written
  * asynchronously, gathered in LOG_BUFFER_BYTES at most LOG_FLUSH_MS late; a line at warn or above
- * is written at once, and so is everything before it (`flush()` on the logger does the same).
+ * is written at once, and so is everything before it (`out.flush()` does the same).
  */
 export function loggerOptions(
   config: Pick<Config, "logLevel">,
@@ -154,10 +154,4 @@ export function loggerOptions(
       }),
     },
   };
-}
-
-/** Writes a logger's buffered lines now (a pino logger's `flush`; a no-op for other loggers). */
-export function flushLog(log: object): void {
-  const flush = (log as { flush?: unknown }).flush;
-  if (typeof flush === "function") (flush as () => void).call(log);
 }

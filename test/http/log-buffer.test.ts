@@ -4,7 +4,7 @@ import { join } from "node:path";
 import pino from "pino";
 import { afterEach, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config/config.js";
-import { flushLog, LogDestination, loggerOptions } from "../../src/http/logger.js";
+import { LogDestination, loggerOptions } from "../../src/http/logger.js";
 
 /**
  * The production log destination (src/http/logger.ts) writing to a real file: request lines are
@@ -85,7 +85,7 @@ describe("log lines: buffered writes", () => {
     f.log.warn("dashboard not served");
     f.log.info("server listening");
     f.log.info("gatehouse listening");
-    flushLog(f.log);
+    f.out.flush();
     await until(() => f.lines().length === 3, 5_000);
     expect(f.lines().map((l) => l.msg)).toEqual([
       "dashboard not served",
