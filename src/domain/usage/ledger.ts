@@ -1,6 +1,6 @@
 import { chunksOf } from "../../lib/chunks.js";
 import type { Db, RecordStore } from "../../stores/record-store.js";
-import { sql } from "kysely";
+import { sql, type CompiledQuery } from "kysely";
 import { toBigInt } from "../../lib/money.js";
 import type { DialectCaps } from "../../stores/dialect.js";
 import { jsonRows } from "../../stores/sqlite/json-rows.js";
@@ -50,19 +50,29 @@ export async function readUsage(
     return new Map([[id, scope === "key" ? one.key : one.workspace]]);
   }
   const out = new Map<string, WindowTotals>(ids.map((id) => [id, zeroTotals()]));
-  if (ids.length === 0) return out;
-  const rows = await db
-    .selectFrom("usage_counters")
-    .select(["scope_id", "window", "usage_nano", "byok_nano"])
-    .where("scope", "=", scope)
-    .where("scope_id", "in", unique)
-    .where((eb) =>
-      eb.or(KINDS.map((k) => eb.and([eb("window", "=", k), eb("window_index", "=", windowIndex(k, now))]))),
-    )
-    .execute();
-  for (const r of rows) {
-    const t = out.get(r.scope_id);
-    if (t) t[r.window as WindowKind] = { usage: toBigInt(r.usage_nano), byok: toBigInt(r.byok_nano) };
+  for (const chunk of chunksOf(unique, 500)) {
+    // One term per window kind naming its whole primary key (the ids as an IN list): each is an
+    // index search for the current window, never a walk over an id's past windows.
+    const rows = await db
+      .selectFrom("usage_counters")
+      .select(["scope_id", "window", "usage_nano", "byok_nano"])
+      .where((eb) =>
+        eb.or(
+          KINDS.map((k) =>
+            eb.and([
+              eb("scope", "=", scope),
+              eb("scope_id", "in", chunk),
+              eb("window", "=", k),
+              eb("window_index", "=", windowIndex(k, now)),
+            ]),
+          ),
+        ),
+      )
+      .execute();
+    for (const r of rows) {
+      const t = out.get(r.scope_id);
+      if (t) t[r.window as WindowKind] = { usage: toBigInt(r.usage_nano), byok: toBigInt(r.byok_nano) };
+    }
   }
   return out;
 }
@@ -83,21 +93,29 @@ const keyAndWorkspaceUsage = new QueryTemplate(
     all: number,
   ) => {
     const indexes: Record<WindowKind, number> = { day, week, month, all };
+    const scopes: [LedgerScope, string][] = [
+      ...(shape !== "workspace" ? [["key", keyHash] as [LedgerScope, string]] : []),
+      ...(shape !== "key" ? [["workspace", workspaceId] as [LedgerScope, string]] : []),
+    ];
+    // Up to eight terms, each naming a whole primary key: eight point lookups, whatever the number
+    // of past windows (a term per scope alone made the engine walk every day, week and month the
+    // key or workspace ever had, about 20 times slower after a year of use: bench/ledger-read.ts).
     return db
       .selectFrom("usage_counters")
       .select(["scope", "scope_id", "window", "usage_nano", "byok_nano"])
       .where((eb) =>
-        eb.and([
-          eb.or([
-            ...(shape !== "workspace"
-              ? [eb.and([eb("scope", "=", "key"), eb("scope_id", "=", keyHash)])]
-              : []),
-            ...(shape !== "key"
-              ? [eb.and([eb("scope", "=", "workspace"), eb("scope_id", "=", workspaceId)])]
-              : []),
-          ]),
-          eb.or(KINDS.map((k) => eb.and([eb("window", "=", k), eb("window_index", "=", indexes[k])]))),
-        ]),
+        eb.or(
+          scopes.flatMap(([scope, id]) =>
+            KINDS.map((k) =>
+              eb.and([
+                eb("scope", "=", scope),
+                eb("scope_id", "=", id),
+                eb("window", "=", k),
+                eb("window_index", "=", indexes[k]),
+              ]),
+            ),
+          ),
+        ),
       )
       .compile();
   },
@@ -150,9 +168,17 @@ export function readKeyAndWorkspaceUsageCommitted(
 ): KeyAndWorkspaceTotals | null {
   if (!store.readCommitted) return null;
   if (keyHash === null && workspaceId === null) return totalsOf([]);
-  return totalsOf(
-    store.readCommitted(keyAndWorkspaceUsage.bind(store.db, ...usageArgs(keyHash, workspaceId, now))),
-  );
+  return totalsOf(store.readCommitted(keyAndWorkspaceUsageQuery(store.db, keyHash, workspaceId, now)));
+}
+
+/** The statement both reads above run, compiled with its values (also for its query-plan test). */
+export function keyAndWorkspaceUsageQuery(
+  db: Db,
+  keyHash: string | null,
+  workspaceId: string | null,
+  now: Date,
+): CompiledQuery<UsageRow> {
+  return keyAndWorkspaceUsage.bind(db, ...usageArgs(keyHash, workspaceId, now));
 }
 
 export interface UsageEntry {
