@@ -24,6 +24,7 @@ import {
   closedLoop,
   createBenchKey,
   gatehouseTarget,
+  openLoop,
   UPSTREAM_JS,
   type Target,
 } from "./lib/gateway-load.js";
@@ -38,6 +39,8 @@ const STREAM = args.includes("--stream");
 const text = stringOption(args);
 const RECORDING = text("recording") ?? "durable";
 const BASELINE = text("baseline");
+const RATE = opt("rate", 0);
+const REQUESTS = opt("requests", 50);
 
 interface Side {
   label: string;
@@ -45,7 +48,15 @@ interface Side {
   target: Target;
   cpuMs: number;
   requests: number;
+  /** Fixed-rate latencies, ms (with --rate). */
+  total: number[];
+  ttfb: number[];
 }
+
+const quantile = (xs: readonly number[], q: number): number => {
+  const sorted = [...xs].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? Number.NaN;
+};
 
 async function main(): Promise<void> {
   if (!BASELINE) throw new Error("--baseline: the checkout to compare with (built), e.g. a worktree of main");
@@ -69,10 +80,23 @@ async function main(): Promise<void> {
         target: gatehouseTarget(label, server.base, key, STREAM),
         cpuMs: 0,
         requests: 0,
+        total: [],
+        ttfb: [],
       });
     }
     // Warm-up (JIT, caches), then the slices: A B, B A, A B, … so that neither always goes first.
     for (const s of sides) await closedLoop(s.target, null, CONNECTIONS, 2000);
+    if (RATE > 0) {
+      for (let i = 0; i < SLICES; i++) {
+        for (const s of i % 2 === 0 ? sides : [...sides].reverse()) {
+          const run = await openLoop(s.target, RATE, REQUESTS);
+          s.total.push(...run.total);
+          s.ttfb.push(...run.ttfb);
+        }
+      }
+      printLatency(sides, roots);
+      return;
+    }
     for (let i = 0; i < SLICES; i++) {
       for (const s of i % 2 === 0 ? sides : [...sides].reverse()) {
         const cpu0 = cpuMsOf(s.server.pid);
@@ -104,6 +128,35 @@ async function main(): Promise<void> {
     for (const s of sides) await s.server.stop();
     upstream.child.kill();
     for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  }
+}
+
+/** The fixed-rate result: each build's pooled p50 / p99, and this - baseline. */
+function printLatency(sides: Side[], roots: [string, string][]): void {
+  console.log(
+    `\n${SLICES} slices of ${REQUESTS} requests at ${RATE}/s each, ${STREAM ? "streaming" : "JSON"}, ` +
+      `GATEHOUSE_RECORDING=${RECORDING}; latency from the scheduled send\n`,
+  );
+  const series: [string, keyof Pick<Side, "total" | "ttfb">][] = STREAM
+    ? [
+        ["last byte", "total"],
+        ["first byte", "ttfb"],
+      ]
+    : [["last byte", "total"]];
+  console.log("| build | root | latency | p50 | p99 |");
+  console.log("| --- | --- | --- | --- | --- |");
+  for (const [i, s] of sides.entries()) {
+    for (const [label, k] of series) {
+      console.log(
+        `| ${s.label} | ${roots[i]![1]} | ${label} | ${quantile(s[k], 0.5).toFixed(3)} ms | ${quantile(s[k], 0.99).toFixed(3)} ms |`,
+      );
+    }
+  }
+  const [a, b] = sides as [Side, Side];
+  for (const [label, k] of series) {
+    const d50 = quantile(b[k], 0.5) - quantile(a[k], 0.5);
+    const d99 = quantile(b[k], 0.99) - quantile(a[k], 0.99);
+    console.log(`\nthis - baseline, ${label}: p50 ${d50.toFixed(3)} ms, p99 ${d99.toFixed(3)} ms`);
   }
 }
 

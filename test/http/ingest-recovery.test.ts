@@ -138,6 +138,43 @@ describe("ingest recovery on the embedded store (SQLite + DuckDB files)", () => 
     await stop(s, t);
   });
 
+  it("a batch that repeats ids accepted before logs only its new records: after a restart each id is written once", async () => {
+    const dir = newDir();
+    let s = await openStores(dir);
+    let t = await makeTestApp(s);
+    const writer = s.activity.exclusive as ExclusiveActivityWriter;
+    const apply = writer.apply;
+    writer.apply = async () => {
+      throw new Error("simulated activity store failure");
+    };
+    const rec = (id: string) => wireRecord(t, { id, usage: 0.001 });
+    const first = ["r-0", "r-1", "r-2", "r-3", "r-4"];
+    expect((await ingest(t, first.map(rec))).json().data).toEqual({ accepted: 5, duplicates: 0 });
+    const overlap = ["r-3", "r-4", "n-0", "n-1", "n-2"];
+    expect((await ingest(t, overlap.map(rec))).json().data).toEqual({ accepted: 3, duplicates: 2 });
+    expect((await ingest(t, first.map(rec))).json().data).toEqual({ accepted: 0, duplicates: 5 });
+    expect(await buffered(t)).toBe(2);
+    expect(await usageOf(t)).toBe(0.008);
+    writer.apply = apply;
+    const org = t.organizationId;
+    await stop(s, t);
+
+    s = await openStores(dir);
+    t = await makeTestApp(s);
+    await startIngestBuffer(s.store, s.activity.exclusive as ExclusiveActivityWriter);
+    expect(await buffered(t)).toBe(0);
+    const rows = await s.activity.query(
+      {
+        sql: "SELECT id, count(*) AS n FROM generations WHERE organization_id = $org GROUP BY id ORDER BY id",
+        params: { org },
+      },
+      { timeoutMs: 10_000 },
+    );
+    const ids = ["n-0", "n-1", "n-2", ...first];
+    expect(rows).toEqual(ids.map((id) => ({ id, n: 1n })));
+    await stop(s, t);
+  });
+
   it("refuses to start without the ingest log of batches it accepted, naming it (the log must be kept with the DuckDB file)", async () => {
     const dir = newDir();
     let s = await openStores(dir);
