@@ -78,9 +78,7 @@ export class GenerationRecorder {
     return new Promise<void>((done, fail) => {
       this.queue.push({ g, at: performance.now(), seq: ++this.queuedSeq, done, fail });
       this.flushing ??= this.run();
-      if (this.queue.length >= MAX_RECORD_BATCH || (this.awaitingSiblings && this.siblings() <= 0)) {
-        this.endGathering?.();
-      }
+      if (this.waitIsOver()) this.endGathering?.();
     });
   }
 
@@ -128,6 +126,11 @@ export class GenerationRecorder {
   /** Whether nothing may wait: shutdown, a read waiting for the records, a full batch. */
   private mustFlush(): boolean {
     return this.closing || this.waiters.length > 0 || this.queue.length >= MAX_RECORD_BATCH;
+  }
+
+  /** Whether a wait in progress may end now: nothing may wait, or every sibling has queued. */
+  private waitIsOver(): boolean {
+    return this.mustFlush() || (this.awaitingSiblings && this.siblings() <= 0);
   }
 
   /** Waits until the oldest queued generation is gatherMs old, unless something needs it sooner. */
