@@ -90,6 +90,8 @@ export async function statusOfRow(
     ])
     .where("destination_id", "=", destinationId)
     .where("state", "=", "dead")
+    // broadcast_deliveries_dest_finished: the latest without sorting every dead row kept.
+    .orderBy("finished_at_ms", "desc")
     .orderBy("id", "desc")
     .limit(10)
     .execute();

@@ -48,9 +48,13 @@ export async function dueDestinations(
   limit: number,
   ripe: Ripeness | null = null,
 ): Promise<DueDestination[]> {
+  // From the destinations, then each one's due rows by index (broadcast_deliveries_due): a join
+  // that started from the deliveries walked every pending row, those backing off included. A
+  // CROSS JOIN keeps SQLite's join order; PostgreSQL plans it as the inner join it is.
   let q = db
-    .selectFrom("broadcast_deliveries as d")
-    .innerJoin("destinations as x", "x.id", "d.destination_id")
+    .selectFrom("destinations as x")
+    .crossJoin("broadcast_deliveries as d")
+    .whereRef("d.destination_id", "=", "x.id")
     .select((eb) => [
       "d.destination_id",
       "x.type",
@@ -336,16 +340,15 @@ export async function pruneDeliveries(
   deliveredRetentionMs: number,
   deadRetentionMs: number,
 ): Promise<void> {
+  // The deleted destinations' ids first, then their rows by index (a correlated EXISTS made
+  // SQLite scan every retained delivery, every second).
   await db
     .deleteFrom("broadcast_deliveries")
-    .where((eb) =>
-      eb.exists(
-        eb
-          .selectFrom("destinations")
-          .select("destinations.id")
-          .whereRef("destinations.id", "=", "broadcast_deliveries.destination_id")
-          .where("destinations.deleted_at", "is not", null),
-      ),
+    .where("destination_id", "in", (eb) =>
+      eb
+        .selectFrom("destinations")
+        .select("destinations.id")
+        .where("destinations.deleted_at", "is not", null),
     )
     .execute();
   const cutoff = nowMs - deliveredRetentionMs;

@@ -8,6 +8,7 @@ import { dropIngestInflight } from "./005-drop-ingest-inflight.js";
 import { gatewayTables } from "./006-gateway.js";
 import { broadcastOutbox } from "./007-broadcast-outbox.js";
 import { policyNotify } from "./008-policy-notify.js";
+import { historyIndexes } from "./009-history-indexes.js";
 
 /** Versioned migrations, applied in name order at start. Append; never edit a released one. */
 export function migrations(caps: DialectCaps): Record<string, Migration> {
@@ -20,6 +21,7 @@ export function migrations(caps: DialectCaps): Record<string, Migration> {
     "006-gateway": gatewayTables(caps),
     "007-broadcast-outbox": broadcastOutbox(caps),
     "008-policy-notify": policyNotify(caps),
+    "009-history-indexes": historyIndexes(caps),
   };
 }
 

@@ -1,0 +1,38 @@
+import { sql, type Kysely } from "kysely";
+import type { DialectCaps } from "../dialect.js";
+
+/**
+ * Indexes for statements whose cost grew with what piles up (found with EXPLAIN QUERY PLAN on a
+ * store with a year of history and a destination down; docs/performance.md "Statements that do
+ * not grow with history"):
+ * - `broadcast_deliveries_batch` gains `state`: releasing outbox batches asks, per batch, whether
+ *   a pending delivery still needs it; with `batch_seq` alone SQLite walked every pending row for
+ *   each batch (quadratic in a down destination's backlog: 9 s per pass at 20,000 deliveries).
+ * - `broadcast_deliveries_dest_finished`: a destination's latest dead letters without sorting
+ *   all the dead rows it keeps.
+ * - `api_keys_live_org_workspace_created`: listing a workspace's keys without walking the deleted
+ *   ones (keys rotated for a year).
+ */
+export function historyIndexes(_caps: DialectCaps) {
+  return {
+    async up(db: Kysely<unknown>): Promise<void> {
+      await db.schema.dropIndex("broadcast_deliveries_batch").execute();
+      await db.schema
+        .createIndex("broadcast_deliveries_batch")
+        .on("broadcast_deliveries")
+        .columns(["batch_seq", "state"])
+        .execute();
+      await db.schema
+        .createIndex("broadcast_deliveries_dest_finished")
+        .on("broadcast_deliveries")
+        .columns(["destination_id", "state", "finished_at_ms"])
+        .execute();
+      await db.schema
+        .createIndex("api_keys_live_org_workspace_created")
+        .on("api_keys")
+        .columns(["organization_id", "workspace_id", "created_at"])
+        .where(sql.ref("deleted_at"), "is", null)
+        .execute();
+    },
+  };
+}
