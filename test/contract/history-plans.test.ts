@@ -10,6 +10,7 @@ import {
   pruneDeliveries,
   releaseBatches,
 } from "../../src/broadcast/outbox/deliveries-repo.js";
+import { enqueueBroadcast } from "../../src/broadcast/outbox/enqueue.js";
 import { listOrdinaryKeys } from "../../src/domain/keys/key-repo.js";
 import type { Db } from "../../src/stores/record-store.js";
 import { openSqliteStore } from "../../src/stores/sqlite/open-sqlite.js";
@@ -87,5 +88,14 @@ describe("plans of the statements over growing tables (SQLite)", () => {
     const page = { organizationId: "org", workspaceId: "ws", includeDisabled: false, limit: 100, offset: 0 };
     const [plan] = await plansOf(() => listOrdinaryKeys(db, page));
     expect(plan!.join("\n")).toMatch(/api_keys_live_org_workspace_created/);
+  });
+
+  it("each recorded batch reads its organization's destinations by index, not every organization's", async () => {
+    const [plan] = await plansOf(() =>
+      enqueueBroadcast(db, "org", [], () => "[]", { nowMs: 0, contexts: null }),
+    );
+    expect(plan!.join("\n")).toMatch(
+      /SEARCH destinations USING INDEX destinations_org \(organization_id=\?\)/,
+    );
   });
 });

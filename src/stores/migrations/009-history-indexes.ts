@@ -12,6 +12,8 @@ import type { DialectCaps } from "../dialect.js";
  *   all the dead rows it keeps.
  * - `api_keys_live_org_workspace_created`: listing a workspace's keys without walking the deleted
  *   ones (keys rotated for a year).
+ * - `destinations_org`: an organization's destinations, read in every recorder flush's
+ *   transaction (Broadcast's enqueue) and by the fan-out, without scanning every organization's.
  */
 export function historyIndexes(_caps: DialectCaps) {
   return {
@@ -32,6 +34,11 @@ export function historyIndexes(_caps: DialectCaps) {
         .on("api_keys")
         .columns(["organization_id", "workspace_id", "created_at"])
         .where(sql.ref("deleted_at"), "is", null)
+        .execute();
+      await db.schema
+        .createIndex("destinations_org")
+        .on("destinations")
+        .columns(["organization_id"])
         .execute();
     },
   };
