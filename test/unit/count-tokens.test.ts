@@ -1,5 +1,8 @@
+import { createRequire } from "node:module";
 import { describe, expect, it } from "vitest";
 import {
+  CHUNK,
+  EXACT_UNITS,
   IMAGE_TOKENS,
   REPLY_PRIMING_TOKENS,
   TOKENS_PER_MESSAGE,
@@ -69,4 +72,62 @@ describe("token counting (o200k_base)", () => {
       REPLY_PRIMING_TOKENS + TOKENS_PER_MESSAGE + 1,
     );
   });
+
+  /** The encoder's own count of the whole text, in one piece (the reference). */
+  const whole = (text: string): number =>
+    (
+      createRequire(import.meta.url)("gpt-tokenizer/encoding/o200k_base") as {
+        countTokens: (t: string, o: object) => number;
+      }
+    ).countTokens(text, { disallowedSpecial: new Set() });
+
+  it("counts long prose in pieces exactly as the encoder counts it whole", () => {
+    const words = [
+      "gateway",
+      "reserves",
+      "the",
+      "worst",
+      "case,",
+      "then",
+      "settles.",
+      "Budget",
+      "42",
+      "naïve",
+    ];
+    let text = "";
+    for (let i = 0; text.length < 20 * CHUNK; i++)
+      text += words[(i * 7) % words.length] + (i % 13 === 0 ? "\n" : " ");
+    expect(countTextTokens(text)).toBe(whole(text));
+    const emoji = "🙂 ".repeat(3 * CHUNK); // surrogate pairs across piece boundaries
+    expect(countTextTokens(emoji)).toBe(whole(emoji));
+  });
+
+  it("a long prompt is counted exactly up to the budget, then estimated: never under a token per 4 bytes", () => {
+    const words = ["gateway", "reserves", "the", "worst", "case,", "then", "settles.", "Budget", "42"];
+    let prose = "";
+    for (let i = 0; prose.length < 1_048_576; i++) prose += words[(i * 7) % words.length] + " ";
+    const exact = whole(prose);
+    const counted = countTextTokens(prose);
+    expect(counted).toBeGreaterThanOrEqual(exact);
+    expect(counted).toBeLessThan(exact * 1.3);
+    // A prompt shares one budget between its messages: two halves estimate like the whole.
+    const half = prose.slice(0, prose.length / 2);
+    const two = countPromptTokens([
+      { role: "user", content: half },
+      { role: "user", content: half },
+    ]);
+    expect(two).toBeGreaterThanOrEqual(whole(half) * 2);
+    expect(two).toBeLessThan(whole(half) * 2 * 1.3);
+  });
+
+  it("a megabyte the encoder cannot shortcut is counted in linear time", () => {
+    // Whole, byte-pair merging is quadratic in a run without a break: 8,000 characters took
+    // 20 ms, a megabyte minutes; rare pairs cost ~0.4-0.9 µs per character even in pieces.
+    for (const ch of ["a", "!", "7", "\u00e9", "🙂", " "]) {
+      const run = ch.repeat(Math.floor(1_048_576 / ch.length));
+      const n = countTextTokens(run);
+      expect(n).toBeGreaterThanOrEqual(Math.floor((Buffer.byteLength(run) - EXACT_UNITS * 4) / 4));
+      expect(n).toBeLessThanOrEqual(Buffer.byteLength(run)); // a token is at least a byte
+    }
+  }, 20_000);
 });

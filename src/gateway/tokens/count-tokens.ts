@@ -23,23 +23,89 @@ export const REPLY_PRIMING_TOKENS = 3;
  */
 export const IMAGE_TOKENS = 765;
 
-type CountTokens = typeof import("gpt-tokenizer/encoding/o200k_base").countTokens;
+type Encoding = typeof import("gpt-tokenizer/encoding/o200k_base");
+type CountTokens = Encoding["countTokens"];
 let counter: CountTokens | null = null;
 
 /**
  * The encoder, loaded on first use: its 200k-token table costs about half a second of CPU and
  * tens of MB to load, which processes that never count tokens (the CLI, most tests) should not
  * pay. The server loads it in warm-up, before it listens (warmUpTokenCounter).
+ *
+ * Its merge cache is turned off. It keeps up to 100,000 pieces of the texts counted, and a piece
+ * of 13 characters or more is a slice that keeps its whole text alive (V8's sliced strings): any
+ * key holder could pin a megabyte per request (about 40 MB after 200 requests in a measurement,
+ * growing). It saved nothing measurable on varied prompts (docs/performance.md).
  */
 function encoder(): CountTokens {
-  counter ??= (
-    createRequire(import.meta.url)("gpt-tokenizer/encoding/o200k_base") as { countTokens: CountTokens }
-  ).countTokens;
+  if (counter === null) {
+    const encoding = createRequire(import.meta.url)("gpt-tokenizer/encoding/o200k_base") as Encoding;
+    encoding.setMergeCacheSize(0);
+    counter = encoding.countTokens;
+  }
   return counter;
 }
 
-export function countTextTokens(text: string): number {
-  return text === "" ? 0 : encoder()(text, AS_TEXT);
+/**
+ * Texts are counted in pieces of at most this many UTF-16 units. Byte-pair merging is quadratic in
+ * the length of a run the tokenizer cannot split (letters, punctuation or spaces without a break):
+ * 8,000 characters took 20 ms, a megabyte would hold the event loop for minutes. A piece ends
+ * before a whitespace character where there is one, so prose counts exactly as a whole; a run
+ * without whitespace is cut every RUN units, which may count a token more per cut.
+ */
+export const CHUNK = 512;
+/** Where a run without whitespace is cut. */
+export const RUN = 64;
+/**
+ * UTF-16 units counted exactly per request (a prompt, or one text): about 16,000 tokens of prose.
+ * Text the encoder cannot shortcut costs ~0.4-0.9 µs per unit (its rare-pair lookups), so a
+ * megabyte would still cost most of a second; past the budget the rest is estimated at the larger
+ * of the rate counted so far and one token per 4 UTF-8 bytes (docs/gateway.md "Token counts").
+ */
+export const EXACT_UNITS = 65_536;
+
+/** What one request has counted exactly so far, shared by its texts. */
+export class CountBudget {
+  left = EXACT_UNITS;
+  tokens = 0;
+  units = 0;
+}
+
+const isWhitespace = (code: number): boolean =>
+  code === 0x20 || (code >= 0x09 && code <= 0x0d) || code === 0xa0 || code === 0x2028 || code === 0x2029;
+
+/** The end of the piece that starts at `start`: before a whitespace, or RUN units on. */
+function pieceEnd(text: string, start: number): number {
+  let end = Math.min(start + CHUNK, text.length);
+  if (end === text.length) return end;
+  let cut = end;
+  while (cut > start + 1 && !isWhitespace(text.charCodeAt(cut))) cut--;
+  if (cut > start + 1) return cut;
+  end = start + RUN;
+  const before = text.charCodeAt(end - 1);
+  return before >= 0xd800 && before <= 0xdbff ? end - 1 : end; // not between a surrogate pair
+}
+
+export function countTextTokens(text: string, budget: CountBudget = new CountBudget()): number {
+  if (text === "") return 0;
+  const count = encoder();
+  let n = 0;
+  let start = 0;
+  while (start < text.length) {
+    if (budget.left <= 0) {
+      const rest = text.slice(start);
+      const rate = budget.units > 0 ? budget.tokens / budget.units : 0;
+      return n + Math.ceil(Math.max(rate * rest.length, Buffer.byteLength(rest, "utf8") / 4));
+    }
+    const end = text.length - start <= CHUNK ? text.length : pieceEnd(text, start);
+    const tokens = count(start === 0 && end === text.length ? text : text.slice(start, end), AS_TEXT);
+    n += tokens;
+    budget.tokens += tokens;
+    budget.units += end - start;
+    budget.left -= end - start;
+    start = end;
+  }
+  return n;
 }
 
 /** Loads the encoder now: call once at start, off the request path. */
@@ -51,15 +117,15 @@ function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === "object" && v !== null && !Array.isArray(v);
 }
 
-function contentTokens(content: unknown): number {
-  if (typeof content === "string") return countTextTokens(content);
+function contentTokens(content: unknown, budget: CountBudget): number {
+  if (typeof content === "string") return countTextTokens(content, budget);
   if (!Array.isArray(content)) return 0;
   let n = 0;
   for (const part of content) {
     if (!isObject(part)) continue;
-    if (typeof part.text === "string") n += countTextTokens(part.text);
+    if (typeof part.text === "string") n += countTextTokens(part.text, budget);
     else if (part.type === "image_url") n += IMAGE_TOKENS;
-    else n += countTextTokens(JSON.stringify(part)); // audio, files: their encoded size, a generous bound
+    else n += countTextTokens(JSON.stringify(part), budget); // audio, files: their encoded size, a generous bound
   }
   return n;
 }
@@ -71,17 +137,18 @@ function contentTokens(content: unknown): number {
  * rather than throwing: the request was validated before, and this must never fail a request.
  */
 export function countPromptTokens(messages: readonly unknown[], tools?: readonly unknown[]): number {
+  const budget = new CountBudget();
   let n = REPLY_PRIMING_TOKENS;
   for (const m of messages) {
     if (!isObject(m)) continue;
     n += TOKENS_PER_MESSAGE;
-    if (typeof m.role === "string") n += countTextTokens(m.role);
-    if (typeof m.name === "string") n += countTextTokens(m.name) + 1;
-    n += contentTokens(m.content);
+    if (typeof m.role === "string") n += countTextTokens(m.role, budget);
+    if (typeof m.name === "string") n += countTextTokens(m.name, budget) + 1;
+    n += contentTokens(m.content, budget);
     if (Array.isArray(m.tool_calls) && m.tool_calls.length > 0)
-      n += countTextTokens(JSON.stringify(m.tool_calls));
-    if (typeof m.tool_call_id === "string") n += countTextTokens(m.tool_call_id);
+      n += countTextTokens(JSON.stringify(m.tool_calls), budget);
+    if (typeof m.tool_call_id === "string") n += countTextTokens(m.tool_call_id, budget);
   }
-  if (tools && tools.length > 0) n += countTextTokens(JSON.stringify(tools));
+  if (tools && tools.length > 0) n += countTextTokens(JSON.stringify(tools), budget);
   return n;
 }
