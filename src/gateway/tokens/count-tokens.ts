@@ -50,8 +50,8 @@ function encoder(): CountTokens {
  * Texts are counted in pieces of at most this many UTF-16 units. Byte-pair merging is quadratic in
  * the length of a run the tokenizer cannot split (letters, punctuation or spaces without a break):
  * 8,000 characters took 20 ms, a megabyte would hold the event loop for minutes. A piece ends
- * before a whitespace character where there is one, so prose counts exactly as a whole; a run
- * without whitespace is cut every RUN units, which may count a token more per cut.
+ * where the encoder's own pieces break (isCut) when there is such a place, so prose counts exactly
+ * as a whole; a run without one is cut every RUN units, which may count a token more per cut.
  */
 export const CHUNK = 512;
 /** Where a run without whitespace is cut. */
@@ -73,13 +73,26 @@ export class CountBudget {
 
 const isWhitespace = (code: number): boolean =>
   code === 0x20 || (code >= 0x09 && code <= 0x0d) || code === 0xa0 || code === 0x2028 || code === 0x2029;
+const isAsciiWord = (code: number): boolean =>
+  (code >= 0x30 && code <= 0x39) || (code >= 0x41 && code <= 0x5a) || (code >= 0x61 && code <= 0x7a);
+
+/**
+ * Whether the encoder's pieces never span position `at`: a space after a non-space (it starts the
+ * next word's piece, " word"), or a line break after a letter or digit (punctuation takes the
+ * line break into its piece, ".\n").
+ */
+function isCut(text: string, at: number): boolean {
+  const code = text.charCodeAt(at);
+  const before = text.charCodeAt(at - 1);
+  return (code === 0x20 && !isWhitespace(before)) || (code === 0x0a && isAsciiWord(before));
+}
 
 /** The end of the piece that starts at `start`: before a whitespace, or RUN units on. */
 function pieceEnd(text: string, start: number): number {
   let end = Math.min(start + CHUNK, text.length);
   if (end === text.length) return end;
   let cut = end;
-  while (cut > start + 1 && !isWhitespace(text.charCodeAt(cut))) cut--;
+  while (cut > start + 1 && !isCut(text, cut)) cut--;
   if (cut > start + 1) return cut;
   end = start + RUN;
   const before = text.charCodeAt(end - 1);
