@@ -160,6 +160,12 @@ export interface GatewayConfig {
    * commitDelayMs: PostgreSQL's commit_delay with commit_siblings); 0 = never.
    */
   recordingCommitDelayMs: number;
+  /**
+   * With deferred recording, how many records may wait for their commit before an answer waits
+   * for its own, as with durable recording: the queue holds each generation's prompt and output,
+   * so a stalled record store must not let it grow with the request rate.
+   */
+  recordingMaxQueued: number;
 }
 
 export class ConfigError extends Error {
@@ -357,6 +363,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
       recording: recording === "deferred" ? "deferred" : "durable",
       recordingGatherMs: int("GATEHOUSE_RECORDING_GATHER_MS", 10, 0, 1_000),
       recordingCommitDelayMs: int("GATEHOUSE_RECORDING_COMMIT_DELAY_MS", 2, 0, 1_000),
+      recordingMaxQueued: int("GATEHOUSE_RECORDING_MAX_QUEUED", 1_000, 1, 100_000),
     },
   };
   if (problems.length > 0) throw new ConfigError(problems);

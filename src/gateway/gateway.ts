@@ -67,6 +67,7 @@ export function createGateway(d: GatewayDeps): Gateway {
     gatherMs: deferred ? d.config.recordingGatherMs : 0,
     commitDelayMs: deferred ? 0 : d.config.recordingCommitDelayMs,
     inFlight: () => inFlight.size,
+    maxQueued: d.config.recordingMaxQueued,
   });
   return {
     config: d.config,

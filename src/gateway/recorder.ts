@@ -32,6 +32,8 @@ export interface RecorderOptions {
   commitDelayMs?: number;
   /** Model requests in flight on this instance, the queued ones included (commitDelayMs). */
   inFlight?: () => number;
+  /** Queued records from which `backlogged()` is true (default: MAX_RECORD_BATCH). */
+  maxQueued?: number;
 }
 
 /**
@@ -59,6 +61,7 @@ export class GenerationRecorder {
   private readonly gatherMs: number;
   private readonly commitDelayMs: number;
   private readonly inFlight: () => number;
+  private readonly maxQueued: number;
   /** Ends the current gathering wait early (null when not waiting). */
   private endGathering: (() => void) | null = null;
   private closing = false;
@@ -72,6 +75,7 @@ export class GenerationRecorder {
     this.gatherMs = opts.gatherMs ?? 0;
     this.commitDelayMs = opts.commitDelayMs ?? 0;
     this.inFlight = opts.inFlight ?? (() => 0);
+    this.maxQueued = opts.maxQueued ?? MAX_RECORD_BATCH;
   }
 
   record(g: ServedGeneration): Promise<void> {
@@ -109,6 +113,15 @@ export class GenerationRecorder {
   /** Generations queued and not yet taken by a flush. */
   get queued(): number {
     return this.queue.length;
+  }
+
+  /**
+   * Whether an answer that need not wait for its record should wait anyway (deferred recording):
+   * `maxQueued` records or more are queued, so the record store is behind. Answers then follow
+   * their commits until it catches up, which bounds what the queue holds in memory.
+   */
+  backlogged(): boolean {
+    return this.queue.length >= this.maxQueued;
   }
 
   /** Resolves once every generation queued before (and during) the call is stored or failed. */

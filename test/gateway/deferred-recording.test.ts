@@ -136,3 +136,51 @@ for (const recording of ["deferred", "durable"] as const) {
       });
   });
 }
+
+describe("GATEHOUSE_RECORDING=deferred with a backlog (GATEHOUSE_RECORDING_MAX_QUEUED)", () => {
+  let s: ListeningApp;
+  let key: string;
+  beforeAll(async () => {
+    s = await startListening({
+      clock: systemClock,
+      env: {
+        GATEHOUSE_RECORDING: "deferred",
+        GATEHOUSE_RECORDING_GATHER_MS: "0",
+        GATEHOUSE_RECORDING_MAX_QUEUED: "2",
+      },
+    });
+    const r = await s.call({ method: "POST", url: "/api/v1/keys", payload: { name: "k", limit: 10 } });
+    key = r.json<{ key: string }>().key;
+  });
+  afterAll(() => s.close());
+
+  const chat = () =>
+    fetch(`${s.baseUrl}/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: JSON.stringify({
+        model: "mock/echo",
+        max_tokens: 5,
+        messages: [{ role: "user", content: "Hi" }],
+      }),
+    }).then(async (r) => ({ status: r.status, body: await r.text() }));
+
+  it("answers wait for their record once that many records are queued, and go on when the store catches up", async () => {
+    const g = gate(s.ctx.store);
+    onTestFinished(() => g.open());
+    // The first record is taken by a flush (blocked at the gate); the next two queue behind it.
+    for (let i = 0; i < 3; i++) {
+      const answered = await Promise.race([chat(), settle(10_000)]);
+      expect(answered, `answer ${i + 1}`).not.toBe("pending");
+    }
+    expect(s.app.gateway.recorder.queued).toBe(2);
+    // Two queued: the next answer follows its own record's commit.
+    const fourth = chat();
+    expect(await Promise.race([fourth, settle(500)])).toBe("pending");
+    g.open();
+    expect((await fourth).status).toBe(200);
+    expect(s.app.gateway.recorder.queued).toBe(0);
+    const usage = await s.call({ method: "GET", url: "/api/v1/key", auth: key });
+    expect(usage.json<{ data: { usage: number } }>().data.usage).toBeGreaterThan(0);
+  });
+});

@@ -72,6 +72,7 @@ describe("loadConfig", () => {
         recording: "durable",
         recordingGatherMs: 10,
         recordingCommitDelayMs: 2,
+        recordingMaxQueued: 1_000,
       },
     });
   });
@@ -105,6 +106,12 @@ describe("loadConfig", () => {
     for (const bad of ["-1", "1001", "soon"]) {
       expect(() => loadConfig({ GATEHOUSE_RECORDING_COMMIT_DELAY_MS: bad }), bad).toThrow(
         /GATEHOUSE_RECORDING_COMMIT_DELAY_MS/,
+      );
+    }
+    expect(loadConfig({ GATEHOUSE_RECORDING_MAX_QUEUED: "1" }).gateway.recordingMaxQueued).toBe(1);
+    for (const bad of ["0", "100001", "many"]) {
+      expect(() => loadConfig({ GATEHOUSE_RECORDING_MAX_QUEUED: bad }), bad).toThrow(
+        /GATEHOUSE_RECORDING_MAX_QUEUED/,
       );
     }
     expect(() => loadConfig({ INGEST_FLUSH_LINGER_MS: "-1" })).toThrow(/INGEST_FLUSH_LINGER_MS/);

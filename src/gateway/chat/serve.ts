@@ -254,8 +254,10 @@ export class ChatRun {
       output: f.output,
       params: paramsOf(body),
     };
+    // Deferred answers wait too while the recorder is backlogged, so that its queue stays bounded.
+    const wait = this.gw.config.recording === "durable" || this.gw.recorder.backlogged();
     const settled = hold.settle(() => this.gw.recorder.record(g));
-    if (this.gw.config.recording === "durable") {
+    if (wait) {
       await settled;
       return;
     }
