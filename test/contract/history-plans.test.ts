@@ -12,6 +12,7 @@ import {
 } from "../../src/broadcast/outbox/deliveries-repo.js";
 import { enqueueBroadcast } from "../../src/broadcast/outbox/enqueue.js";
 import { listOrdinaryKeys } from "../../src/domain/keys/key-repo.js";
+import { activityDefaultWorkspaceId } from "../../src/domain/workspaces/workspace-repo.js";
 import type { Db } from "../../src/stores/record-store.js";
 import { openSqliteStore } from "../../src/stores/sqlite/open-sqlite.js";
 
@@ -97,5 +98,10 @@ describe("plans of the statements over growing tables (SQLite)", () => {
     expect(plan!.join("\n")).toMatch(
       /SEARCH destinations USING INDEX destinations_org \(organization_id=\?\)/,
     );
+  });
+
+  it("an organization's default workspace is found by index", async () => {
+    const [plan] = await plansOf(() => activityDefaultWorkspaceId(db, "org"));
+    expect(plan!.join("\n")).toMatch(/SEARCH workspaces USING INDEX workspaces_org_default/);
   });
 });

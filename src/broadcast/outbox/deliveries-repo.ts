@@ -138,11 +138,13 @@ export async function claimDeliveries(
   maxItems: number,
 ): Promise<Claim> {
   const db = store.db;
+  // `state` as a literal: it must match broadcast_deliveries_pending's own condition for the
+  // planner to take that index (a destination's pending rows in id order, no sort).
   let due = db
     .selectFrom("broadcast_deliveries")
     .select(["id", "item_count"])
     .where("destination_id", "=", destinationId)
-    .where("state", "=", "pending")
+    .where("state", "=", sql.lit("pending"))
     .where("next_attempt_ms", "<=", nowMs)
     .where((eb) => eb.or([eb("lease_until_ms", "is", null), eb("lease_until_ms", "<", nowMs)]))
     .where((eb) =>

@@ -14,6 +14,11 @@ import type { DialectCaps } from "../dialect.js";
  *   ones (keys rotated for a year).
  * - `destinations_org`: an organization's destinations, read in every recorder flush's
  *   transaction (Broadcast's enqueue) and by the fan-out, without scanning every organization's.
+ * - `broadcast_deliveries_pending` (partial: pending rows): a claim takes a destination's oldest
+ *   due rows in id order; without it PostgreSQL walked the primary key through every kept row
+ *   (5 ms per claim beside a 20,000-row backlog) and SQLite sorted every due row.
+ * - `workspaces_org_default`: an organization's default workspace (analytics of records without
+ *   a workspace, the fan-out) without scanning every organization's workspaces.
  */
 export function historyIndexes(_caps: DialectCaps) {
   return {
@@ -39,6 +44,17 @@ export function historyIndexes(_caps: DialectCaps) {
         .createIndex("destinations_org")
         .on("destinations")
         .columns(["organization_id"])
+        .execute();
+      await db.schema
+        .createIndex("broadcast_deliveries_pending")
+        .on("broadcast_deliveries")
+        .columns(["destination_id", "id"])
+        .where(sql.ref("state"), "=", sql.lit("pending"))
+        .execute();
+      await db.schema
+        .createIndex("workspaces_org_default")
+        .on("workspaces")
+        .columns(["organization_id", "is_default"])
         .execute();
     },
   };
