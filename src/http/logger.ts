@@ -45,6 +45,11 @@ export function logUrl(url: string): string {
 export const LOG_BUFFER_BYTES = 4096;
 /** Buffered lines are written at most this late. */
 export const LOG_FLUSH_MS = 100;
+/**
+ * Bytes of log lines held at most while stdout does not take them (a stalled reader): past it,
+ * new lines are dropped and counted (`LogDestination.dropped`) rather than held without bound.
+ */
+export const LOG_MAX_BUFFER_BYTES = 16 * 1024 * 1024;
 
 /**
  * stdout for the logger: lines gather up to LOG_BUFFER_BYTES and go out in one asynchronous write
@@ -69,9 +74,21 @@ export class LogDestination {
   private flushWanted = false;
   private closed = false;
 
-  constructor(fd = 1, flushMs = LOG_FLUSH_MS) {
-    this.stream = pino.destination({ dest: fd, sync: false, minLength: LOG_BUFFER_BYTES });
+  /** Lines dropped because the buffer was full (stdout stalled). */
+  dropped = 0;
+
+  constructor(fd = 1, flushMs = LOG_FLUSH_MS, maxBytes = LOG_MAX_BUFFER_BYTES) {
+    this.stream = pino.destination({
+      dest: fd,
+      sync: false,
+      minLength: LOG_BUFFER_BYTES,
+      maxLength: maxBytes,
+    });
     this.stream.on("write", (n: number) => (this.written += n));
+    this.stream.on("drop", (line: string) => {
+      this.dropped++;
+      this.written += Buffer.byteLength(line); // never written: not waiting either
+    });
     this.stream.on("drain", () => {
       if (this.flushWanted) this.flush();
     });

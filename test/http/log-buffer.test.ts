@@ -1,8 +1,9 @@
-import { mkdtempSync, openSync, readFileSync, rmSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { constants, mkdtempSync, openSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pino from "pino";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, onTestFinished } from "vitest";
 import { loadConfig } from "../../src/config/config.js";
 import { LogDestination, loggerOptions } from "../../src/http/logger.js";
 
@@ -98,5 +99,29 @@ describe("log lines: buffered writes", () => {
     f.out.flush();
     await new Promise((r) => setTimeout(r, 200));
     expect(f.writes()).toBe(writes);
+  });
+
+  it("while stdout takes nothing (a stalled reader), lines past the buffer's bound are dropped and counted", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "gatehouse-log-"));
+    const fifo = join(dir, "stalled");
+    execFileSync("mkfifo", [fifo]);
+    // Both ends held by this process and never read: the pipe fills and then refuses writes.
+    const fd = openSync(fifo, constants.O_RDWR | constants.O_NONBLOCK);
+    const out = new LogDestination(fd, 10, 256 * 1024);
+    onTestFinished(() => {
+      // Not flushSync (it would retry the full pipe forever): the lines held are abandoned.
+      out.stream.destroy();
+      rmSync(dir, { recursive: true, force: true });
+    });
+    const log = pino(
+      loggerOptions(loadConfig({ GATEHOUSE_DATA_DIR: dir, LOG_LEVEL: "info" }), out) as pino.LoggerOptions,
+      out.stream,
+    );
+    const line = "x".repeat(1_000);
+    for (let i = 0; i < 5_000; i++) log.info({ line }, "request completed"); // ~5 MB
+    await new Promise((r) => setTimeout(r, 200));
+    expect(out.dropped).toBeGreaterThan(0);
+    // What is held is bounded by the buffer (the kernel's pipe holds the rest of what was written).
+    expect(out.buffered).toBeLessThanOrEqual(256 * 1024);
   });
 });
