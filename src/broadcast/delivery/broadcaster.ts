@@ -51,6 +51,17 @@ interface DecodedBatch {
 
 const BATCH_CACHE = 64;
 const MAINTENANCE_MS = 1_000;
+/**
+ * The share of the record store's time the whole-queue sweeps (queue caps, releasing batches no
+ * pending delivery needs) may take: each waits at least MAINTENANCE_MS and at least its last run's
+ * duration divided by this before it runs again. Both cost what the queue holds (a destination
+ * down for long: ~5-17 ms per sweep on PostgreSQL at 20,000 pending rows, docs/performance.md);
+ * at 1 % they never take more than a hundredth of the connection, whatever the backlog.
+ */
+export const SWEEP_SHARE = 0.01;
+
+/** How long after a sweep that took `tookMs` the next may run. */
+export const sweepDelayMs = (tookMs: number): number => Math.max(MAINTENANCE_MS, tookMs / SWEEP_SHARE);
 const CLAIMS_PER_TURN = 20;
 
 /**
@@ -73,6 +84,7 @@ export class Broadcaster {
   private kicked = false;
   private unsubscribe: (() => void) | null = null;
   private lastMaintenance = 0;
+  private nextSweep = 0;
   /** Claim loops running per destination in this process. */
   private readonly busy = new Map<string, number>();
   private claims = 0;
@@ -199,9 +211,13 @@ export class Broadcaster {
     const now = this.now();
     if (now - this.lastMaintenance >= MAINTENANCE_MS) {
       this.lastMaintenance = now;
-      await enforceCaps(store, settings.queueCap, now);
       await pruneDeliveries(store.db, now, settings.deliveredRetentionMs, settings.deadRetentionMs);
-      await releaseBatches(store.db);
+      if (now >= this.nextSweep) {
+        const started = performance.now();
+        await enforceCaps(store, settings.queueCap, now);
+        await releaseBatches(store.db);
+        this.nextSweep = now + sweepDelayMs(performance.now() - started);
+      }
     }
     const ripe: Ripeness | null = ripeAll
       ? null
