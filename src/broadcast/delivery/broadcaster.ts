@@ -28,6 +28,7 @@ import { fanOutOnce, keyNames } from "../outbox/fan-out.js";
 import { onOutboxWrite } from "../outbox/outbox-signal.js";
 import { rowsOfPayload, type OutboxRow } from "../payload-rows.js";
 import { backoffMs, CircuitBreaker } from "./backoff.js";
+import { BatchCache } from "./batch-cache.js";
 import { maskErrorText } from "./mask-error.js";
 import { retryable, sendRequest, succeeded, type SendResult } from "./http-send.js";
 
@@ -50,6 +51,8 @@ interface DecodedBatch {
 }
 
 const BATCH_CACHE = 64;
+/** Stored JSON of the decoded batches kept, at most (BatchCache). */
+const BATCH_CACHE_SIZE = 64 * 1024 * 1024;
 const MAINTENANCE_MS = 1_000;
 /**
  * The share of the record store's time the whole-queue sweeps (queue caps, releasing batches no
@@ -77,7 +80,7 @@ const CLAIMS_PER_TURN = 20;
 export class Broadcaster {
   readonly owner = randomUUID();
   private readonly breaker: CircuitBreaker;
-  private readonly cache = new Map<number, DecodedBatch>();
+  private readonly cache = new BatchCache<DecodedBatch>(BATCH_CACHE, BATCH_CACHE_SIZE);
   private stopped = true;
   private loop: Promise<void> | null = null;
   private wake: (() => void) | null = null;
@@ -202,8 +205,8 @@ export class Broadcaster {
         maxBatches: 50,
         lingerMs: settings.lingerMs,
         // Fan-out decodes each batch anyway: keep it for sending (the batch is final once written).
-        decoded: (seq, rows, contexts) =>
-          this.remember(seq, { rows: new Map(rows.map((r) => [r.id, r])), contexts }),
+        decoded: (seq, rows, contexts, size) =>
+          this.cache.remember(seq, { rows: new Map(rows.map((r) => [r.id, r])), contexts }, size),
       });
       if (n === 0) break;
       worked = true;
@@ -364,7 +367,7 @@ export class Broadcaster {
     }
     if (failure === null) {
       // One statement: the last success is read from the delivered rows (delivery-status.ts), and
-      // batches no pending delivery needs are released by the maintenance pass (≤ 1 s later).
+      // batches no pending delivery needs are released by the next queue sweep.
       await markDelivered(store.db, ids, lease, now);
       this.breaker.success(row.id);
       return;
@@ -390,13 +393,6 @@ export class Broadcaster {
     if (anyDead) await releaseBatches(store.db, seqs);
   }
 
-  /** Keeps a decoded outbox batch (the most recent BATCH_CACHE of them). */
-  private remember(seq: number, batch: DecodedBatch): void {
-    this.cache.delete(seq);
-    this.cache.set(seq, batch);
-    while (this.cache.size > BATCH_CACHE) this.cache.delete(this.cache.keys().next().value as number);
-  }
-
   /** The claimed generations as the destination's flags allow, in claim order. */
   private async generationsOf(
     organizationId: string,
@@ -405,7 +401,13 @@ export class Broadcaster {
   ): Promise<BroadcastGeneration[]> {
     const { db } = this.deps.store;
     const seqs = [...new Set(claimed.map((c) => c.batchSeq))];
-    const missing = seqs.filter((s) => !this.cache.has(s));
+    // This claim's batches, held here: keeping one in the cache may evict another of them.
+    const batches = new Map<number, DecodedBatch>();
+    for (const s of seqs) {
+      const kept = this.cache.get(s);
+      if (kept !== undefined) batches.set(s, kept);
+    }
+    const missing = seqs.filter((s) => !batches.has(s));
     if (missing.length > 0) {
       const rows = await db
         .selectFrom("broadcast_batches")
@@ -413,15 +415,17 @@ export class Broadcaster {
         .where("seq", "in", missing)
         .execute();
       for (const r of rows) {
-        this.remember(Number(r.seq), {
+        const batch: DecodedBatch = {
           rows: new Map(rowsOfPayload(r.payload).map((x) => [x.id, x])),
           contexts: r.contexts === null ? {} : (JSON.parse(r.contexts) as Record<string, LiveContext>),
-        });
+        };
+        batches.set(Number(r.seq), batch);
+        this.cache.remember(Number(r.seq), batch, r.payload.length + (r.contexts?.length ?? 0));
       }
     }
     const picked: { row: OutboxRow; context: LiveContext | null }[] = [];
     for (const c of claimed) {
-      const batch = this.cache.get(c.batchSeq);
+      const batch = batches.get(c.batchSeq);
       if (batch === undefined) throw new Error(`batch ${c.batchSeq} is gone`);
       for (const id of c.ids) {
         const row = batch.rows.get(id);

@@ -41,7 +41,12 @@ export interface FanOutOptions {
    */
   lingerMs?: number;
   /** Receives each batch's decoded rows and contexts (the delivery worker keeps them to send). */
-  decoded?(seq: number, rows: readonly OutboxRow[], contexts: Record<string, LiveContext>): void;
+  decoded?(
+    seq: number,
+    rows: readonly OutboxRow[],
+    contexts: Record<string, LiveContext>,
+    size: number,
+  ): void;
 }
 
 /** A delivery to write: one destination, one batch, up to its chunk size of generation ids. */
@@ -124,7 +129,7 @@ export async function fanOutOnce(store: RecordStore, opts: FanOutOptions): Promi
       }
       const rows = decodedRows.get(seq) as OutboxRow[];
       const contexts = b.contexts === null ? {} : (JSON.parse(b.contexts) as Record<string, LiveContext>);
-      opts.decoded?.(seq, rows, contexts);
+      opts.decoded?.(seq, rows, contexts, b.payload.length + (b.contexts?.length ?? 0));
       const names = namesOf.get(b.organization_id) as Map<string, string>;
       const legacy = rows.some((r) => r.workspace_id === null)
         ? await defaultWorkspaceOf(trx, b.organization_id)
