@@ -87,7 +87,7 @@ function isCut(text: string, at: number): boolean {
   return (code === 0x20 && !isWhitespace(before)) || (code === 0x0a && isAsciiWord(before));
 }
 
-/** The end of the piece that starts at `start`: before a whitespace, or RUN units on. */
+/** The end of the piece that starts at `start`: the last cut (isCut) within CHUNK, else RUN units on. */
 function pieceEnd(text: string, start: number): number {
   let end = Math.min(start + CHUNK, text.length);
   if (end === text.length) return end;
