@@ -1,9 +1,9 @@
 import { execFileSync } from "node:child_process";
-import { constants, mkdtempSync, openSync, readFileSync, rmSync } from "node:fs";
+import { closeSync, constants, mkdtempSync, openSync, readFileSync, readSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pino from "pino";
-import { afterEach, describe, expect, it, onTestFinished } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config/config.js";
 import { LogDestination, loggerOptions } from "../../src/http/logger.js";
 
@@ -108,11 +108,6 @@ describe("log lines: buffered writes", () => {
     // Both ends held by this process and never read: the pipe fills and then refuses writes.
     const fd = openSync(fifo, constants.O_RDWR | constants.O_NONBLOCK);
     const out = new LogDestination(fd, 10, 256 * 1024);
-    onTestFinished(() => {
-      // Not flushSync (it would retry the full pipe forever): the lines held are abandoned.
-      out.stream.destroy();
-      rmSync(dir, { recursive: true, force: true });
-    });
     const log = pino(
       loggerOptions(loadConfig({ GATEHOUSE_DATA_DIR: dir, LOG_LEVEL: "info" }), out) as pino.LoggerOptions,
       out.stream,
@@ -123,5 +118,24 @@ describe("log lines: buffered writes", () => {
     expect(out.dropped).toBeGreaterThan(0);
     // What is held is bounded by the buffer (the kernel's pipe holds the rest of what was written).
     expect(out.buffered).toBeLessThanOrEqual(256 * 1024);
+
+    // The reader comes back: what was held is written, nothing is left waiting (so no write is
+    // retried after the descriptor is closed), and new lines flow again.
+    const reader = openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK);
+    const chunk = Buffer.alloc(1 << 16);
+    const drain = () => {
+      try {
+        while (readSync(reader, chunk) > 0);
+      } catch {
+        // EAGAIN: empty for now
+      }
+    };
+    const dropped = out.dropped;
+    await until(() => (drain(), out.buffered === 0));
+    log.info("after the stall");
+    await until(() => (drain(), out.buffered === 0));
+    expect(out.dropped).toBe(dropped);
+    closeSync(reader);
+    open.push({ dir, out }); // closed like the others (nothing is left to write)
   });
 });

@@ -17,6 +17,12 @@ import { join } from "node:path";
 /** A segment takes appends until it is this large, then a new one starts. */
 const SEGMENT_BYTES = 64 * 1024 * 1024;
 const SUFFIX = ".ingest";
+/**
+ * Segments named in this process so far: with the time and the process id, a new segment's name
+ * is unique, also when a log is reopened in the same millisecond (a store closed and opened
+ * again) and would otherwise append to the segment it just closed.
+ */
+let segmentCounter = 0;
 
 interface Segment {
   name: string;
@@ -29,7 +35,6 @@ export class IngestLog {
   private readonly segments: Segment[] = [];
   private current: { segment: Segment; file: FileHandle; bytes: number } | null = null;
   private appending: Promise<unknown> = Promise.resolve();
-  private counter = 0;
 
   private constructor(private readonly dir: string | null) {}
 
@@ -95,7 +100,7 @@ export class IngestLog {
   private async rotate(): Promise<void> {
     const dir = this.dir as string;
     const previous = this.current;
-    const name = `${Date.now().toString().padStart(15, "0")}-${process.pid}-${(this.counter++).toString().padStart(6, "0")}${SUFFIX}`;
+    const name = `${Date.now().toString().padStart(15, "0")}-${process.pid}-${(segmentCounter++).toString().padStart(6, "0")}${SUFFIX}`;
     const file = await open(join(dir, name), "a");
     const segment: Segment = { name, live: new Set() };
     this.segments.push(segment);
