@@ -90,7 +90,9 @@ describe("ingest log", () => {
     // All in one millisecond, as on a fast machine: a reopened log still starts a file of its own.
     const at = Date.now();
     vi.spyOn(Date, "now").mockReturnValue(at);
-    onTestFinished(() => vi.restoreAllMocks());
+    onTestFinished(() => {
+      vi.restoreAllMocks();
+    });
     const dir = newDir();
     const log = IngestLog.open(dir);
     await log.append("a", "1", false);
