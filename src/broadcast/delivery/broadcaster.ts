@@ -58,7 +58,7 @@ const MAINTENANCE_MS = 1_000;
  * The share of the record store's time the whole-queue sweeps (queue caps, releasing batches no
  * pending delivery needs) may take: each waits at least MAINTENANCE_MS and at least its last run's
  * duration divided by this before it runs again. Both cost what the queue holds (a destination
- * down for long: ~5-17 ms per sweep on PostgreSQL at 20,000 pending rows, docs/performance.md);
+ * down for long, docs/broadcast.md "Queue sweeps");
  * at 1 % they never take more than a hundredth of the connection, whatever the backlog.
  */
 export const SWEEP_SHARE = 0.01;
@@ -229,7 +229,8 @@ export class Broadcaster {
           fullAt: (t) => this.deps.encoderFor(t)?.maxBatch ?? 100,
           minFull: this.minFull,
         };
-    const due = (await dueDestinations(store.db, this.now(), 200, ripe)).filter(
+    const lateral = store.caps.name === "postgres";
+    const due = (await dueDestinations(store.db, this.now(), 200, ripe, lateral)).filter(
       (d) => !this.busy.has(d.id) && this.breaker.allows(d.id, this.now()),
     );
     if (due.length === 0) return worked;
