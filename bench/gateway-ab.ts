@@ -29,6 +29,7 @@ import {
   type Target,
 } from "./lib/gateway-load.js";
 import { startBenchServer, type BenchServer } from "./lib/query-server.js";
+import { quantile } from "./lib/stats.js";
 
 const args = process.argv.slice(2);
 const opt = numberOption(args);
@@ -52,11 +53,6 @@ interface Side {
   total: number[];
   ttfb: number[];
 }
-
-const quantile = (xs: readonly number[], q: number): number => {
-  const sorted = [...xs].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? Number.NaN;
-};
 
 async function main(): Promise<void> {
   if (!BASELINE) throw new Error("--baseline: the checkout to compare with (built), e.g. a worktree of main");

@@ -50,6 +50,7 @@ import {
 } from "./lib/gateway-load.js";
 import { call } from "./lib/http-clients.js";
 import { startBenchServer } from "./lib/query-server.js";
+import { median, quantile } from "./lib/stats.js";
 
 const args = process.argv.slice(2);
 const opt = numberOption(args);
@@ -86,14 +87,6 @@ const open = (t: Target, count = REQUESTS): Promise<OpenRun> => openLoop(t, RATE
 const closed = (t: Target, pid: number | null, ms = SECONDS * 1000): Promise<[number, number | null]> =>
   closedLoop(t, pid, CONNECTIONS, ms);
 
-const quantile = (xs: readonly number[], q: number): number => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor(q * s.length))] as number;
-};
-const median = (xs: readonly number[]): number => {
-  const s = [...xs].sort((a, b) => a - b);
-  return ((s[(s.length - 1) >> 1] as number) + (s[s.length >> 1] as number)) / 2;
-};
 const ms = (x: number): string => `${x.toFixed(2)} ms`;
 
 async function main(): Promise<void> {

@@ -26,6 +26,7 @@ import {
 import type { RecordStore } from "../src/stores/record-store.js";
 import { openSqliteStore } from "../src/stores/sqlite/open-sqlite.js";
 import { numberOption } from "./lib/args.js";
+import { median } from "./lib/stats.js";
 
 const opt = numberOption(process.argv.slice(2));
 const DAYS = opt("days", 365);
@@ -68,8 +69,6 @@ async function listMicros(store: RecordStore): Promise<number> {
   for (let n = 0; n < reads; n++) await readUsage(store.db, "key", ids, NOW);
   return Number(process.hrtime.bigint() - start) / 1000 / reads;
 }
-
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
 
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), "gatehouse-bench-ledger-"));

@@ -25,6 +25,7 @@ import { dueDestinations, pruneDeliveries, releaseBatches } from "../src/broadca
 import type { RecordStore } from "../src/stores/record-store.js";
 import { openSqliteStore } from "../src/stores/sqlite/open-sqlite.js";
 import { numberOption } from "./lib/args.js";
+import { median } from "./lib/stats.js";
 
 const opt = numberOption(process.argv.slice(2));
 const BACKLOG = opt("backlog", 20_000);
@@ -99,8 +100,6 @@ async function timed(store: RecordStore, step: Step): Promise<number> {
   for (let i = 0; i < READS; i++) await STEPS[step](store);
   return (performance.now() - start) / READS;
 }
-
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
 
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), "gatehouse-bench-outbox-"));

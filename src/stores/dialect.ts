@@ -25,6 +25,11 @@ export interface DialectCaps {
    * (PostgreSQL NOTIFY from triggers, migration 008); SQLite has one server process and none.
    */
   changeNotifications: boolean;
+  /**
+   * `JOIN LATERAL`: a subquery per row of the outer table, limited on its own (PostgreSQL; SQLite
+   * has none). The Broadcast poll reads a bounded slice of each destination's due rows with it.
+   */
+  lateralJoins: boolean;
 }
 
 export const SQLITE_CAPS: DialectCaps = {
@@ -35,6 +40,7 @@ export const SQLITE_CAPS: DialectCaps = {
   bulkRowsAsJson: true,
   syncsCommits: false,
   changeNotifications: false,
+  lateralJoins: false,
 };
 
 export const POSTGRES_CAPS: DialectCaps = {
@@ -45,4 +51,5 @@ export const POSTGRES_CAPS: DialectCaps = {
   bulkRowsAsJson: false,
   syncsCommits: true,
   changeNotifications: true,
+  lateralJoins: true,
 };

@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DUE_ROWS_PER_DESTINATION, dueDestinations } from "../../src/broadcast/outbox/deliveries-repo.js";
+import { insertDestination } from "../../src/domain/destinations/destination-repo.js";
 import { createOrganization } from "../../src/domain/organizations/create-organization.js";
 import { systemClock } from "../../src/lib/clock.js";
+import { destinationRow } from "../helpers/destination-configs.js";
 import { STORE_FACTORIES } from "../helpers/stores.js";
 
 /**
@@ -23,29 +25,10 @@ for (const f of STORE_FACTORIES) {
         ["few", 1],
         ["off", 0],
       ] as const) {
-        await store.db
-          .insertInto("destinations")
-          .values({
-            id,
-            organization_id: organizationId,
-            workspace_id: workspaceId,
-            type: "webhook",
-            name: id,
-            enabled,
-            privacy_mode: 0,
-            broadcast_generation_cost: 1,
-            broadcast_generation_identity: 1,
-            broadcast_generation_request_context: 1,
-            sampling_rate: 1,
-            api_key_hashes: null,
-            filter_rules: null,
-            regions: "[]",
-            config_ciphertext: "x",
-            created_at: at,
-            updated_at: at,
-            deleted_at: null,
-          })
-          .execute();
+        await insertDestination(
+          store.db,
+          destinationRow({ id, organizationId, workspaceId, type: "webhook", at, enabled: enabled === 1 }),
+        );
       }
       const row = (destination: string, i: number, nextAttempt: number) => ({
         destination_id: destination,

@@ -28,6 +28,23 @@ function gate(store: RecordStore) {
   };
 }
 
+/** POST /chat/completions to the mock with `key` (max_tokens and content as given). */
+const postChat = (
+  s: ListeningApp,
+  key: string,
+  body: { stream?: boolean; max_tokens: number; content: string },
+) =>
+  fetch(`${s.baseUrl}/chat/completions`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+    body: JSON.stringify({
+      model: "mock/echo",
+      ...(body.stream !== undefined ? { stream: body.stream } : {}),
+      max_tokens: body.max_tokens,
+      messages: [{ role: "user", content: body.content }],
+    }),
+  });
+
 const settle = (ms: number) => new Promise<"pending">((done) => setTimeout(() => done("pending"), ms));
 
 for (const recording of ["deferred", "durable"] as const) {
@@ -42,17 +59,7 @@ for (const recording of ["deferred", "durable"] as const) {
     });
     afterAll(() => s.close());
 
-    const chat = (stream: boolean) =>
-      fetch(`${s.baseUrl}/chat/completions`, {
-        method: "POST",
-        headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-        body: JSON.stringify({
-          model: "mock/echo",
-          stream,
-          max_tokens: 1000,
-          messages: [{ role: "user", content: "Hello" }],
-        }),
-      });
+    const chat = (stream: boolean) => postChat(s, key, { stream, max_tokens: 1000, content: "Hello" });
     const keyRead = () =>
       s
         .call({ method: "GET", url: "/api/v1/key", auth: key })
@@ -119,15 +126,7 @@ for (const recording of ["deferred", "durable"] as const) {
         onTestFinished(() => {
           s.ctx.store.transaction = transaction;
         });
-        const r = await fetch(`${s.baseUrl}/chat/completions`, {
-          method: "POST",
-          headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-          body: JSON.stringify({
-            model: "mock/echo",
-            max_tokens: 5,
-            messages: [{ role: "user", content: "Hi" }],
-          }),
-        });
+        const r = await postChat(s, key, { max_tokens: 5, content: "Hi" });
         expect(r.status).toBe(200); // answered: the failure comes after
         const { id } = (await r.json()) as { id: string };
         await s.app.gateway.recorder.settled();
@@ -155,15 +154,10 @@ describe("GATEHOUSE_RECORDING=deferred with a backlog (GATEHOUSE_RECORDING_MAX_Q
   afterAll(() => s.close());
 
   const chat = () =>
-    fetch(`${s.baseUrl}/chat/completions`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-      body: JSON.stringify({
-        model: "mock/echo",
-        max_tokens: 5,
-        messages: [{ role: "user", content: "Hi" }],
-      }),
-    }).then(async (r) => ({ status: r.status, body: await r.text() }));
+    postChat(s, key, { max_tokens: 5, content: "Hi" }).then(async (r) => ({
+      status: r.status,
+      body: await r.text(),
+    }));
 
   it("answers wait for their record once that many records are queued, and go on when the store catches up", async () => {
     const g = gate(s.ctx.store);

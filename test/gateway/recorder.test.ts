@@ -55,12 +55,17 @@ describe("gateway recorder: group commit", () => {
       .usage;
   const policyOf = async (key: string): Promise<KeyPolicy> =>
     (await s.ctx.policy.keyByHash(hashKey(key))) as KeyPolicy;
-  const countWhere = async (table: "gateway_generations" | "generations_seen", ids: readonly string[]) => {
+  /** Rows of these generations (ids, or generations) in `table`. */
+  const countWhere = async (
+    table: "gateway_generations" | "generations_seen",
+    of: readonly (string | { id: string })[],
+  ) => {
+    const ids = of.map((x) => (typeof x === "string" ? x : x.id));
     const r = await s.ctx.store.db
       .selectFrom(table)
       .select(sql<string>`count(*)`.as("n"))
       .where("organization_id", "=", s.organizationId)
-      .where("id", "in", [...ids])
+      .where("id", "in", ids)
       .executeTakeFirstOrThrow();
     return Number(r.n);
   };
@@ -161,18 +166,8 @@ describe("gateway recorder: group commit", () => {
       "fulfilled",
     ]);
     expect(String((outcomes[3] as PromiseRejectedResult).reason)).toMatch(/tokens_prompt/);
-    expect(
-      await countWhere(
-        "generations_seen",
-        good.map((g) => g.id),
-      ),
-    ).toBe(6);
-    expect(
-      await countWhere(
-        "gateway_generations",
-        good.map((g) => g.id),
-      ),
-    ).toBe(6);
+    expect(await countWhere("generations_seen", good)).toBe(6);
+    expect(await countWhere("gateway_generations", good)).toBe(6);
     expect(await countWhere("generations_seen", [bad.id])).toBe(0);
     expect(await countWhere("gateway_generations", [bad.id])).toBe(0);
     expect(await usageOf(key)).toBeCloseTo(6 * 20_000e-9, 12);
@@ -204,12 +199,7 @@ describe("gateway recorder: group commit", () => {
     const gs = Array.from({ length: 3 }, () => served(policy));
     await Promise.all(gs.map((g) => recorder.record(g)));
     expect(calls).toBe(3);
-    expect(
-      await countWhere(
-        "gateway_generations",
-        gs.map((g) => g.id),
-      ),
-    ).toBe(3);
+    expect(await countWhere("gateway_generations", gs)).toBe(3);
     expect(await usageOf(key)).toBeCloseTo(3 * 20_000e-9, 12);
   });
 
@@ -246,12 +236,7 @@ describe("gateway recorder: group commit", () => {
     expect(recorder.flushes).toBe(0);
     await Promise.all(stored);
     expect(recorder.flushes).toBe(1);
-    expect(
-      await countWhere(
-        "gateway_generations",
-        gs.map((g) => g.id),
-      ),
-    ).toBe(5);
+    expect(await countWhere("gateway_generations", gs)).toBe(5);
   });
 
   it("gatherMs: settled() and close() end the wait at once; without them the record waits", async () => {
@@ -296,12 +281,7 @@ describe("gateway recorder: group commit", () => {
     stored.push(recorder.record(gs[2]!));
     await Promise.all(stored);
     expect(recorder.flushes).toBe(1);
-    expect(
-      await countWhere(
-        "gateway_generations",
-        gs.map((g) => g.id),
-      ),
-    ).toBe(3);
+    expect(await countWhere("gateway_generations", gs)).toBe(3);
 
     // Alone in flight: recorded at once, however long the delay.
     inFlight = 1;

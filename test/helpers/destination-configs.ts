@@ -1,5 +1,7 @@
+import type { Insertable } from "kysely";
 import { DESTINATION_TYPES, type DestinationType } from "../../src/domain/destinations/destination-types.js";
 import { validateConfig, type DestinationConfig } from "../../src/domain/destinations/validate-config.js";
+import type { DestinationsTable } from "../../src/stores/schema.js";
 
 /** A distinctive planted secret: `PLANTED_<type>_<field>_7f3a` (easy to find in any payload). */
 export const planted = (type: string, field: string): string =>
@@ -62,4 +64,38 @@ export function secretsOf(type: DestinationType): string[] {
   for (const v of Object.values((raw.headers as Record<string, string> | undefined) ?? {}))
     if (v.includes("PLANTED")) out.push(v);
   return out;
+}
+
+/**
+ * A destinations row written straight to the store (tests that need one without the API): the
+ * given identity, enabled, every broadcast flag off, a placeholder ciphertext.
+ */
+export function destinationRow(r: {
+  id: string;
+  organizationId: string;
+  workspaceId: string;
+  type: string;
+  at: string;
+  enabled?: boolean;
+}): Insertable<DestinationsTable> {
+  return {
+    id: r.id,
+    organization_id: r.organizationId,
+    workspace_id: r.workspaceId,
+    type: r.type,
+    name: r.id,
+    enabled: r.enabled === false ? 0 : 1,
+    privacy_mode: 0,
+    broadcast_generation_cost: 0,
+    broadcast_generation_identity: 0,
+    broadcast_generation_request_context: 0,
+    sampling_rate: 1,
+    api_key_hashes: null,
+    filter_rules: null,
+    regions: "[]",
+    config_ciphertext: "x",
+    created_at: r.at,
+    updated_at: r.at,
+    deleted_at: null,
+  };
 }

@@ -42,6 +42,18 @@ async function stop(s: Stores, t: TestApp): Promise<void> {
   await s.activity.close();
 }
 
+/** Makes the flusher's writes fail (the engine refuses), so accepted batches stay buffered; returns the undo. */
+function failActivityWrites(s: Stores): () => void {
+  const writer = s.activity.exclusive as ExclusiveActivityWriter;
+  const apply = writer.apply;
+  writer.apply = async () => {
+    throw new Error("simulated activity store failure");
+  };
+  return () => {
+    writer.apply = apply;
+  };
+}
+
 async function openStores(dir: string): Promise<Stores> {
   return {
     store: await openSqliteStore(join(dir, "gatehouse.sqlite")),
@@ -103,12 +115,8 @@ describe("ingest recovery on the embedded store (SQLite + DuckDB files)", () => 
     const dir = newDir();
     let s = await openStores(dir);
     let t = await makeTestApp(s);
-    const writer = s.activity.exclusive as ExclusiveActivityWriter;
     // The flusher's writes fail (the engine refuses): the batch stays in the buffer, accepted.
-    const apply = writer.apply;
-    writer.apply = async () => {
-      throw new Error("simulated activity store failure");
-    };
+    const restore = failActivityWrites(s);
     const recs = Array.from({ length: 20 }, (_, i) => wireRecord(t, { id: `p-${i}`, usage: 0.001 }));
     expect((await ingest(t, recs)).json().data).toEqual({ accepted: 20, duplicates: 0 });
     expect(await usageOf(t)).toBe(0.02);
@@ -116,7 +124,7 @@ describe("ingest recovery on the embedded store (SQLite + DuckDB files)", () => 
     // A read waits for the batches accepted before it: with the store failing, it fails too
     // rather than answering without them.
     await expect(counts(t, ["p-0"])).rejects.toThrow(/simulated/);
-    writer.apply = apply;
+    restore();
     await stop(s, t);
 
     s = await openStores(dir);
@@ -142,11 +150,7 @@ describe("ingest recovery on the embedded store (SQLite + DuckDB files)", () => 
     const dir = newDir();
     let s = await openStores(dir);
     let t = await makeTestApp(s);
-    const writer = s.activity.exclusive as ExclusiveActivityWriter;
-    const apply = writer.apply;
-    writer.apply = async () => {
-      throw new Error("simulated activity store failure");
-    };
+    const restore = failActivityWrites(s);
     const rec = (id: string) => wireRecord(t, { id, usage: 0.001 });
     const first = ["r-0", "r-1", "r-2", "r-3", "r-4"];
     expect((await ingest(t, first.map(rec))).json().data).toEqual({ accepted: 5, duplicates: 0 });
@@ -155,7 +159,7 @@ describe("ingest recovery on the embedded store (SQLite + DuckDB files)", () => 
     expect((await ingest(t, first.map(rec))).json().data).toEqual({ accepted: 0, duplicates: 5 });
     expect(await buffered(t)).toBe(2);
     expect(await usageOf(t)).toBe(0.008);
-    writer.apply = apply;
+    restore();
     const org = t.organizationId;
     await stop(s, t);
 
@@ -179,10 +183,7 @@ describe("ingest recovery on the embedded store (SQLite + DuckDB files)", () => 
     const dir = newDir();
     let s = await openStores(dir);
     let t = await makeTestApp(s);
-    const writer = s.activity.exclusive as ExclusiveActivityWriter;
-    writer.apply = async () => {
-      throw new Error("simulated activity store failure");
-    };
+    failActivityWrites(s);
     expect((await ingest(t, [wireRecord(t, { id: "kept-1" })])).json().data.accepted).toBe(1);
     await stop(s, t);
     expect(readdirSync(join(dir, "activity.duckdb.ingest-log")).length).toBeGreaterThan(0);

@@ -1,11 +1,13 @@
 import { Workspace$inboundSchema } from "@openrouter/sdk/models";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { insertDestination } from "../../src/domain/destinations/destination-repo.js";
 import { insertKey } from "../../src/domain/keys/key-repo.js";
 import { createOrganization } from "../../src/domain/organizations/create-organization.js";
 import { requireDefaultWorkspace } from "../../src/domain/workspaces/resolve-workspace.js";
 import { defaultGuardrailId } from "../../src/domain/workspaces/workspace-record.js";
 import { hashKey, keyLabel, newId, newKeyString } from "../../src/lib/ids.js";
 import { makeTestApp, type TestApp } from "../helpers/app.js";
+import { destinationRow } from "../helpers/destination-configs.js";
 
 /** Adds a key straight through the repository (the keys routes are another resource's). */
 async function addKey(
@@ -480,29 +482,16 @@ describe("workspaces", () => {
       });
       const destId = newId();
       const at = t.clock.now().toISOString();
-      await t.ctx.store.db
-        .insertInto("destinations")
-        .values({
+      await insertDestination(
+        t.ctx.store.db,
+        destinationRow({
           id: destId,
-          organization_id: t.organizationId,
-          workspace_id: ws.id,
+          organizationId: t.organizationId,
+          workspaceId: ws.id,
           type: "langfuse",
-          name: "d",
-          enabled: 1,
-          privacy_mode: 0,
-          broadcast_generation_cost: 0,
-          broadcast_generation_identity: 0,
-          broadcast_generation_request_context: 0,
-          sampling_rate: 1,
-          api_key_hashes: null,
-          filter_rules: null,
-          regions: "[]",
-          config_ciphertext: "x",
-          created_at: at,
-          updated_at: at,
-          deleted_at: null,
-        })
-        .execute();
+          at,
+        }),
+      );
       t.clock.advance(5000);
       const res = await t.call({ method: "DELETE", url: `/api/v1/workspaces/${ws.id}` });
       expect(res.statusCode).toBe(200);

@@ -229,8 +229,7 @@ export class Broadcaster {
           fullAt: (t) => this.deps.encoderFor(t)?.maxBatch ?? 100,
           minFull: this.minFull,
         };
-    const lateral = store.caps.name === "postgres";
-    const due = (await dueDestinations(store.db, this.now(), 200, ripe, lateral)).filter(
+    const due = (await dueDestinations(store.db, this.now(), 200, ripe, store.caps.lateralJoins)).filter(
       (d) => !this.busy.has(d.id) && this.breaker.allows(d.id, this.now()),
     );
     if (due.length === 0) return worked;

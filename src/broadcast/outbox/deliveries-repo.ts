@@ -38,13 +38,14 @@ export interface Ripeness {
   minFull: number;
 }
 
-/** PostgreSQL's per-destination read of due rows, at most (dueDestinations with `lateral`). */
+/** Due rows read per destination, at most (dueDestinations with `lateral`: caps.lateralJoins). */
 export const DUE_ROWS_PER_DESTINATION = 128;
 
 /**
  * Destinations with deliveries due now and not leased, whose destination is live and enabled
  * (disabling pauses at once: its rows are simply not claimed), and ripe (Ripeness). `lateral`
- * (PostgreSQL) bounds the rows read per destination (see below).
+ * (where the engine has lateral joins: DialectCaps.lateralJoins) bounds the rows read per
+ * destination (see below).
  */
 export async function dueDestinations(
   db: Db,
