@@ -22,6 +22,13 @@ export interface RecordStore {
    * in flight on the main one. Absent where there is none (PostgreSQL, SQLite in memory).
    */
   readCommitted?: <R>(query: CompiledQuery<R>) => R[];
+  /**
+   * Runs `then` once `trx`, a transaction of `transaction()` still in flight, has ended, with
+   * whether it committed: before `transaction()`'s promise settles, so nothing awaiting it runs
+   * first. For in-memory copies of the store's data kept by the process that owns it (SQLite);
+   * absent where other processes write too (PostgreSQL). Throws for any other `trx`.
+   */
+  afterTransaction?: (trx: Transaction<Database>, then: (committed: boolean) => void) => void;
   close(): Promise<void>;
 }
 

@@ -42,8 +42,8 @@ function costOf(res: { status: number; text: string }, stream: boolean): number 
 
 // Both recording modes (docs/gateway.md "Recording"): deferred answers before the record commits,
 // and the hold must keep counting until it does. Both ledger reads of a reservation: SQLite in
-// memory reads through the main connection (awaited), SQLite in a file through its committed-data
-// connection (synchronous: src/gateway/reservations/memory-store.ts).
+// memory reads through the main connection (awaited), SQLite in a file from the process's copy of
+// the committed totals (synchronous: src/domain/usage/committed-usage.ts).
 const configs = [
   { recording: "durable", file: false },
   { recording: "durable", file: true },
@@ -163,6 +163,14 @@ for (const { recording, file } of configs)
 
     it("a key that has spent its limit is 403 'Key limit exceeded', naming the interval", async () => {
       const { key, data } = await createKey({ name: "tiny", limit: 0.001, limit_reset: "daily" });
+      // A first request: the key's totals are now known to the reservation (kept in memory on
+      // SQLite in a file), so the refusal below shows that ingest's write reached them too.
+      const first = await post(s, key, {
+        model: "mock/echo",
+        messages: [{ role: "user", content: "hi" }],
+        max_tokens: 1,
+      });
+      expect(first.status).toBe(200);
       // Spent through the ingest path (another gateway, an import): the ledger is what counts.
       const ingest = await s.call({
         method: "POST",
@@ -194,3 +202,52 @@ for (const { recording, file } of configs)
       expect(e.error.metadata.resets_at).toMatch(/T00:00:00.000Z$/);
     });
   });
+
+describe("a reservation on SQLite in a file reads no table on the hot path", () => {
+  it("sequential and concurrent requests of one key read its totals about once a second (COMMITTED_USAGE_TTL_MS), and still stop at its limit", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "gatehouse-enforcement-reads-"));
+    const file = await openSqliteStore(join(dir, "gatehouse.db"));
+    let reads = 0;
+    const readCommitted = file.readCommitted!;
+    const s = await startListening({
+      store: {
+        ...file,
+        readCommitted: (q) => {
+          if (q.sql.includes("usage_counters")) reads++;
+          return readCommitted(q);
+        },
+      },
+      clock: systemClock,
+      env: { RATE_LIMIT_MANAGEMENT_MAX: "100000" },
+    });
+    try {
+      const created = await s.call({
+        method: "POST",
+        url: "/api/v1/keys",
+        payload: { name: "reads", limit: 0.002 },
+      });
+      const { key } = created.json<{ key: string }>();
+      const body = { model: "mock/echo", messages: [{ role: "user", content: "count me" }], max_tokens: 20 };
+      const started = Date.now();
+      for (let i = 0; i < 20; i++) expect((await post(s, key, body)).status).toBe(200);
+      // One after another (each answer waits for its record to commit): read when first needed,
+      // then at most once per second elapsed.
+      expect(reads).toBeLessThanOrEqual(Math.ceil((Date.now() - started) / 1000) + 1);
+      const statuses = (await Promise.all(Array.from({ length: 40 }, () => post(s, key, body)))).map(
+        (r) => r.status,
+      );
+      expect(statuses).toContain(200);
+      // Concurrent: a stale copy is read through while a write of this key is in flight, but
+      // never once per reservation (60 here).
+      expect(reads).toBeLessThan(30);
+      const usage = (await s.call({ method: "GET", url: "/api/v1/key", auth: key })).json<{
+        data: { usage: number };
+      }>().data.usage;
+      expect(usage).toBeLessThanOrEqual(0.002);
+    } finally {
+      await s.close();
+      await file.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

@@ -128,7 +128,7 @@ async function ingestChecked(
     const { usage, apps, users } = acceptanceOf(batch, fresh);
     offered = await recordAcceptance(
       trx,
-      store.caps,
+      store,
       organizationId,
       { counters: usage.rows(), apps, users },
       broadcast && { offer: broadcast, ids: fresh.map((r) => r.id), payload: () => payloadOfRows(fresh) },

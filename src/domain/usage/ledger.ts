@@ -121,9 +121,9 @@ const keyAndWorkspaceUsage = new QueryTemplate(
   },
 );
 
-type KeyAndWorkspaceTotals = { key: WindowTotals; workspace: WindowTotals };
+export type KeyAndWorkspaceTotals = { key: WindowTotals; workspace: WindowTotals };
 type Nano = string | number | bigint | null;
-type UsageRow = { scope: string; window: string; usage_nano: Nano; byok_nano: Nano };
+export type UsageRow = { scope: string; window: string; usage_nano: Nano; byok_nano: Nano };
 
 function usageArgs(keyHash: string | null, workspaceId: string | null, now: Date) {
   const [day, week, month, all] = KINDS.map((k) => windowIndex(k, now)) as [number, number, number, number];
@@ -131,7 +131,7 @@ function usageArgs(keyHash: string | null, workspaceId: string | null, now: Date
   return [shape, keyHash ?? "", workspaceId ?? "", day, week, month, all] as const;
 }
 
-function totalsOf(rows: readonly UsageRow[]): KeyAndWorkspaceTotals {
+export function totalsOf(rows: readonly UsageRow[]): KeyAndWorkspaceTotals {
   const out = { key: zeroTotals(), workspace: zeroTotals() };
   for (const r of rows) {
     const t = r.scope === "key" ? out.key : out.workspace;

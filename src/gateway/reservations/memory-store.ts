@@ -1,4 +1,5 @@
-import { readKeyAndWorkspaceUsage, readKeyAndWorkspaceUsageCommitted } from "../../domain/usage/ledger.js";
+import { committedUsageOf, type CommittedUsage } from "../../domain/usage/committed-usage.js";
+import { readKeyAndWorkspaceUsage } from "../../domain/usage/ledger.js";
 import type { RecordStore } from "../../stores/record-store.js";
 import type { HoldPlan } from "../enforcement.js";
 import type { ReservationStore } from "./reservation-store.js";
@@ -16,10 +17,11 @@ interface Hold {
 }
 
 /**
- * Holds in this process (one instance: embedded SQLite). On a store with a committed-data
- * connection (SQLite in a file) the whole reserve is synchronous: the ledger read, the count of
- * the holds and the new hold, with nothing interleaved and no wait for a transaction in flight.
- * Otherwise the ledger read is asynchronous and the rest is synchronous, so a reserve is atomic
+ * Holds in this process (one instance: embedded SQLite). Where the process keeps a copy of the
+ * committed current-window totals (SQLite in a file: src/domain/usage/committed-usage.ts) the
+ * whole reserve is synchronous and reads no table on the hot path: the totals, the count of the
+ * holds and the new hold, with nothing interleaved and no wait for a transaction in flight.
+ * Otherwise (SQLite in memory) the ledger read is asynchronous and the rest is synchronous, so a reserve is atomic
  * except against settles that commit while it reads: a settled hold therefore lingers, counted by
  * every reserve whose ledger read began before the settle committed (it may or may not see the
  * charge: counting it again only refuses more), and is dropped once no such read is in flight.
@@ -33,11 +35,14 @@ export class MemoryReservationStore implements ReservationStore {
   private seq = 0;
   /** Sequence numbers of reserves whose ledger read is in flight. */
   private readonly reading = new Set<number>();
+  private readonly committed: CommittedUsage | null;
 
   constructor(
     private readonly store: RecordStore,
     private readonly ttlMs: number,
-  ) {}
+  ) {
+    this.committed = committedUsageOf(store);
+  }
 
   async reserve(req: HoldRequest, decide: (room: Room) => HoldPlan): Promise<HoldPlan> {
     const started = ++this.seq;
@@ -46,7 +51,7 @@ export class MemoryReservationStore implements ReservationStore {
       const keyHash = req.countsKey && req.key.limitNano !== null ? req.key.hash : null;
       const workspaceId = req.countsWorkspace && req.workspace.budgets.length > 0 ? req.workspace.id : null;
       const { key: keyTotals, workspace: wsTotals } =
-        readKeyAndWorkspaceUsageCommitted(this.store, keyHash, workspaceId, req.now) ??
+        this.committed?.totals(keyHash, workspaceId, req.now) ??
         (await readKeyAndWorkspaceUsage(this.store.db, keyHash, workspaceId, req.now));
       // From here to the end: synchronous, so no other reserve or settle interleaves.
       const nowMs = Date.now();

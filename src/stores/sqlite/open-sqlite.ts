@@ -1,7 +1,14 @@
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import BetterSqlite3 from "better-sqlite3";
-import { Kysely, SqliteDialect, sql, type CompiledQuery, type SqliteDatabase } from "kysely";
+import {
+  Kysely,
+  SqliteDialect,
+  sql,
+  type CompiledQuery,
+  type SqliteDatabase,
+  type Transaction,
+} from "kysely";
 import { SQLITE_CAPS } from "../dialect.js";
 import { migrateToLatest } from "../migrations/index.js";
 import type { RecordStore } from "../record-store.js";
@@ -75,10 +82,35 @@ export async function openSqliteStore(file: string): Promise<RecordStore> {
   // After the migrations, so that it sees the schema; a file only (":memory:" is per connection).
   const reader = file === ":memory:" ? null : committedReader(file);
   let queue: Promise<unknown> = Promise.resolve();
+  /** Transactions in flight, each with what runs once it has ended (afterTransaction). */
+  const ending = new Map<Transaction<Database>, ((committed: boolean) => void)[]>();
   return {
     db,
     caps: SQLITE_CAPS,
-    transaction: (fn) => db.transaction().execute(fn),
+    transaction: async (fn) => {
+      let handle: Transaction<Database> | null = null;
+      let committed = false;
+      try {
+        const out = await db.transaction().execute((trx) => {
+          handle = trx;
+          ending.set(trx, []);
+          return fn(trx);
+        });
+        committed = true;
+        return out;
+      } finally {
+        if (handle !== null) {
+          const hooks = ending.get(handle) ?? [];
+          ending.delete(handle);
+          for (const then of hooks) then(committed);
+        }
+      }
+    },
+    afterTransaction: (trx, then) => {
+      const hooks = ending.get(trx);
+      if (hooks === undefined) throw new Error("afterTransaction: not a transaction in flight of this store");
+      hooks.push(then);
+    },
     exclusive: (_name, fn) => {
       const run = queue.then(fn, fn);
       queue = run.catch(() => undefined);

@@ -158,7 +158,7 @@ class IngestBuffer {
         const fresh: PreparedRows = claimed.size < batch.ids.length ? await batch.subset(claimed) : batch;
         offered = await recordAcceptance(
           trx,
-          store.caps,
+          store,
           organizationId,
           fresh,
           broadcast && { offer: broadcast, ids: fresh.ids, payload: () => fresh.payload },
