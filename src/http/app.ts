@@ -104,9 +104,19 @@ export async function buildApp(given: AppContext, opts: BuildOptions = {}): Prom
   app.addHook("onSend", async (request, reply) => {
     void reply.header("x-request-id", request.id);
   });
+  // The request line holds only what the `req` serializer keeps (method, path without its query,
+  // id), a status and a duration: nothing to redact by path, and path redaction (wildcards
+  // included) cost ~7 µs a line, 3 % of a busy gateway. Same line as request.log would write; the
+  // stream hook still scans it for credential-shaped text (src/http/logger.ts).
+  const requestLog = app.log.child({}, { redact: { paths: [], censor: "[redacted]" } });
   app.addHook("onResponse", async (request, reply) => {
-    request.log.info(
-      { req: request, res: { statusCode: reply.statusCode }, responseTime: reply.elapsedTime },
+    requestLog.info(
+      {
+        reqId: request.id,
+        req: request,
+        res: { statusCode: reply.statusCode },
+        responseTime: reply.elapsedTime,
+      },
       "request completed",
     );
   });

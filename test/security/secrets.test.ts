@@ -318,6 +318,18 @@ describe("secrets stay secret: logs at level trace and response bodies", () => {
     const parsed = log.lines.map((l) => JSON.parse(l) as { msg?: string; level: number });
     expect(parsed.some((l) => l.msg === "request completed")).toBe(true);
     expect(parsed.some((l) => l.level >= 50)).toBe(true); // the 500
+    // The 500's request line: its request id, method, path and status, and nothing else.
+    const line = parsed.find(
+      (l) => l.msg === "request completed" && (l as { reqId?: string }).reqId === error500!.requestId,
+    ) as Record<string, unknown> | undefined;
+    expect(line).toMatchObject({
+      level: 30,
+      req: { method: "GET", url: "/api/v1/keys", id: error500!.requestId },
+      res: { statusCode: 500 },
+    });
+    expect(Object.keys(line!).sort()).toEqual(
+      ["hostname", "level", "msg", "pid", "reqId", "req", "res", "responseTime", "time"].sort(),
+    );
   });
 
   it("no log line holds an API key, a destination secret, a header value or a URL password", () => {
