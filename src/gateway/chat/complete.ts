@@ -19,13 +19,11 @@ export async function completeChat(gw: Gateway, call: ChatCall): Promise<Answer>
   for (const [n, a] of run.attempts.entries()) {
     if (call.clientGone.aborted) break;
     const { hold, body } = await run.hold(a, n);
-    const ac = new AbortController();
-    const onGone = () => ac.abort();
-    call.clientGone.addEventListener("abort", onGone, { once: true });
     const t0 = performance.now();
     try {
-      // The adapter enforces the provider's first-byte deadline (UpstreamTimeout).
-      const res = await a.provider.adapter.complete(run.upstreamCall(a, body), ac.signal);
+      // The adapter enforces the provider's first-byte deadline (UpstreamTimeout), and stops when
+      // the client goes (or a shutdown's grace runs out: the same signal).
+      const res = await a.provider.adapter.complete(run.upstreamCall(a, body), call.clientGone);
       const elapsed = performance.now() - t0;
       run.noteAttempt(a, 200, elapsed);
       const first = res.choices[0];
@@ -73,8 +71,6 @@ export async function completeChat(gw: Gateway, call: ChatCall): Promise<Answer>
       await hold.release();
       lastError = run.failedAttempt(a, err, performance.now() - t0);
       if (!lastError.retryable || call.clientGone.aborted) break;
-    } finally {
-      call.clientGone.removeEventListener("abort", onGone);
     }
   }
   throw upstreamFailure(lastError);

@@ -34,29 +34,22 @@ export async function streamChat(gw: Gateway, call: ChatCall, sink: SseSink): Pr
     const { hold, body } = await run.hold(a, n);
     body.stream = true;
     body.stream_options = { include_usage: true };
-    const ac = new AbortController();
-    const onGone = () => ac.abort();
-    call.clientGone.addEventListener("abort", onGone, { once: true });
     const t0 = performance.now();
     let it: AsyncIterator<ProviderChunk> | null = null;
     let first: IteratorResult<ProviderChunk>;
     try {
-      it = a.provider.adapter.stream(run.upstreamCall(a, body), ac.signal)[Symbol.asyncIterator]();
-      // The adapter enforces the provider's first-byte deadline (UpstreamTimeout).
+      // The adapter enforces the provider's first-byte deadline (UpstreamTimeout), and stops when
+      // the client goes (or a shutdown's grace runs out: the same signal).
+      it = a.provider.adapter.stream(run.upstreamCall(a, body), call.clientGone)[Symbol.asyncIterator]();
       first = await it.next();
     } catch (err) {
-      call.clientGone.removeEventListener("abort", onGone);
       await hold.release();
       lastError = run.failedAttempt(a, err, performance.now() - t0);
       if (!lastError.retryable || call.clientGone.aborted) break;
       continue;
     }
     run.noteAttempt(a, 200, performance.now() - t0);
-    try {
-      await forward(run, a, hold, it, first, t0, sink, ac);
-    } finally {
-      call.clientGone.removeEventListener("abort", onGone);
-    }
+    await forward(run, a, hold, it, first, t0, sink);
     return;
   }
   throw upstreamFailure(lastError);
@@ -71,7 +64,6 @@ async function forward(
   first: IteratorResult<ProviderChunk>,
   t0: number,
   sink: SseSink,
-  ac: AbortController,
 ): Promise<void> {
   const h: ChunkHead = { id: run.id, created: run.created, model: a.model.id, provider: a.provider.name };
   const latencyMs = performance.now() - t0;
@@ -106,8 +98,7 @@ async function forward(
       failure = err instanceof UpstreamError ? err : new UpstreamError("upstream stream failed", null, false);
   }
   if (run.call.clientGone.aborted) {
-    cancelled = true;
-    ac.abort();
+    cancelled = true; // the adapter saw the same signal: its upstream call is aborted
     void it.return?.().catch(() => undefined);
   }
   const counted = run.usageOf(failure || cancelled ? null : usage, text);
