@@ -21,7 +21,14 @@ export interface SendOptions {
   refusePrivateAddresses: boolean;
 }
 
-const KEEP_ALIVE = { keepAlive: true, maxSockets: 16 };
+/**
+ * An idle keep-alive connection is closed after this long (undici's default), or sooner when the
+ * receiver's `Keep-Alive: timeout=N` says it closes first (Node applies the hint, minus 1 s, only
+ * below the agent's own timeout: without one, idle sockets stayed open for good and were reused
+ * just as the receiver closed them, a spurious "socket hang up").
+ */
+export const IDLE_SOCKET_MS = 4_000;
+const KEEP_ALIVE = { keepAlive: true, maxSockets: 16, timeout: IDLE_SOCKET_MS };
 const agents = {
   plain: new http.Agent(KEEP_ALIVE),
   tls: new https.Agent(KEEP_ALIVE),
