@@ -21,15 +21,18 @@ export function backoffMs(
 /**
  * A circuit breaker per destination, in the memory of one process: after `threshold` failed sends
  * in a row it opens for `cooldownMs` (no claims for that destination), then lets one claim through
- * (half open): a success closes it, a failure opens it again.
+ * (half open): a success closes it, a failure opens it again. What it knows of a destination that
+ * has not failed for `staleMs` (and is not open) is dropped by `prune`: a deleted destination
+ * leaves nothing behind, and failures that long ago no longer count toward opening.
  */
 export class CircuitBreaker {
-  private failures = new Map<string, number>();
+  private failures = new Map<string, { count: number; lastMs: number }>();
   private openUntil = new Map<string, number>();
 
   constructor(
     private readonly threshold: number,
     private readonly cooldownMs: number,
+    private readonly staleMs = Math.max(10 * cooldownMs, 600_000),
   ) {}
 
   allows(id: string, nowMs: number): boolean {
@@ -44,18 +47,29 @@ export class CircuitBreaker {
   }
 
   success(id: string): void {
-    this.failures.delete(id);
-    this.openUntil.delete(id);
+    this.forget(id);
   }
 
   failure(id: string, nowMs: number): void {
-    const n = (this.failures.get(id) ?? 0) + 1;
-    this.failures.set(id, n);
-    if (n >= this.threshold) this.openUntil.set(id, nowMs + this.cooldownMs);
+    const count = (this.failures.get(id)?.count ?? 0) + 1;
+    this.failures.set(id, { count, lastMs: nowMs });
+    if (count >= this.threshold) this.openUntil.set(id, nowMs + this.cooldownMs);
   }
 
   forget(id: string): void {
     this.failures.delete(id);
     this.openUntil.delete(id);
+  }
+
+  /** Drops destinations whose last failure is older than staleMs and that are not open. */
+  prune(nowMs: number): void {
+    for (const [id, f] of this.failures) {
+      if (nowMs - f.lastMs >= this.staleMs && this.allows(id, nowMs)) this.forget(id);
+    }
+  }
+
+  /** Destinations it holds anything for (tests and diagnostics). */
+  get size(): number {
+    return this.failures.size;
   }
 }

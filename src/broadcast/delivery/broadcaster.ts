@@ -215,6 +215,7 @@ export class Broadcaster {
     if (now - this.lastMaintenance >= MAINTENANCE_MS) {
       this.lastMaintenance = now;
       await pruneDeliveries(store.db, now, settings.deliveredRetentionMs, settings.deadRetentionMs);
+      this.breaker.prune(now);
       if (now >= this.nextSweep) {
         const started = performance.now();
         await enforceCaps(store, settings.queueCap, now);
