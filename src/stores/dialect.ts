@@ -30,6 +30,12 @@ export interface DialectCaps {
    * has none). The Broadcast poll reads a bounded slice of each destination's due rows with it.
    */
   lateralJoins: boolean;
+  /**
+   * `CREATE STATISTICS`: the planner learns which values of two columns go together (PostgreSQL;
+   * SQLite's planner takes no such hint). Without it PostgreSQL takes a live destination's few
+   * pending rows for a fair share of a table full of another's backlog (migration 010).
+   */
+  extendedStatistics: boolean;
 }
 
 export const SQLITE_CAPS: DialectCaps = {
@@ -41,6 +47,7 @@ export const SQLITE_CAPS: DialectCaps = {
   syncsCommits: false,
   changeNotifications: false,
   lateralJoins: false,
+  extendedStatistics: false,
 };
 
 export const POSTGRES_CAPS: DialectCaps = {
@@ -52,4 +59,5 @@ export const POSTGRES_CAPS: DialectCaps = {
   syncsCommits: true,
   changeNotifications: true,
   lateralJoins: true,
+  extendedStatistics: true,
 };

@@ -2,18 +2,27 @@ import BetterSqlite3 from "better-sqlite3";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Kysely, SqliteDialect, type CompiledQuery } from "kysely";
+import { Kysely, PostgresDialect, SqliteDialect, type CompiledQuery } from "kysely";
+import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { statusOfRow } from "../../src/broadcast/operations/delivery-status.js";
 import {
+  claimDeliveries,
   dueDestinations,
   pruneDeliveries,
   releaseBatches,
 } from "../../src/broadcast/outbox/deliveries-repo.js";
+import { insertDestination } from "../../src/domain/destinations/destination-repo.js";
+import { createOrganization } from "../../src/domain/organizations/create-organization.js";
+import { systemClock } from "../../src/lib/clock.js";
+import { openPostgresStore } from "../../src/stores/postgres/open-postgres.js";
+import type { Database } from "../../src/stores/schema.js";
+import { destinationRow } from "../helpers/destination-configs.js";
+import { freshPostgresDatabase, PG_URL } from "../helpers/stores.js";
 import { enqueueBroadcast } from "../../src/broadcast/outbox/enqueue.js";
 import { listOrdinaryKeys } from "../../src/domain/keys/key-repo.js";
 import { activityDefaultWorkspaceId } from "../../src/domain/workspaces/workspace-repo.js";
-import type { Db } from "../../src/stores/record-store.js";
+import type { Db, RecordStore } from "../../src/stores/record-store.js";
 import { openSqliteStore } from "../../src/stores/sqlite/open-sqlite.js";
 
 /**
@@ -104,4 +113,86 @@ describe("plans of the statements over growing tables (SQLite)", () => {
     const [plan] = await plansOf(() => activityDefaultWorkspaceId(db, "org"));
     expect(plan!.join("\n")).toMatch(/SEARCH workspaces USING INDEX workspaces_org_default/);
   });
+});
+
+/**
+ * A Broadcast claim on PostgreSQL beside a down destination's backlog. PostgreSQL chooses plans
+ * from table statistics, so the plan is read on a table of realistic size, ANALYZEd: a live
+ * destination with 36,000 delivered rows and 50 due ones (the newest), and a down destination's
+ * 20,000 pending rows backing off. Taking "this destination" and "pending" as independent, the
+ * planner walked the primary key in id order through all of them to find the live one's 64
+ * oldest due rows; the pair's statistics (migration 010) make it read that destination's due rows
+ * through an index on destination_id instead.
+ */
+describe.skipIf(!PG_URL)("the Broadcast claim's plan on PostgreSQL", () => {
+  let dbi: Awaited<ReturnType<typeof freshPostgresDatabase>>;
+  let store: RecordStore;
+  let client: pg.Client;
+  beforeAll(async () => {
+    dbi = await freshPostgresDatabase();
+    store = await openPostgresStore(dbi.url, 2);
+    client = new pg.Client({ connectionString: dbi.url });
+    await client.connect();
+  }, 60_000);
+  afterAll(async () => {
+    await client?.end();
+    await store?.close();
+    await dbi?.drop();
+  });
+
+  it("reads the claimed destination's due rows through an index on destination_id, not the primary key through every row", async () => {
+    const { organizationId, workspaceId } = await createOrganization(store, systemClock, "plans");
+    const at = new Date().toISOString();
+    for (const id of ["down", "live"]) {
+      await insertDestination(
+        store.db,
+        destinationRow({ id, organizationId, workspaceId, type: "webhook", at }),
+      );
+    }
+    const now = Date.now();
+    const fill = (
+      destination: string,
+      count: number,
+      state: string,
+      nextAttemptMs: number,
+      finished: boolean,
+    ) =>
+      client.query(
+        `INSERT INTO broadcast_deliveries (destination_id, organization_id, batch_seq, ids, item_count,
+           min_created_ms, max_created_ms, state, attempts, created_at_ms, next_attempt_ms, finished_at_ms)
+         SELECT $1, $2, g, '[]', 10, $3::bigint + g, $3::bigint + g, $4, 0, $3::bigint + g, $5::bigint,
+                CASE WHEN $6 THEN $3::bigint + g END
+         FROM generate_series(1, $7::int) AS g`,
+        [destination, organizationId, now - 3_600_000, state, nextAttemptMs, finished, count],
+      );
+    await fill("live", 36_000, "delivered", now - 1_000, true);
+    await fill("down", 20_000, "pending", now + 3_600_000, false);
+    await fill("live", 50, "pending", now - 1_000, false);
+    await client.query("ANALYZE broadcast_deliveries");
+
+    const captured: CompiledQuery[] = [];
+    const logged = new Kysely<Database>({
+      dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: dbi.url, max: 1 }) }),
+      log: (e) => {
+        if (e.level === "query") captured.push(e.query);
+      },
+    });
+    try {
+      const claim = await claimDeliveries({ ...store, db: logged }, "live", "plan-test", now, 30_000, 100);
+      expect(claim.rows.length).toBeGreaterThan(0); // the statement works on this data
+    } finally {
+      await logged.destroy();
+    }
+    const update = captured.find((q) => /^update "broadcast_deliveries"/i.test(q.sql));
+    expect(update).toBeDefined();
+    const plan = await client.query<{ "QUERY PLAN": string }>(`EXPLAIN ${update!.sql}`, [
+      ...update!.parameters,
+    ]);
+    const text = plan.rows.map((r) => r["QUERY PLAN"]).join("\n");
+    // The due rows (the statement's only scan with a state condition) come from an index
+    // condition naming the destination; the primary key is only used to update the chosen ids.
+    expect(text).toMatch(/(Index|Recheck) Cond: \(\(?destination_id = 'live'::text\)/);
+    expect(text).not.toMatch(/Filter: \([^\n]*destination_id = 'live'::text/);
+    expect(text).not.toMatch(/Seq Scan on broadcast_deliveries/);
+  }, 60_000);
 });

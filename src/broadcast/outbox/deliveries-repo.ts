@@ -163,7 +163,9 @@ export async function claimDeliveries(
 ): Promise<Claim> {
   const db = store.db;
   // `state` as a literal: it must match broadcast_deliveries_pending's own condition for the
-  // planner to take that index (a destination's pending rows in id order, no sort).
+  // planner to consider that index (a destination's pending rows in id order, no sort). On
+  // PostgreSQL the statistics of migration 010 keep it off the primary key, which it otherwise
+  // walked through every kept row (5.6 ms against 0.15 ms per claim beside a 20,000-row backlog).
   let due = db
     .selectFrom("broadcast_deliveries")
     .select(["id", "item_count"])

@@ -9,6 +9,7 @@ import { gatewayTables } from "./006-gateway.js";
 import { broadcastOutbox } from "./007-broadcast-outbox.js";
 import { policyNotify } from "./008-policy-notify.js";
 import { historyIndexes } from "./009-history-indexes.js";
+import { deliveryStatistics } from "./010-delivery-statistics.js";
 
 /** Versioned migrations, applied in name order at start. Append; never edit a released one. */
 export function migrations(caps: DialectCaps): Record<string, Migration> {
@@ -22,6 +23,7 @@ export function migrations(caps: DialectCaps): Record<string, Migration> {
     "007-broadcast-outbox": broadcastOutbox(caps),
     "008-policy-notify": policyNotify(caps),
     "009-history-indexes": historyIndexes(caps),
+    "010-delivery-statistics": deliveryStatistics(caps),
   };
 }
 
