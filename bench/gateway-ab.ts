@@ -11,8 +11,12 @@
  * requests/s and CPU per request, and the ratios this / baseline. Run it once more with both roots
  * the same build (`--baseline .`) to see the bias of the method itself (about ±6 % here).
  *
+ * `--node-args "…"` starts this side's server with extra Node flags (e.g. a GC setting, measured
+ * against the same build: `--baseline .`).
+ *
  *   npx tsx bench/gateway-ab.ts --baseline ../main [--slices 12] [--slice-ms 1000]
  *                               [--connections 8] [--stream] [--recording durable|deferred]
+ *                               [--node-args "--max-semi-space-size=32"]
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -42,6 +46,7 @@ const RECORDING = text("recording") ?? "durable";
 const BASELINE = text("baseline");
 const RATE = opt("rate", 0);
 const REQUESTS = opt("requests", 50);
+const NODE_ARGS = (text("node-args") ?? "").split(" ").filter((a) => a !== "");
 
 interface Side {
   label: string;
@@ -68,7 +73,8 @@ async function main(): Promise<void> {
     for (const [label, root] of roots) {
       const dir = mkdtempSync(join(tmpdir(), "gatehouse-bench-ab-"));
       dirs.push(dir);
-      const server = await startBenchServer(benchServerEnv(dir, port, RECORDING), [], root);
+      const nodeArgs = label === "this" ? NODE_ARGS : [];
+      const server = await startBenchServer(benchServerEnv(dir, port, RECORDING), nodeArgs, root);
       const key = await createBenchKey(server.base);
       sides.push({
         label,
@@ -105,7 +111,7 @@ async function main(): Promise<void> {
     }
     console.log(
       `\n${SLICES} slices of ${SLICE_MS} ms each, ${CONNECTIONS} connections, ${STREAM ? "streaming" : "JSON"}, ` +
-        `GATEHOUSE_RECORDING=${RECORDING}\n`,
+        `GATEHOUSE_RECORDING=${RECORDING}${NODE_ARGS.length > 0 ? `; this side: node ${NODE_ARGS.join(" ")}` : ""}\n`,
     );
     console.log("| build | root | requests/s | server CPU per request |");
     console.log("| --- | --- | --- | --- |");
