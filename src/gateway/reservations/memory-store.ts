@@ -21,12 +21,13 @@ interface Hold {
  * committed current-window totals (SQLite in a file: src/domain/usage/committed-usage.ts) the
  * whole reserve is synchronous and reads no table on the hot path: the totals, the count of the
  * holds and the new hold, with nothing interleaved and no wait for a transaction in flight.
- * Otherwise (SQLite in memory) the ledger read is asynchronous and the rest is synchronous, so a reserve is atomic
- * except against settles that commit while it reads: a settled hold therefore lingers, counted by
- * every reserve whose ledger read began before the settle committed (it may or may not see the
- * charge: counting it again only refuses more), and is dropped once no such read is in flight.
- * Either way a settle's charge is committed before its hold is dropped, so a reserve sees the
- * hold or the charge (or both, which only refuses more), never neither.
+ * Otherwise (SQLite in memory) the ledger read is asynchronous and the rest is synchronous, so a
+ * reserve is atomic except against settles that commit while it reads: a settled hold therefore
+ * lingers, counted by every reserve whose ledger read began before the settle committed (it may or
+ * may not see the charge: counting it again only refuses more), and is dropped once no such read
+ * is in flight. Either way a settle's charge is committed (and in the copy) before its hold is
+ * dropped, so a reserve sees the hold or the charge (or both, which only refuses more), never
+ * neither.
  */
 export class MemoryReservationStore implements ReservationStore {
   readonly kind = "memory";
