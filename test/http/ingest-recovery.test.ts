@@ -61,6 +61,20 @@ async function openStores(dir: string): Promise<Stores> {
   };
 }
 
+/** The next start on `dir`: its stores, its app, and the buffer recovered (startIngestBuffer). */
+async function restart(dir: string): Promise<{ s: Stores; t: TestApp; writer: ExclusiveActivityWriter }> {
+  const s = await openStores(dir);
+  const t = await makeTestApp(s);
+  const writer = s.activity.exclusive as ExclusiveActivityWriter;
+  await startIngestBuffer(s.store, writer);
+  return { s, t, writer };
+}
+
+/** Rows of a query over one organization's generations in the activity store. */
+function activityRows(s: Stores, sql: string, org: string) {
+  return s.activity.query({ sql, params: { org } }, { timeoutMs: 10_000 });
+}
+
 async function counts(t: TestApp, ids: string[]) {
   const rows = await t.ctx.activity.query(
     {
@@ -125,21 +139,15 @@ describe("ingest recovery on the embedded store (SQLite + DuckDB files)", () => 
     // rather than answering without them.
     await expect(counts(t, ["p-0"])).rejects.toThrow(/simulated/);
     restore();
+    const org = t.organizationId;
     await stop(s, t);
 
-    s = await openStores(dir);
-    t = await makeTestApp(s);
-    const org = (
-      await s.store.db.selectFrom("ingest_buffer").select("organization_id").executeTakeFirstOrThrow()
-    ).organization_id;
-    await startIngestBuffer(s.store, s.activity.exclusive as ExclusiveActivityWriter);
+    ({ s, t } = await restart(dir));
     expect(await buffered(t)).toBe(0);
-    const rows = await s.activity.query(
-      {
-        sql: "SELECT count(*) AS n, count(DISTINCT id) AS d FROM generations WHERE organization_id = $org",
-        params: { org },
-      },
-      { timeoutMs: 10_000 },
+    const rows = await activityRows(
+      s,
+      "SELECT count(*) AS n, count(DISTINCT id) AS d FROM generations WHERE organization_id = $org",
+      org,
     );
     expect(rows[0]).toEqual({ n: 20n, d: 20n });
     expect(await (s.activity.exclusive as ExclusiveActivityWriter).applied()).toEqual([]);
@@ -163,16 +171,12 @@ describe("ingest recovery on the embedded store (SQLite + DuckDB files)", () => 
     const org = t.organizationId;
     await stop(s, t);
 
-    s = await openStores(dir);
-    t = await makeTestApp(s);
-    await startIngestBuffer(s.store, s.activity.exclusive as ExclusiveActivityWriter);
+    ({ s, t } = await restart(dir));
     expect(await buffered(t)).toBe(0);
-    const rows = await s.activity.query(
-      {
-        sql: "SELECT id, count(*) AS n FROM generations WHERE organization_id = $org GROUP BY id ORDER BY id",
-        params: { org },
-      },
-      { timeoutMs: 10_000 },
+    const rows = await activityRows(
+      s,
+      "SELECT id, count(*) AS n FROM generations WHERE organization_id = $org GROUP BY id ORDER BY id",
+      org,
     );
     const ids = ["n-0", "n-1", "n-2", ...first];
     expect(rows).toEqual(ids.map((id) => ({ id, n: 1n })));
@@ -252,10 +256,7 @@ describe("ingest recovery on the embedded store (SQLite + DuckDB files)", () => 
     await expect(drainIngestBuffer(s.store, writer)).rejects.toThrow(/simulated crash/);
     writer.apply = apply;
     await stop(s, t);
-    s = await openStores(dir);
-    t = await makeTestApp(s);
-    writer = s.activity.exclusive as ExclusiveActivityWriter;
-    await startIngestBuffer(s.store, writer);
+    ({ s, t, writer } = await restart(dir));
     expect(await buffered(t)).toBe(0);
     expect(await writer.applied()).toEqual([]);
     expect(await idsOf("d")).toEqual(cIds("d"));
