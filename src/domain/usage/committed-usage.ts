@@ -2,8 +2,8 @@ import type { Transaction } from "kysely";
 import type { RecordStore } from "../../stores/record-store.js";
 import type { Database } from "../../stores/schema.js";
 import {
-  keyAndWorkspaceUsageQuery,
-  totalsOf,
+  readKeyAndWorkspaceUsageCommitted,
+  zeroTotals,
   type CounterRow,
   type KeyAndWorkspaceTotals,
   type LedgerScope,
@@ -68,11 +68,9 @@ export class CommittedUsage {
     const readKey = keyHash !== null && key === null ? keyHash : null;
     const readWorkspace = workspaceId !== null && workspace === null ? workspaceId : null;
     if (readKey === null && readWorkspace === null) {
-      return { key: key ?? zero(), workspace: workspace ?? zero() };
+      return { key: key ?? zeroTotals(), workspace: workspace ?? zeroTotals() };
     }
-    const read = totalsOf(
-      this.store.readCommitted(keyAndWorkspaceUsageQuery(this.store.db, readKey, readWorkspace, now)),
-    );
+    const read = readKeyAndWorkspaceUsageCommitted(this.store, readKey, readWorkspace, now)!;
     if (readKey !== null) this.keep(scopeOf("key", readKey), indexes, read.key, atMs);
     if (readWorkspace !== null) this.keep(scopeOf("workspace", readWorkspace), indexes, read.workspace, atMs);
     return { key: key ?? read.key, workspace: workspace ?? read.workspace };
@@ -124,22 +122,11 @@ export class CommittedUsage {
     if (this.copies.size >= this.maxScopes) {
       this.copies.delete(this.copies.keys().next().value as string);
     }
-    this.copies.set(scope, { indexes, totals: cloneTotals(totals), readAtMs: atMs });
+    this.copies.set(scope, { indexes, totals, readAtMs: atMs });
   }
 }
 
 const scopeOf = (scope: LedgerScope, id: string): string => `${scope}\u0000${id}`;
-
-const zero = (): WindowTotals => totalsOf([]).key;
-
-function cloneTotals(t: WindowTotals): WindowTotals {
-  return {
-    day: { ...t.day },
-    week: { ...t.week },
-    month: { ...t.month },
-    all: { ...t.all },
-  };
-}
 
 /** Keyed by the store's transaction hook: wrappers of one store (`{ ...store }`) share its copy. */
 const owned = new WeakMap<object, CommittedUsage>();

@@ -123,7 +123,7 @@ const keyAndWorkspaceUsage = new QueryTemplate(
 
 export type KeyAndWorkspaceTotals = { key: WindowTotals; workspace: WindowTotals };
 type Nano = string | number | bigint | null;
-export type UsageRow = { scope: string; window: string; usage_nano: Nano; byok_nano: Nano };
+type UsageRow = { scope: string; window: string; usage_nano: Nano; byok_nano: Nano };
 
 function usageArgs(keyHash: string | null, workspaceId: string | null, now: Date) {
   const [day, week, month, all] = KINDS.map((k) => windowIndex(k, now)) as [number, number, number, number];
@@ -131,7 +131,7 @@ function usageArgs(keyHash: string | null, workspaceId: string | null, now: Date
   return [shape, keyHash ?? "", workspaceId ?? "", day, week, month, all] as const;
 }
 
-export function totalsOf(rows: readonly UsageRow[]): KeyAndWorkspaceTotals {
+function totalsOf(rows: readonly UsageRow[]): KeyAndWorkspaceTotals {
   const out = { key: zeroTotals(), workspace: zeroTotals() };
   for (const r of rows) {
     const t = r.scope === "key" ? out.key : out.workspace;
@@ -161,7 +161,7 @@ export async function readKeyAndWorkspaceUsage(
  * with it and it never waits for a transaction in flight.
  */
 export function readKeyAndWorkspaceUsageCommitted(
-  store: RecordStore,
+  store: Pick<RecordStore, "db" | "readCommitted">,
   keyHash: string | null,
   workspaceId: string | null,
   now: Date,
