@@ -15,8 +15,9 @@ import type { DialectCaps } from "../dialect.js";
  * - `destinations_org`: an organization's destinations, read in every recorder flush's
  *   transaction (Broadcast's enqueue) and by the fan-out, without scanning every organization's.
  * - `broadcast_deliveries_pending` (partial: pending rows): a claim takes a destination's oldest
- *   due rows in id order; without it PostgreSQL walked the primary key through every kept row
- *   (5 ms per claim beside a 20,000-row backlog) and SQLite sorted every due row.
+ *   due rows in id order. Meant to keep PostgreSQL off the primary key, which it walked through
+ *   every kept row (5 ms per claim beside a 20,000-row backlog); on an ANALYZEd table it did not
+ *   suffice, and migration 010's statistics are what keep the planner off it.
  * - `workspaces_org_default`: an organization's default workspace (analytics of records without
  *   a workspace, the fan-out) without scanning every organization's workspaces.
  */
