@@ -23,6 +23,7 @@ import { numberOption, stringOption } from "./lib/args.js";
 import { childJson, cpuMsOf } from "./lib/child-process.js";
 import { call } from "./lib/http-clients.js";
 import { startBenchServer } from "./lib/query-server.js";
+import { median } from "./lib/stats.js";
 
 const args = process.argv.slice(2);
 const opt = numberOption(args);
@@ -92,11 +93,6 @@ async function load(t: Target, ms = SECONDS * 1000): Promise<Sample> {
   if ("error" in r) throw new Error(`${t.name}: ${r.error}`);
   return { rps: r.rps, cpuUs: (((cpuMsOf(pid) ?? NaN) - cpu0) * 1000) / r.done };
 }
-
-const median = (xs: number[]): number => {
-  const s = [...xs].sort((a, b) => a - b);
-  return ((s[(s.length - 1) >> 1] as number) + (s[s.length >> 1] as number)) / 2;
-};
 
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), "gatehouse-bench-auth-"));

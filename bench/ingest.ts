@@ -41,6 +41,7 @@ import { openSqliteStore } from "../src/stores/sqlite/open-sqlite.js";
 import { numberOption } from "./lib/args.js";
 import { prepareLoad, runLoad } from "./lib/http-clients.js";
 import { makeBodies, type RecordSpace } from "./lib/ingest-records.js";
+import { median, quantile } from "./lib/stats.js";
 
 const args = process.argv.slice(2);
 const opt = numberOption(args);
@@ -93,14 +94,6 @@ function threadLines(a: Map<string, number>, b: Map<string, number>): string[] {
 }
 
 const fmt = (n: number): string => Math.round(n).toLocaleString("en-US");
-const median = (xs: readonly number[]): number => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length === 0 ? 0 : ((s[(s.length - 1) >> 1] as number) + (s[s.length >> 1] as number)) / 2;
-};
-const pct = (xs: readonly number[], p: number): number => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? 0;
-};
 
 /** Stage timers: sums (ms) and counts, reset between phases. */
 class Stages {
@@ -405,7 +398,7 @@ process.stdout.write(
     `ingest bench: ${BATCHES} batches x ${SIZE} records (${fmt(bodyBytes / 1024)} KiB each), ${CLIENTS} clients, ${WARMUP} warm-up batches, ${config.ingestWorkers} ingest worker(s)`,
     "",
     `HTTP POST /activity/generations   ${fmt(httpRate).padStart(10)} records/s   (${(runMs / 1000).toFixed(2)} s, of which ${drainMs.toFixed(0)} ms writing the buffer's rest to DuckDB after the last answer)`,
-    `  latency per batch               p50 ${median(lat).toFixed(1)} ms, p90 ${pct(lat, 90).toFixed(1)} ms, max ${Math.max(...lat).toFixed(1)} ms`,
+    `  latency per batch               p50 ${median(lat).toFixed(1)} ms, p90 ${quantile(lat, 0.9).toFixed(1)} ms, max ${Math.max(...lat).toFixed(1)} ms`,
     `yardstick JSON.parse only         ${fmt(yard).padStart(10)} records/s   (before ${fmt(yard1)}, after ${fmt(yard2)})`,
     `RATIO HTTP / yardstick            ${(httpRate / yard).toFixed(4)}`,
     `  with a checkpoint of the run     ${fmt(records / ((runMs + checkpointMs) / 1000)).padStart(10)} records/s   (CHECKPOINT after the run: ${checkpointMs.toFixed(0)} ms)`,
