@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders } from "node:http";
-import { Agent, request, type Dispatcher } from "undici";
+import { Agent, type Dispatcher } from "undici";
+import { UpstreamBody } from "./upstream-body.js";
 import { UpstreamError, UpstreamTimeout } from "./provider.js";
 
 /**
@@ -56,7 +57,7 @@ export interface UpstreamRequest {
 export interface UpstreamExchange {
   status: number;
   headers: IncomingHttpHeaders;
-  body: Dispatcher.ResponseData["body"];
+  body: UpstreamBody;
   /** Stops the first-byte deadline: call it when the first body chunk arrives. */
   firstByte(): void;
   /** A failure while reading the body, as an UpstreamError. */
@@ -64,79 +65,184 @@ export interface UpstreamExchange {
   /**
    * Ends the exchange: clears the deadline and detaches from the signal. An unread rest of the
    * body is drained when `complete` (the answer's last event was read: the connection can be
-   * reused), else destroyed, which closes the connection: that is how cancellation reaches the
-   * upstream.
+   * reused), else the request is aborted, which closes the connection: that is how cancellation
+   * reaches the upstream.
    */
   close(complete?: boolean): void;
 }
 
 /**
- * Sends the request. Resolves with the 2xx answer; throws UpstreamError for a non-2xx answer
+ * Sends the request. Resolves with the 2xx answer; rejects with UpstreamError for a non-2xx answer
  * (its body's message, Retry-After), a timeout, a connection failure or the caller's abort
  * (status null, not retryable: the caller asked to stop).
  */
-export async function sendUpstream(
+export function sendUpstream(
   pool: UpstreamPool,
   req: UpstreamRequest,
   signal: AbortSignal,
 ): Promise<UpstreamExchange> {
-  const ac = new AbortController();
-  let timedOut = false;
-  const onAbort = (): void => ac.abort(signal.reason);
-  if (signal.aborted) throw cancelled();
-  signal.addEventListener("abort", onAbort, { once: true });
-  const timer = setTimeout(() => {
-    timedOut = true;
-    ac.abort(new Error("first-byte timeout"));
-  }, req.firstByteTimeoutMs);
-
-  let body: Dispatcher.ResponseData["body"] | null = null;
-  let closed = false;
-  const failure = (err: unknown): UpstreamError => {
-    if (err instanceof UpstreamError) return err;
-    if (timedOut) return new UpstreamTimeout("first-byte", req.firstByteTimeoutMs);
-    if (signal.aborted) return cancelled();
-    return transportError(err, pool.idleTimeoutMs);
-  };
-  const close = (complete = false): void => {
-    if (closed) return;
-    closed = true;
-    clearTimeout(timer);
-    signal.removeEventListener("abort", onAbort);
-    if (!body || body.readableEnded) return;
-    if (complete && !signal.aborted) body.dump({ limit: MAX_ERROR_BODY }).catch(() => undefined);
-    else body.destroy();
-  };
-
-  try {
-    const res = await request(req.url, {
-      dispatcher: pool.agent,
-      method: "POST",
-      headers: req.headers,
-      body: req.body,
-      signal: ac.signal,
-    });
-    body = res.body;
-    if (res.statusCode < 200 || res.statusCode >= 300) {
-      const text = await readCapped(res.body);
-      throw new UpstreamError(
-        `upstream answered ${res.statusCode}: ${errorMessage(text)}`,
-        res.statusCode,
-        isRetryableStatus(res.statusCode),
-        retryAfterMs(res.headers),
-      );
+  if (signal.aborted) return Promise.reject(cancelled());
+  return new Promise<UpstreamExchange>((resolve, reject) => {
+    const call = new UpstreamCallHandler(pool.idleTimeoutMs, req.firstByteTimeoutMs, signal, resolve, reject);
+    const { origin, path } = targetOf(req.url);
+    try {
+      pool.agent.dispatch({ origin, path, method: "POST", headers: req.headers, body: req.body }, call);
+    } catch (err) {
+      call.onResponseError(null, err as Error);
     }
-    return {
-      status: res.statusCode,
-      headers: res.headers,
-      body: res.body,
-      firstByte: () => clearTimeout(timer),
-      failure,
-      close,
-    };
-  } catch (err) {
-    close();
-    throw failure(err);
+  });
+}
+
+const targets = new Map<string, { origin: string; path: string }>();
+
+/** An adapter's endpoint URL split as undici's dispatch takes it (a handful of URLs: remembered). */
+function targetOf(url: string): { origin: string; path: string } {
+  let t = targets.get(url);
+  if (!t) {
+    const u = new URL(url);
+    t = { origin: u.origin, path: u.pathname + u.search };
+    if (targets.size < 1_000) targets.set(url, t);
+  }
+  return t;
+}
+
+/**
+ * One request on undici's dispatcher, as its handler: undici's `request()` wraps the same
+ * dispatch in an AbortSignal and a Node stream per request, which cost more CPU than the HTTP
+ * exchange itself on a loopback upstream (docs/performance.md). This class is also the exchange
+ * handed to the adapter once a 2xx status arrives.
+ */
+class UpstreamCallHandler implements Dispatcher.DispatchHandler, UpstreamExchange {
+  status = 0;
+  headers: IncomingHttpHeaders = {};
+  readonly body: UpstreamBody;
+  private controller: Dispatcher.DispatchController | null = null;
+  /** Why the request was stopped before undici handed over its controller. */
+  private abortedEarly: Error | null = null;
+  private timer: NodeJS.Timeout | null;
+  private timedOut = false;
+  private closed = false;
+  /** The promise of sendUpstream is resolved or rejected. */
+  private answered = false;
+  /** A non-2xx answer's body, read up to MAX_ERROR_BODY. */
+  private errorParts: Buffer[] | null = null;
+  private errorBytes = 0;
+  private readonly onAbort = (): void => this.abort(new Error("cancelled by the caller"));
+
+  constructor(
+    private readonly idleTimeoutMs: number,
+    private readonly firstByteTimeoutMs: number,
+    private readonly signal: AbortSignal,
+    private readonly resolve: (x: UpstreamExchange) => void,
+    private readonly reject: (err: UpstreamError) => void,
+  ) {
+    this.body = new UpstreamBody({
+      pause: () => this.controller?.pause(),
+      resume: () => this.controller?.resume(),
+      abort: (reason) => this.abort(reason),
+    });
+    signal.addEventListener("abort", this.onAbort, { once: true });
+    this.timer = setTimeout(() => {
+      this.timedOut = true;
+      this.abort(new Error("first-byte timeout"));
+    }, firstByteTimeoutMs);
+  }
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.controller = controller;
+    if (this.abortedEarly) controller.abort(this.abortedEarly);
+  }
+
+  onResponseStart(_c: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders): void {
+    if (statusCode < 200 || this.answered) return; // 1xx: informational, the answer follows
+    this.status = statusCode;
+    this.headers = headers;
+    if (statusCode >= 300) {
+      this.errorParts = [];
+      return;
+    }
+    this.answered = true;
+    this.resolve(this);
+  }
+
+  onResponseData(_c: Dispatcher.DispatchController, chunk: Buffer): void {
+    if (this.errorParts) {
+      this.errorParts.push(chunk);
+      this.errorBytes += chunk.length;
+      // Enough to find the message: the rest is not read, and the connection goes.
+      if (this.errorBytes >= MAX_ERROR_BODY) {
+        this.rejectWithStatus();
+        this.abort(new Error("upstream error body too large"));
+      }
+      return;
+    }
+    this.body.push(chunk);
+  }
+
+  onResponseEnd(): void {
+    if (this.errorParts) this.rejectWithStatus();
+    else this.body.end();
+    this.detach();
+  }
+
+  onResponseError(_c: Dispatcher.DispatchController | null, err: Error): void {
+    this.detach();
+    if (!this.answered) {
+      this.answered = true;
+      this.reject(this.failure(err));
+    } else this.body.fail(err);
+  }
+
+  firstByte(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+  }
+
+  failure(err: unknown): UpstreamError {
+    if (err instanceof UpstreamError) return err;
+    if (this.timedOut) return new UpstreamTimeout("first-byte", this.firstByteTimeoutMs);
+    if (this.signal.aborted) return cancelled();
+    return transportError(err, this.idleTimeoutMs);
+  }
+
+  close(complete = false): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.detach();
+    if (this.body.settled) return;
+    if (complete && !this.signal.aborted) this.body.drain(MAX_ERROR_BODY);
+    else this.abort(new Error("upstream exchange closed"));
+  }
+
+  /** Stops the request; a request not yet on a connection is failed now, not once it gets one. */
+  private abort(reason: Error): void {
+    if (this.controller) this.controller.abort(reason);
+    else if (!this.abortedEarly) {
+      this.abortedEarly = reason;
+      this.onResponseError(null, reason);
+    }
+  }
+
+  /** The deadline and the signal no longer concern this request. */
+  private detach(): void {
+    this.firstByte();
+    this.signal.removeEventListener("abort", this.onAbort);
+  }
+
+  private rejectWithStatus(): void {
+    if (this.answered) return;
+    this.answered = true;
+    const text = Buffer.concat(this.errorParts ?? [])
+      .subarray(0, MAX_ERROR_BODY)
+      .toString("utf8");
+    this.reject(
+      new UpstreamError(
+        `upstream answered ${this.status}: ${errorMessage(text)}`,
+        this.status,
+        isRetryableStatus(this.status),
+        retryAfterMs(this.headers),
+      ),
+    );
   }
 }
 
@@ -167,20 +273,6 @@ function transportError(err: unknown, idleTimeoutMs: number): UpstreamError {
   const what = typeof code === "string" ? code : err instanceof Error ? err.message : String(err);
   if (code === "UND_ERR_BODY_TIMEOUT") return new UpstreamTimeout("idle", idleTimeoutMs);
   return new UpstreamError(`upstream connection failed (${what})`, null, true);
-}
-
-async function readCapped(body: Dispatcher.ResponseData["body"]): Promise<string> {
-  const parts: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of body as AsyncIterable<Buffer>) {
-    parts.push(chunk);
-    size += chunk.length;
-    if (size >= MAX_ERROR_BODY) {
-      body.destroy();
-      break;
-    }
-  }
-  return Buffer.concat(parts).subarray(0, MAX_ERROR_BODY).toString("utf8");
 }
 
 /**

@@ -1,0 +1,127 @@
+import type { ServerResponse } from "node:http";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createOpenAICompatibleAdapter } from "../../../src/gateway/providers/openai-compatible.js";
+import {
+  UpstreamError,
+  UpstreamTimeout,
+  type ProviderAdapter,
+  type UpstreamCall,
+} from "../../../src/gateway/providers/provider.js";
+import {
+  neverAnswer,
+  sse,
+  startFakeServer,
+  type FakeServer,
+} from "../../helpers/fake-upstreams/fake-server.js";
+
+/**
+ * The exchange on undici's dispatcher (upstream-http.ts) where it differs from what undici's
+ * request() gave: a large error body, a large stream read with backpressure, and a request still
+ * waiting for a connection when it is cancelled or its deadline passes.
+ */
+const EVENTS = 400;
+const PAD = "x".repeat(2_000);
+
+let fake: FakeServer;
+let adapter: ProviderAdapter;
+
+beforeAll(async () => {
+  fake = await startFakeServer((req, res: ServerResponse) => {
+    const model = String(req.body?.model);
+    if (model === "hang") return neverAnswer(res);
+    if (model === "huge-error") {
+      // 100 KiB of an error body, and then it never ends.
+      res.writeHead(503, { "content-type": "application/json" });
+      res.write(`{"error":{"message":"overloaded, details follow","details":"`);
+      res.write("y".repeat(100 * 1024));
+      return neverAnswer(res);
+    }
+    // A long stream: EVENTS deltas of 2 KB each, written as fast as the socket takes them.
+    res.writeHead(200, { "content-type": "text/event-stream" });
+    const base = { id: "chatcmpl-big", object: "chat.completion.chunk", created: 1735689600, model };
+    for (let i = 0; i < EVENTS; i++)
+      sse(res, { ...base, choices: [{ index: 0, delta: { content: `${i}:${PAD}|` }, finish_reason: null }] });
+    sse(res, { ...base, choices: [{ index: 0, delta: {}, finish_reason: "stop" }] });
+    sse(res, {
+      ...base,
+      choices: [],
+      usage: { prompt_tokens: 3, completion_tokens: EVENTS, total_tokens: EVENTS + 3 },
+    });
+    res.end("data: [DONE]\n\n");
+  });
+  adapter = createOpenAICompatibleAdapter({
+    baseUrl: `${fake.url}/v1`,
+    apiKey: "k",
+    connections: 1,
+    idleTimeoutMs: 10_000,
+  });
+});
+afterAll(async () => {
+  await adapter.close?.();
+  await fake.close();
+});
+
+const call = (model: string, stream = false, timeoutMs = 10_000): UpstreamCall => ({
+  upstreamModel: model,
+  body: { messages: [{ role: "user", content: "Hi" }], stream },
+  timeoutMs,
+});
+
+async function rejection(p: Promise<unknown>): Promise<UpstreamError> {
+  const err = await p.then(
+    () => null,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(UpstreamError);
+  return err as UpstreamError;
+}
+
+describe("upstream exchange", () => {
+  it("a large error body: the message is read from its start, the rest is not awaited, the connection closes", async () => {
+    const t0 = performance.now();
+    const err = await rejection(adapter.complete(call("huge-error"), new AbortController().signal));
+    expect(performance.now() - t0).toBeLessThan(5_000);
+    expect(err).toMatchObject({ status: 503, retryable: true });
+    expect(err.message).toContain("overloaded, details follow");
+    expect(err.message.length).toBeLessThan(400);
+    expect(await fake.requests[fake.requests.length - 1]!.closed).toEqual({ aborted: true });
+  });
+
+  it("a stream larger than the read-ahead arrives whole and in order to a consumer that lags", async () => {
+    const texts: string[] = [];
+    let usage: unknown = null;
+    for await (const c of adapter.stream(call("big", true), new AbortController().signal)) {
+      const content = c.choices[0]?.delta.content;
+      if (typeof content === "string") texts.push(content);
+      if (c.usage) usage = c.usage;
+      if (texts.length % 50 === 0) await new Promise((r) => setTimeout(r, 5));
+    }
+    expect(texts).toHaveLength(EVENTS);
+    texts.forEach((t, i) => expect(t).toBe(`${i}:${PAD}|`));
+    expect(usage).toMatchObject({ completionTokens: EVENTS });
+    // Read to its end: the upstream saw a complete answer, not a closed connection.
+    expect(await fake.requests[fake.requests.length - 1]!.closed).toEqual({ aborted: false });
+  });
+
+  it("a request still waiting for a connection fails at once when cancelled, and at its own deadline", async () => {
+    // The pool's only connection is taken by an answer that never comes.
+    const holder = new AbortController();
+    const held = adapter.complete(call("hang"), holder.signal).catch((e: unknown) => e);
+    await new Promise((r) => setTimeout(r, 100));
+
+    const ac = new AbortController();
+    const cancelled = rejection(adapter.complete(call("hang"), ac.signal));
+    const t0 = performance.now();
+    setTimeout(() => ac.abort(), 50);
+    expect(await cancelled).toMatchObject({ status: null, retryable: false });
+    expect(performance.now() - t0).toBeLessThan(1_000);
+
+    const t1 = performance.now();
+    const late = await rejection(adapter.complete(call("hang", false, 200), new AbortController().signal));
+    expect(late).toBeInstanceOf(UpstreamTimeout);
+    expect(performance.now() - t1).toBeLessThan(1_500);
+
+    holder.abort();
+    expect(await held).toBeInstanceOf(UpstreamError);
+  });
+});
