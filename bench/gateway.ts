@@ -11,7 +11,8 @@
  * Each is measured non-streaming and streaming, two ways:
  *   fixed rate  open loop: --rate requests/s for --requests requests, each sent at its scheduled time
  *               whatever the others do; latency from the scheduled time to the last byte (and, for
- *               streams, to the first body byte: TTFB); p50/p99 per round;
+ *               streams, to the first body byte: TTFB); p50/p99 per round; and the server's CPU
+ *               time per request meanwhile;
  *   saturation  closed loop: --connections keep-alive lanes, each sending its next request when the
  *               previous one is answered, for --seconds; requests/s, and the server's CPU time per
  *               request (all its threads, from /proc), which a busy machine disturbs far less.
@@ -34,7 +35,7 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { numberOption, stringOption } from "./lib/args.js";
-import { childJson } from "./lib/child-process.js";
+import { childJson, cpuMsOf } from "./lib/child-process.js";
 import {
   BENCH_MANAGEMENT_KEY,
   benchServerEnv,
@@ -154,14 +155,19 @@ async function main(): Promise<void> {
     const opened = new Map<string, OpenRun[]>(targets.map((t) => [t.name, []]));
     const sat = new Map<string, number[]>(targets.map((t) => [t.name, []]));
     const cpu = new Map<string, number[]>(targets.map((t) => [t.name, []]));
+    const openCpu = new Map<string, number[]>(targets.map((t) => [t.name, []]));
+    const pidOf = (t: Target): number | null =>
+      t.name.startsWith("direct") ? null : t.name.startsWith("proxy") ? (proxy!.child.pid ?? null) : server!.pid;
     for (let r = 0; r < ROUNDS; r++) {
-      for (const t of [...targets].sort(() => Math.random() - 0.5)) opened.get(t.name)!.push(await open(t));
       for (const t of [...targets].sort(() => Math.random() - 0.5)) {
-        const pid = t.name.startsWith("direct")
-          ? null
-          : t.name.startsWith("proxy")
-            ? (proxy.child.pid ?? null)
-            : server.pid;
+        const pid = pidOf(t);
+        const cpu0 = pid === null ? null : cpuMsOf(pid);
+        opened.get(t.name)!.push(await open(t));
+        const cpu1 = pid === null ? null : cpuMsOf(pid);
+        if (cpu0 !== null && cpu1 !== null) openCpu.get(t.name)!.push((cpu1 - cpu0) / REQUESTS);
+      }
+      for (const t of [...targets].sort(() => Math.random() - 0.5)) {
+        const pid = pidOf(t);
         const [rps, perRequest] = await closed(t, pid);
         sat.get(t.name)!.push(rps);
         if (perRequest !== null) cpu.get(t.name)!.push(perRequest);
@@ -253,6 +259,21 @@ async function main(): Promise<void> {
           `${(median(ps.map((x, i) => gs[i]! / x)) * 100).toFixed(1)} % | ` +
           `${gc.length > 0 && pc.length > 0 ? `${ms(median(gc))} / ${ms(median(pc))}` : "(no /proc)"} |`,
       );
+    }
+    // The same code costs far more per request when requests come one at a time: between them the
+    // CPU's caches and predictors serve other work (docs/performance.md, "Cold requests").
+    console.log("\nServer CPU per request (all threads): at the fixed rate, at saturation, and their ratio\n");
+    console.log("| mode | fixed rate | saturation | fixed / saturation |");
+    console.log("| --- | --- | --- | --- |");
+    for (const kind of ["json", "stream"]) {
+      for (const [suffix, name] of variants(kind)) {
+        const o = openCpu.get(name)!;
+        const c = cpu.get(name)!;
+        if (o.length === 0 || c.length === 0) continue;
+        console.log(
+          `| ${kind}${suffix} | ${ms(median(o))} | ${ms(median(c))} | ${(median(o) / median(c)).toFixed(1)}× |`,
+        );
+      }
     }
     if (DESTINATIONS > 0) {
       console.log(

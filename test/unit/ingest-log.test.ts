@@ -1,4 +1,4 @@
-import { appendFileSync, mkdtempSync, readdirSync, rmSync, truncateSync, statSync } from "node:fs";
+import fs, { appendFileSync, mkdtempSync, readdirSync, rmSync, truncateSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { open, type FileHandle } from "node:fs/promises";
 import { join } from "node:path";
@@ -60,10 +60,16 @@ describe("ingest log", () => {
     await third.close();
   });
 
-  it("after a write that fails half-way, appends go to a new file, so they are read back", async () => {
-    const dir = newDir();
-    const log = IngestLog.open(dir);
-    await log.append("before", "kept", false);
+  /** Makes the next append's write put only the record's head on disk, then fail, as a full disk does. */
+  async function tearNextWrite(dir: string, path: "sync" | "pool"): Promise<() => void> {
+    if (path === "sync") {
+      const writevSync = fs.writevSync;
+      const spy = vi.spyOn(fs, "writevSync").mockImplementationOnce((fd, buffers) => {
+        writevSync(fd, [buffers[0] as Buffer]);
+        throw new Error("ENOSPC: no space left on device");
+      });
+      return () => spy.mockRestore();
+    }
     // The file handle's class is not exported: take it from a handle of any file.
     const probe = await open(join(dir, "probe"), "w");
     const proto = Object.getPrototypeOf(probe) as { writev: FileHandle["writev"] };
@@ -71,20 +77,35 @@ describe("ingest log", () => {
     rmSync(join(dir, "probe"));
     const writev = proto.writev;
     const spy = vi.spyOn(proto, "writev").mockImplementationOnce(async function (this: FileHandle, buffers) {
-      await writev.call(this, [buffers[0] as Buffer]); // the head only, as when the disk fills up
+      await writev.call(this, [buffers[0] as Buffer]);
       throw new Error("ENOSPC: no space left on device");
     });
-    await expect(log.append("torn", "lost", false)).rejects.toThrow(/ENOSPC/);
-    spy.mockRestore();
-    await log.append("after", "written after the failure", false);
-    await log.close();
+    return () => spy.mockRestore();
+  }
 
-    const again = IngestLog.open(dir);
-    expect(again.get("before")).toBe("kept");
-    expect(again.get("torn")).toBeUndefined();
-    expect(again.get("after")).toBe("written after the failure");
-    await again.close();
-  });
+  // Small payloads are written on the event loop's thread, large ones on the thread pool.
+  it.each([
+    ["a small payload (synchronous write)", "sync", "lost"],
+    ["a large payload (thread-pool write)", "pool", "l".repeat(100 * 1024)],
+  ] as const)(
+    "after a write of %s that fails half-way, appends go to a new file, so they are read back",
+    async (_, path, lost) => {
+      const dir = newDir();
+      const log = IngestLog.open(dir);
+      await log.append("before", "kept", false);
+      const restore = await tearNextWrite(dir, path);
+      await expect(log.append("torn", lost, false)).rejects.toThrow(/ENOSPC/);
+      restore();
+      await log.append("after", "written after the failure", false);
+      await log.close();
+
+      const again = IngestLog.open(dir);
+      expect(again.get("before")).toBe("kept");
+      expect(again.get("torn")).toBeUndefined();
+      expect(again.get("after")).toBe("written after the failure");
+      await again.close();
+    },
+  );
 
   it("deletes a file once none of its payloads is needed and it takes no more appends", async () => {
     // All in one millisecond, as on a fast machine: a reopened log still starts a file of its own.

@@ -1,4 +1,4 @@
-import { mkdirSync, readdirSync, readFileSync, unlinkSync } from "node:fs";
+import fs, { mkdirSync, readdirSync, readFileSync, unlinkSync } from "node:fs";
 import { open, type FileHandle } from "node:fs/promises";
 import { join } from "node:path";
 
@@ -14,6 +14,14 @@ import { join } from "node:path";
  * record cut short (the process died while writing it) ends the file's reading.
  */
 
+/**
+ * Payloads up to this size are written with a synchronous `writev` (into the OS's page cache, as
+ * SQLite's own WAL writes on the same thread are), not on libuv's thread pool: for the gateway's
+ * records, usually a few KiB, the pool's round trip (a thread woken, then the event loop) cost
+ * more than the write. Larger payloads (a big POST /activity batch) and synced appends stay on
+ * the pool.
+ */
+const SYNC_WRITE_MAX = 64 * 1024;
 /** A segment takes appends until it is this large, then a new one starts. */
 const SEGMENT_BYTES = 64 * 1024 * 1024;
 const SUFFIX = ".ingest";
@@ -83,10 +91,17 @@ export class IngestLog {
     // A failed or short write may leave a torn record, past which the segment is never read
     // back: the next payload goes to a new segment.
     const torn = () => (cur.bytes = Number.POSITIVE_INFINITY);
-    const { bytesWritten } = await cur.file.writev([head, body, NEWLINE]).catch((err: unknown) => {
+    let bytesWritten: number;
+    try {
+      const parts = [head, body, NEWLINE];
+      bytesWritten =
+        !sync && body.length <= SYNC_WRITE_MAX
+          ? fs.writevSync(cur.file.fd, parts)
+          : (await cur.file.writev(parts)).bytesWritten;
+    } catch (err) {
       torn();
       throw err;
-    });
+    }
     cur.bytes += bytesWritten;
     if (bytesWritten !== head.length + body.length + 1) {
       torn();
