@@ -157,7 +157,11 @@ async function main(): Promise<void> {
     const cpu = new Map<string, number[]>(targets.map((t) => [t.name, []]));
     const openCpu = new Map<string, number[]>(targets.map((t) => [t.name, []]));
     const pidOf = (t: Target): number | null =>
-      t.name.startsWith("direct") ? null : t.name.startsWith("proxy") ? (proxy!.child.pid ?? null) : server!.pid;
+      t.name.startsWith("direct")
+        ? null
+        : t.name.startsWith("proxy")
+          ? (proxy!.child.pid ?? null)
+          : server!.pid;
     for (let r = 0; r < ROUNDS; r++) {
       for (const t of [...targets].sort(() => Math.random() - 0.5)) {
         const pid = pidOf(t);
@@ -262,7 +266,9 @@ async function main(): Promise<void> {
     }
     // The same code costs far more per request when requests come one at a time: between them the
     // CPU's caches and predictors serve other work (docs/performance.md, "Cold requests").
-    console.log("\nServer CPU per request (all threads): at the fixed rate, at saturation, and their ratio\n");
+    console.log(
+      "\nServer CPU per request (all threads): at the fixed rate, at saturation, and their ratio\n",
+    );
     console.log("| mode | fixed rate | saturation | fixed / saturation |");
     console.log("| --- | --- | --- | --- |");
     for (const kind of ["json", "stream"]) {
