@@ -10,6 +10,7 @@ import {
   type Transaction,
 } from "kysely";
 import { SQLITE_CAPS } from "../dialect.js";
+import { FALLBACK_AUTOCHECKPOINT_PAGES, startCheckpointer, type Checkpointer } from "./checkpointer.js";
 import { migrateToLatest } from "../migrations/index.js";
 import type { RecordStore } from "../record-store.js";
 import type { Database } from "../schema.js";
@@ -81,6 +82,7 @@ export async function openSqliteStore(file: string): Promise<RecordStore> {
   await migrateToLatest(db as Kysely<unknown>, SQLITE_CAPS);
   // After the migrations, so that it sees the schema; a file only (":memory:" is per connection).
   const reader = file === ":memory:" ? null : committedReader(file);
+  const checkpointer = file === ":memory:" ? null : await checkpointsOffThread(raw, file);
   let queue: Promise<unknown> = Promise.resolve();
   /** Transactions in flight, each with what runs once it has ended (afterTransaction). */
   const ending = new Map<Transaction<Database>, ((committed: boolean) => void)[]>();
@@ -121,8 +123,25 @@ export async function openSqliteStore(file: string): Promise<RecordStore> {
     },
     ...(reader ? { readCommitted: reader.read } : {}),
     close: async () => {
+      await checkpointer?.close();
       reader?.close();
       await db.destroy();
     },
   };
+}
+
+/**
+ * Moves the file's WAL checkpoints to a thread of their own (checkpointer.ts). If that thread
+ * cannot start, the store checkpoints in its commits as SQLite does by default.
+ */
+async function checkpointsOffThread(raw: BetterSqlite3.Database, file: string): Promise<Checkpointer | null> {
+  const warn = (message: string): void => process.emitWarning(`SQLite checkpointer: ${message}`);
+  try {
+    const checkpointer = await startCheckpointer(file, warn);
+    raw.pragma(`wal_autocheckpoint = ${FALLBACK_AUTOCHECKPOINT_PAGES}`);
+    return checkpointer;
+  } catch (err) {
+    warn(`not started (${err instanceof Error ? err.message : String(err)}); checkpoints stay in commits`);
+    return null;
+  }
 }
