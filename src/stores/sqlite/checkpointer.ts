@@ -77,6 +77,8 @@ export async function startCheckpointer(
   worker.unref();
   return {
     close: async () => {
+      // Held again while it stops: a process waiting only for this must not exit meanwhile.
+      worker.ref();
       worker.postMessage("close");
       await exited;
     },
