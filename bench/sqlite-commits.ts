@@ -40,7 +40,7 @@ async function open(dir: string, label: string, worker: boolean): Promise<Side> 
   db.exec("create table filler (n integer primary key, b blob not null)");
   let checkpointer: Checkpointer | null = null;
   if (worker) {
-    checkpointer = await startCheckpointer(file, (m) => console.error(`checkpointer: ${m}`));
+    checkpointer = startCheckpointer(file, (m) => console.error(`checkpointer: ${m}`));
     db.pragma(`wal_autocheckpoint = ${FALLBACK_AUTOCHECKPOINT_PAGES}`);
   }
   return { label, db, checkpointer, commitMs: [] };

@@ -33,7 +33,6 @@ parentPort.on("message", () => {
   db.close();
   parentPort.close();
 });
-parentPort.postMessage({ ready: true });
 `;
 
 export interface Checkpointer {
@@ -44,18 +43,16 @@ export interface Checkpointer {
 /**
  * Checkpoints of a SQLite file in WAL mode on a thread of their own. By default SQLite checkpoints
  * inside the commit that takes the WAL past 1,000 pages: on the event loop's thread, every few
- * dozen to few hundred model requests, a commit then copied ~4 MiB into the database file and synced it, and
- * the request it belonged to (and every request queued behind it) waited milliseconds
- * (docs/performance.md). Here a worker copies the committed frames every CHECKPOINT_INTERVAL_MS;
- * once they are all copied, the store's next write starts the WAL over from its beginning, so the
- * WAL stays small and the store's connection (wal_autocheckpoint raised to
- * FALLBACK_AUTOCHECKPOINT_PAGES) does not checkpoint itself. Should the worker fail, that
- * fallback still bounds the WAL; `onError` hears why.
+ * dozen to few hundred model requests, a commit then copied ~4 MiB into the database file and
+ * synced it, and the request it belonged to (and every request queued behind it) waited
+ * milliseconds (docs/performance.md). Here a worker copies the committed frames every
+ * CHECKPOINT_INTERVAL_MS; once they are all copied, the store's next write starts the WAL over
+ * from its beginning, so the WAL stays small and the store's connection (wal_autocheckpoint raised
+ * to FALLBACK_AUTOCHECKPOINT_PAGES) does not checkpoint itself. Nothing waits for the thread to
+ * start (~30 ms): should it fail, then or later, that fallback still bounds the WAL, and `onError`
+ * hears why.
  */
-export async function startCheckpointer(
-  file: string,
-  onError: (message: string) => void,
-): Promise<Checkpointer> {
+export function startCheckpointer(file: string, onError: (message: string) => void): Checkpointer {
   const worker = new Worker(WORKER_SOURCE, {
     eval: true,
     workerData: {
@@ -64,19 +61,22 @@ export async function startCheckpointer(
       intervalMs: CHECKPOINT_INTERVAL_MS,
     },
   });
-  const exited = new Promise<void>((done) => worker.once("exit", () => done()));
-  await new Promise<void>((ready, fail) => {
-    worker.once("error", fail);
-    worker.on("message", (m: { ready?: true; error?: string }) => {
-      if (m.ready) ready();
-      if (m.error) onError(m.error);
-    });
+  let closing = false;
+  const exited = new Promise<void>((done) =>
+    worker.once("exit", (code) => {
+      if (!closing) onError(`the thread stopped (exit code ${code})`);
+      done();
+    }),
+  );
+  worker.on("message", (m: { error?: string }) => {
+    if (m.error) onError(m.error);
   });
   worker.on("error", (err) => onError(err.message));
   // The thread must not keep a process alive that has nothing else to do.
   worker.unref();
   return {
     close: async () => {
+      closing = true;
       // Held again while it stops: a process waiting only for this must not exit meanwhile.
       worker.ref();
       worker.postMessage("close");

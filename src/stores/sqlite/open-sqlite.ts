@@ -82,7 +82,7 @@ export async function openSqliteStore(file: string): Promise<RecordStore> {
   await migrateToLatest(db as Kysely<unknown>, SQLITE_CAPS);
   // After the migrations, so that it sees the schema; a file only (":memory:" is per connection).
   const reader = file === ":memory:" ? null : committedReader(file);
-  const checkpointer = file === ":memory:" ? null : await checkpointsOffThread(raw, file);
+  const checkpointer = file === ":memory:" ? null : checkpointsOffThread(raw, file);
   let queue: Promise<unknown> = Promise.resolve();
   /** Transactions in flight, each with what runs once it has ended (afterTransaction). */
   const ending = new Map<Transaction<Database>, ((committed: boolean) => void)[]>();
@@ -131,13 +131,13 @@ export async function openSqliteStore(file: string): Promise<RecordStore> {
 }
 
 /**
- * Moves the file's WAL checkpoints to a thread of their own (checkpointer.ts). If that thread
- * cannot start, the store checkpoints in its commits as SQLite does by default.
+ * Moves the file's WAL checkpoints to a thread of their own (checkpointer.ts). If the thread
+ * cannot be created, the store checkpoints in its commits as SQLite does by default.
  */
-async function checkpointsOffThread(raw: BetterSqlite3.Database, file: string): Promise<Checkpointer | null> {
+function checkpointsOffThread(raw: BetterSqlite3.Database, file: string): Checkpointer | null {
   const warn = (message: string): void => process.emitWarning(`SQLite checkpointer: ${message}`);
   try {
-    const checkpointer = await startCheckpointer(file, warn);
+    const checkpointer = startCheckpointer(file, warn);
     raw.pragma(`wal_autocheckpoint = ${FALLBACK_AUTOCHECKPOINT_PAGES}`);
     return checkpointer;
   } catch (err) {
