@@ -1,13 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createAnthropicAdapter } from "../../../src/gateway/providers/anthropic.js";
 import {
-  UpstreamError,
   type ProviderAdapter,
   type ProviderChunk,
   type UpstreamCall,
 } from "../../../src/gateway/providers/provider.js";
 import { FAKE_ANTHROPIC_KEY, OK_TEXT, startFakeAnthropic } from "../../helpers/fake-upstreams/anthropic.js";
 import type { FakeServer } from "../../helpers/fake-upstreams/fake-server.js";
+import { upstreamFailure } from "../../helpers/fake-upstreams/upstream-failure.js";
 
 interface ToolCallDelta {
   index: number;
@@ -45,15 +45,6 @@ async function collect(it: AsyncIterable<ProviderChunk>): Promise<ProviderChunk[
   const out: ProviderChunk[] = [];
   for await (const c of it) out.push(c);
   return out;
-}
-
-async function failure(p: Promise<unknown>): Promise<UpstreamError> {
-  const err = await p.then(
-    () => null,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(UpstreamError);
-  return err as UpstreamError;
 }
 
 const USAGE = { promptTokens: 15, completionTokens: 6, cachedTokens: 3, reasoningTokens: 0 };
@@ -214,7 +205,7 @@ describe("Anthropic adapter: the request", () => {
       [{ tools: [{ type: "function", function: { name: "f" } }], tool_choice: 3 }, "tool_choice"],
     ];
     for (const [body, field] of cases) {
-      const err = await failure(adapter.complete(call("ok", body), signal()));
+      const err = await upstreamFailure(adapter.complete(call("ok", body), signal()));
       expect(err).toMatchObject({ status: 400, retryable: false });
       expect(err.message.startsWith(`${field}: `)).toBe(true);
     }
@@ -261,35 +252,35 @@ describe("Anthropic adapter: complete", () => {
   });
 
   it("upstream failures: 500 and 529 retryable, 429 with Retry-After, 401 not retryable", async () => {
-    expect(await failure(adapter.complete(call("error-500"), signal()))).toMatchObject({
+    expect(await upstreamFailure(adapter.complete(call("error-500"), signal()))).toMatchObject({
       status: 500,
       retryable: true,
     });
-    const overloaded = await failure(adapter.complete(call("overloaded"), signal()));
+    const overloaded = await upstreamFailure(adapter.complete(call("overloaded"), signal()));
     expect(overloaded).toMatchObject({ status: 529, retryable: true });
     expect(overloaded.message).toContain("Overloaded");
-    expect(await failure(adapter.complete(call("rate-limited"), signal()))).toMatchObject({
+    expect(await upstreamFailure(adapter.complete(call("rate-limited"), signal()))).toMatchObject({
       status: 429,
       retryable: true,
       retryAfterMs: 3_000,
     });
     const wrong = createAnthropicAdapter({ baseUrl: fake.url, apiKey: "sk-ant-wrong-secret" });
-    const err = await failure(wrong.complete(call("ok"), signal()));
+    const err = await upstreamFailure(wrong.complete(call("ok"), signal()));
     await wrong.close?.();
     expect(err).toMatchObject({ status: 401, retryable: false });
     expect(err.message).not.toContain("sk-ant-wrong-secret");
   });
 
   it("malformed JSON, a slow upstream and a dropped connection are retryable", async () => {
-    expect(await failure(adapter.complete(call("bad-json"), signal()))).toMatchObject({
+    expect(await upstreamFailure(adapter.complete(call("bad-json"), signal()))).toMatchObject({
       status: null,
       retryable: true,
     });
-    expect(await failure(adapter.complete(call("slow-headers", {}, 100), signal()))).toMatchObject({
+    expect(await upstreamFailure(adapter.complete(call("slow-headers", {}, 100), signal()))).toMatchObject({
       status: null,
       retryable: true,
     });
-    expect(await failure(adapter.complete(call("reset"), signal()))).toMatchObject({
+    expect(await upstreamFailure(adapter.complete(call("reset"), signal()))).toMatchObject({
       status: null,
       retryable: true,
     });
@@ -340,12 +331,12 @@ describe("Anthropic adapter: stream", () => {
   });
 
   it("an error event before any output is retryable (529); after output it is not", async () => {
-    expect(await failure(collect(adapter.stream(call("stream-error"), signal())))).toMatchObject({
+    expect(await upstreamFailure(collect(adapter.stream(call("stream-error"), signal())))).toMatchObject({
       status: 529,
       retryable: true,
     });
     const got: ProviderChunk[] = [];
-    const err = await failure(
+    const err = await upstreamFailure(
       (async () => {
         for await (const c of adapter.stream(call("stream-error-late"), signal())) got.push(c);
       })(),
@@ -356,15 +347,15 @@ describe("Anthropic adapter: stream", () => {
 
   it("HTTP failures throw from the first iteration", async () => {
     const it = adapter.stream(call("rate-limited"), signal())[Symbol.asyncIterator]();
-    expect(await failure(it.next())).toMatchObject({ status: 429, retryAfterMs: 3_000 });
-    expect(await failure(collect(adapter.stream(call("bad-json"), signal())))).toMatchObject({
+    expect(await upstreamFailure(it.next())).toMatchObject({ status: 429, retryAfterMs: 3_000 });
+    expect(await upstreamFailure(collect(adapter.stream(call("bad-json"), signal())))).toMatchObject({
       retryable: true,
     });
   });
 
   it("a connection reset mid-stream throws after the delta already yielded", async () => {
     const got: ProviderChunk[] = [];
-    const err = await failure(
+    const err = await upstreamFailure(
       (async () => {
         for await (const c of adapter.stream(call("reset"), signal())) got.push(c);
       })(),
@@ -380,7 +371,7 @@ describe("Anthropic adapter: stream", () => {
     const req = lastRequest();
     const pending = it.next();
     setTimeout(() => ac.abort(), 100);
-    expect(await failure(pending)).toMatchObject({ retryable: false });
+    expect(await upstreamFailure(pending)).toMatchObject({ retryable: false });
     expect(await req.closed).toEqual({ aborted: true });
   });
 });

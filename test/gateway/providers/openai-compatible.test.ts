@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createOpenAICompatibleAdapter } from "../../../src/gateway/providers/openai-compatible.js";
 import {
-  UpstreamError,
   type ProviderAdapter,
   type ProviderChunk,
   type UpstreamCall,
 } from "../../../src/gateway/providers/provider.js";
 import type { FakeServer } from "../../helpers/fake-upstreams/fake-server.js";
+import { upstreamFailure } from "../../helpers/fake-upstreams/upstream-failure.js";
 import { FAKE_OPENAI_KEY, OK_TEXT, startFakeOpenAI } from "../../helpers/fake-upstreams/openai.js";
 
 interface ToolCallDelta {
@@ -42,15 +42,6 @@ async function collect(it: AsyncIterable<ProviderChunk>): Promise<ProviderChunk[
   const out: ProviderChunk[] = [];
   for await (const c of it) out.push(c);
   return out;
-}
-
-async function failure(p: Promise<unknown>): Promise<UpstreamError> {
-  const err = await p.then(
-    () => null,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(UpstreamError);
-  return err as UpstreamError;
 }
 
 const signal = (): AbortSignal => new AbortController().signal;
@@ -94,13 +85,13 @@ describe("OpenAI-compatible adapter: complete", () => {
   });
 
   it("500 is retryable with the upstream's message", async () => {
-    const err = await failure(adapter.complete(call("error-500"), signal()));
+    const err = await upstreamFailure(adapter.complete(call("error-500"), signal()));
     expect(err).toMatchObject({ status: 500, retryable: true, retryAfterMs: null });
     expect(err.message).toContain("The server had an error");
   });
 
   it("429 is retryable and carries Retry-After in ms", async () => {
-    expect(await failure(adapter.complete(call("rate-limited"), signal()))).toMatchObject({
+    expect(await upstreamFailure(adapter.complete(call("rate-limited"), signal()))).toMatchObject({
       status: 429,
       retryable: true,
       retryAfterMs: 7_000,
@@ -109,27 +100,27 @@ describe("OpenAI-compatible adapter: complete", () => {
 
   it("401 (a wrong key) is not retryable and the key is not in the message", async () => {
     const bad = createOpenAICompatibleAdapter({ baseUrl: `${fake.url}/v1`, apiKey: "sk-wrong-secret" });
-    const err = await failure(bad.complete(call("ok"), signal()));
+    const err = await upstreamFailure(bad.complete(call("ok"), signal()));
     await bad.close?.();
     expect(err).toMatchObject({ status: 401, retryable: false });
     expect(err.message).not.toContain("sk-wrong-secret");
   });
 
   it("a truncated JSON body is a retryable malformed answer (nothing was output)", async () => {
-    const err = await failure(adapter.complete(call("bad-json"), signal()));
+    const err = await upstreamFailure(adapter.complete(call("bad-json"), signal()));
     expect(err).toMatchObject({ status: null, retryable: true });
     expect(err.message).toContain("malformed");
   });
 
   it("a slow upstream times out at the first-byte deadline, retryable", async () => {
     // the fake answers after 400 ms: only the 100 ms deadline produces this message
-    const err = await failure(adapter.complete(call("slow-headers", {}, 100), signal()));
+    const err = await upstreamFailure(adapter.complete(call("slow-headers", {}, 100), signal()));
     expect(err).toMatchObject({ status: null, retryable: true });
     expect(err.message).toContain("100 ms");
   });
 
   it("a connection dropped before the answer is a retryable connection failure", async () => {
-    expect(await failure(adapter.complete(call("reset"), signal()))).toMatchObject({
+    expect(await upstreamFailure(adapter.complete(call("reset"), signal()))).toMatchObject({
       status: null,
       retryable: true,
     });
@@ -137,7 +128,7 @@ describe("OpenAI-compatible adapter: complete", () => {
 
   it("a refused connection is retryable", async () => {
     const dead = createOpenAICompatibleAdapter({ baseUrl: "http://127.0.0.1:1/v1", apiKey: null });
-    expect(await failure(dead.complete(call("ok"), signal()))).toMatchObject({
+    expect(await upstreamFailure(dead.complete(call("ok"), signal()))).toMatchObject({
       status: null,
       retryable: true,
     });
@@ -148,7 +139,9 @@ describe("OpenAI-compatible adapter: complete", () => {
     const before = fake.requests.length;
     const ac = new AbortController();
     ac.abort();
-    expect(await failure(adapter.complete(call("ok"), ac.signal))).toMatchObject({ retryable: false });
+    expect(await upstreamFailure(adapter.complete(call("ok"), ac.signal))).toMatchObject({
+      retryable: false,
+    });
     expect(fake.requests.length).toBe(before);
   });
 });
@@ -200,22 +193,22 @@ describe("OpenAI-compatible adapter: stream", () => {
       ["rate-limited", 429],
     ] as const) {
       const it = adapter.stream(call(model), signal())[Symbol.asyncIterator]();
-      expect(await failure(it.next())).toMatchObject({ status, retryable: true });
+      expect(await upstreamFailure(it.next())).toMatchObject({ status, retryable: true });
     }
-    expect(await failure(collect(adapter.stream(call("bad-json"), signal())))).toMatchObject({
+    expect(await upstreamFailure(collect(adapter.stream(call("bad-json"), signal())))).toMatchObject({
       retryable: true,
     });
   });
 
   it("the first-byte deadline covers the first body chunk, not only the headers", async () => {
-    const err = await failure(collect(adapter.stream(call("slow-body", {}, 100), signal())));
+    const err = await upstreamFailure(collect(adapter.stream(call("slow-body", {}, 100), signal())));
     expect(err).toMatchObject({ status: null, retryable: true });
     expect(err.message).toContain("100 ms");
   });
 
   it("malformed JSON after output is not retryable", async () => {
     const got: ProviderChunk[] = [];
-    const err = await failure(
+    const err = await upstreamFailure(
       (async () => {
         for await (const c of adapter.stream(call("bad-json-late"), signal())) got.push(c);
       })(),
@@ -226,7 +219,7 @@ describe("OpenAI-compatible adapter: stream", () => {
 
   it("a connection reset mid-stream throws after the chunks already yielded", async () => {
     const got: ProviderChunk[] = [];
-    const err = await failure(
+    const err = await upstreamFailure(
       (async () => {
         for await (const c of adapter.stream(call("reset"), signal())) got.push(c);
       })(),
@@ -236,7 +229,7 @@ describe("OpenAI-compatible adapter: stream", () => {
   });
 
   it("an error event in the stream becomes an UpstreamError with its code", async () => {
-    const err = await failure(collect(adapter.stream(call("in-band-error"), signal())));
+    const err = await upstreamFailure(collect(adapter.stream(call("in-band-error"), signal())));
     expect(err).toMatchObject({ status: 503, retryable: false });
     expect(err.message).toContain("Upstream overloaded");
   });
@@ -249,7 +242,7 @@ describe("OpenAI-compatible adapter: stream", () => {
     const req = lastRequest();
     const pending = it.next();
     setTimeout(() => ac.abort(), 100);
-    expect(await failure(pending)).toMatchObject({ retryable: false });
+    expect(await upstreamFailure(pending)).toMatchObject({ retryable: false });
     expect(await req.closed).toEqual({ aborted: true });
   });
 

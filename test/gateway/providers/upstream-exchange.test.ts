@@ -13,6 +13,7 @@ import {
   startFakeServer,
   type FakeServer,
 } from "../../helpers/fake-upstreams/fake-server.js";
+import { upstreamFailure } from "../../helpers/fake-upstreams/upstream-failure.js";
 
 /**
  * The exchange on undici's dispatcher (upstream-http.ts) where it differs from what undici's
@@ -67,19 +68,10 @@ const call = (model: string, stream = false, timeoutMs = 10_000): UpstreamCall =
   timeoutMs,
 });
 
-async function rejection(p: Promise<unknown>): Promise<UpstreamError> {
-  const err = await p.then(
-    () => null,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(UpstreamError);
-  return err as UpstreamError;
-}
-
 describe("upstream exchange", () => {
   it("a large error body: the message is read from its start, the rest is not awaited, the connection closes", async () => {
     const t0 = performance.now();
-    const err = await rejection(adapter.complete(call("huge-error"), new AbortController().signal));
+    const err = await upstreamFailure(adapter.complete(call("huge-error"), new AbortController().signal));
     expect(performance.now() - t0).toBeLessThan(5_000);
     expect(err).toMatchObject({ status: 503, retryable: true });
     expect(err.message).toContain("overloaded, details follow");
@@ -110,14 +102,16 @@ describe("upstream exchange", () => {
     await new Promise((r) => setTimeout(r, 100));
 
     const ac = new AbortController();
-    const cancelled = rejection(adapter.complete(call("hang"), ac.signal));
+    const cancelled = upstreamFailure(adapter.complete(call("hang"), ac.signal));
     const t0 = performance.now();
     setTimeout(() => ac.abort(), 50);
     expect(await cancelled).toMatchObject({ status: null, retryable: false });
     expect(performance.now() - t0).toBeLessThan(1_000);
 
     const t1 = performance.now();
-    const late = await rejection(adapter.complete(call("hang", false, 200), new AbortController().signal));
+    const late = await upstreamFailure(
+      adapter.complete(call("hang", false, 200), new AbortController().signal),
+    );
     expect(late).toBeInstanceOf(UpstreamTimeout);
     expect(performance.now() - t1).toBeLessThan(1_500);
 
