@@ -146,7 +146,7 @@ export interface IngestBufferTable {
   owner: string;
   organization_id: string;
   row_count: number;
-  /** Names the batch's rows in the store's ingest log (src/stores/duckdb/ingest-log.ts). */
+  /** Names the batch's rows in the store's ingest log (src/stores/segment-log.ts). */
   token: string;
 }
 

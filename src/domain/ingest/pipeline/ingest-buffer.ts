@@ -11,7 +11,7 @@ import {
   lastBuffered,
   readBuffer,
 } from "../repos/buffer-repo.js";
-import { IngestLog } from "../../../stores/duckdb/ingest-log.js";
+import { SegmentLog } from "../../../stores/segment-log.js";
 import type { PreparedRows } from "../records/normalise-batch.js";
 import { recordAcceptance } from "./record-acceptance.js";
 import type { BroadcastOffer } from "../../../broadcast/outbox/enqueue.js";
@@ -23,7 +23,7 @@ import { claimGenerationIds } from "../repos/seen-repo.js";
  *
  * Accepting a batch is ONE record-store transaction: claim its ids (generations_seen), add the new
  * rows to the ledger, labels and activity version, write the new rows, encoded, to the store's
- * ingest log (ingest-log.ts: a file beside the DuckDB file) and add a row naming them to
+ * ingest log (src/stores/segment-log.ts: files beside the DuckDB file) and add a row naming them to
  * ingest_buffer. The answer follows its commit: nothing acknowledged can be lost, and a retry
  * never counts a record twice, without any distributed transaction. (The rows go to a file rather
  * than into the record store: ~0.3 ms per batch of 1,000 instead of ~5 ms of SQLite writes,
@@ -68,8 +68,8 @@ export const DEFAULT_INGEST_BUFFER_LIMITS: IngestBufferLimits = {
 const ignore = (): undefined => undefined;
 
 class IngestBuffer {
-  private log: IngestLog | null = null;
-  private opening: Promise<IngestLog> | null = null;
+  private log: SegmentLog | null = null;
+  private opening: Promise<SegmentLog> | null = null;
   private recovery: Promise<void> | null = null;
   private flushing: Promise<void> | null = null;
   /** Rows accepted by this process and not flushed yet (an estimate for backpressure). */
@@ -91,10 +91,10 @@ class IngestBuffer {
    * Opens the log once, settling what an earlier session left: buffer rows already applied (a crash between the activity commit and their
    * deletion), and payloads of batches no longer buffered (or never accepted).
    */
-  private opened(): Promise<IngestLog> {
+  private opened(): Promise<SegmentLog> {
     this.opening ??= (async () => {
       await this.settleApplied();
-      const log = IngestLog.open(this.writer.logDir);
+      const log = SegmentLog.open(this.writer.logDir);
       const buffered = await bufferedOf(this.store.db, this.writer.owner);
       const missing = buffered.filter((b) => log.get(b.token) === undefined);
       if (missing.length > 0) {
@@ -272,7 +272,7 @@ class IngestBuffer {
   /** One activity transaction's worth of batches; false when the buffer was empty. */
   private async flushOnce(): Promise<boolean> {
     const { store, writer } = this;
-    const log = this.log as IngestLog;
+    const log = this.log as SegmentLog;
     const { flushMaxRows, flushMaxBatches } = this.limits;
     const batches = await readBuffer(store.db, writer.owner, flushMaxRows, flushMaxBatches);
     if (batches.length === 0) {

@@ -3,16 +3,33 @@ import { open, type FileHandle } from "node:fs/promises";
 import { join } from "node:path";
 
 /*
- * The payloads of batches accepted on the embedded store and not yet in it (ingest-buffer.ts), in
- * append-only segment files next to the DuckDB file, and in memory for the flusher. The record
- * store's ingest_buffer row names a payload by its token; the payload is appended here before that
- * row commits, so every committed row has its payload on disk (written to the OS: it survives the
- * process being killed; with `sync`, fdatasync'ed too). A record whose row never committed is
- * skipped when the files are read back. A segment is deleted once none of its payloads is needed.
+ * Payloads by token in append-only segment files, and in memory for whoever reads them back. Two
+ * users: the embedded store's ingest log (ingest-buffer.ts: batches accepted and not yet in DuckDB,
+ * in a directory next to the DuckDB file; the record store's ingest_buffer row names a payload by
+ * its token, and the payload is appended before that row commits) and the gateway's recording
+ * journal (src/gateway/journal.ts: answered generations whose records are not committed yet).
+ * An append is in the file once it resolves: written to the OS, it survives the process being
+ * killed; with `sync`, fdatasync'ed too. A segment is deleted once none of its payloads is needed.
  *
  * Record: a JSON line `{"t":token,"b":byteLength}`, the payload's UTF-8 bytes, a newline. A last
  * record cut short (the process died while writing it) ends the file's reading.
  */
+
+export interface SegmentLogOptions {
+  /** File name suffix of the segments (default `.ingest`); other files in the directory are ignored. */
+  suffix?: string;
+  /**
+   * Keep appended payloads in memory for `get` (default true: the ingest log's flusher reads
+   * them). The journal's payloads are read only after a restart, so it keeps none.
+   */
+  keepAppended?: boolean;
+  /**
+   * A segment takes appends until it is this large, then a new one starts (default 64 MiB). A
+   * segment is deleted once none of its payloads is needed, so smaller segments keep less of
+   * what was released on disk (all of which a reader after a crash reads back).
+   */
+  segmentBytes?: number;
+}
 
 /**
  * Payloads up to this size are written with a synchronous `writev` (into the OS's page cache, as
@@ -22,9 +39,7 @@ import { join } from "node:path";
  * the pool.
  */
 const SYNC_WRITE_MAX = 64 * 1024;
-/** A segment takes appends until it is this large, then a new one starts. */
 const SEGMENT_BYTES = 64 * 1024 * 1024;
-const SUFFIX = ".ingest";
 /**
  * Segments named in this process so far: with the time and the process id, a new segment's name
  * is unique, also when a log is reopened in the same millisecond (a store closed and opened
@@ -38,24 +53,35 @@ interface Segment {
   live: Set<string>;
 }
 
-export class IngestLog {
-  private readonly payloads = new Map<string, { payload: string; segment: Segment | null }>();
+export class SegmentLog {
+  private readonly payloads = new Map<string, { payload: string | null; segment: Segment | null }>();
   private readonly segments: Segment[] = [];
   private current: { segment: Segment; file: FileHandle; bytes: number } | null = null;
   private appending: Promise<unknown> = Promise.resolve();
 
-  private constructor(private readonly dir: string | null) {}
+  private readonly suffix: string;
+  private readonly keepAppended: boolean;
+  private readonly segmentBytes: number;
+
+  private constructor(
+    private readonly dir: string | null,
+    opts: SegmentLogOptions,
+  ) {
+    this.suffix = opts.suffix ?? ".ingest";
+    this.keepAppended = opts.keepAppended ?? true;
+    this.segmentBytes = opts.segmentBytes ?? SEGMENT_BYTES;
+  }
 
   /**
    * Opens the log of a store: `dir` for its files (created if missing), or null for a log in
    * memory only (a store in memory). Reads the payloads the files hold.
    */
-  static open(dir: string | null): IngestLog {
-    const log = new IngestLog(dir);
+  static open(dir: string | null, opts: SegmentLogOptions = {}): SegmentLog {
+    const log = new SegmentLog(dir, opts);
     if (dir === null) return log;
     mkdirSync(dir, { recursive: true });
     for (const name of readdirSync(dir)
-      .filter((n) => n.endsWith(SUFFIX))
+      .filter((n) => n.endsWith(log.suffix))
       .sort()) {
       const segment: Segment = { name, live: new Set() };
       for (const [token, payload] of readSegment(readFileSync(join(dir, name)))) {
@@ -81,12 +107,12 @@ export class IngestLog {
 
   private async write(token: string, payload: string, sync: boolean): Promise<void> {
     if (this.dir === null) {
-      this.payloads.set(token, { payload, segment: null });
+      this.payloads.set(token, { payload: this.keepAppended ? payload : null, segment: null });
       return;
     }
     const body = Buffer.from(payload, "utf8");
     const head = Buffer.from(`${JSON.stringify({ t: token, b: body.length })}\n`, "utf8");
-    if (!this.current || this.current.bytes > SEGMENT_BYTES) await this.rotate();
+    if (!this.current || this.current.bytes > this.segmentBytes) await this.rotate();
     const cur = this.current as { segment: Segment; file: FileHandle; bytes: number };
     // A failed or short write may leave a torn record, past which the segment is never read
     // back: the next payload goes to a new segment.
@@ -108,14 +134,14 @@ export class IngestLog {
       throw new Error("ingest log: short write (disk full?)");
     }
     if (sync) await cur.file.datasync();
-    this.payloads.set(token, { payload, segment: cur.segment });
+    this.payloads.set(token, { payload: this.keepAppended ? payload : null, segment: cur.segment });
     cur.segment.live.add(token);
   }
 
   private async rotate(): Promise<void> {
     const dir = this.dir as string;
     const previous = this.current;
-    const name = `${Date.now().toString().padStart(15, "0")}-${process.pid}-${(segmentCounter++).toString().padStart(6, "0")}${SUFFIX}`;
+    const name = `${Date.now().toString().padStart(15, "0")}-${process.pid}-${(segmentCounter++).toString().padStart(6, "0")}${this.suffix}`;
     const file = await open(join(dir, name), "a");
     const segment: Segment = { name, live: new Set() };
     this.segments.push(segment);
@@ -126,9 +152,24 @@ export class IngestLog {
     }
   }
 
-  /** A payload appended or read back, or undefined. */
+  /**
+   * The payloads held and not released, in the order they were read or appended: those read back
+   * when the log was opened, and with keepAppended those appended since.
+   */
+  held(): [token: string, payload: string][] {
+    const out: [string, string][] = [];
+    for (const [token, p] of this.payloads) if (p.payload !== null) out.push([token, p.payload]);
+    return out;
+  }
+
+  /** The tokens held and not released, payload kept or not. */
+  tokens(): string[] {
+    return [...this.payloads.keys()];
+  }
+
+  /** A payload appended (kept with keepAppended) or read back, or undefined. */
   get(token: string): string | undefined {
-    return this.payloads.get(token)?.payload;
+    return this.payloads.get(token)?.payload ?? undefined;
   }
 
   /** Forgets payloads (written to the activity store, or never accepted). */
@@ -164,10 +205,14 @@ export class IngestLog {
     return this.segments.map((s) => s.name);
   }
 
+  /** Closes the segment taking appends; deletes it if none of its payloads is needed. */
   async close(): Promise<void> {
     await this.appending;
-    await this.current?.file.close();
+    const cur = this.current;
+    if (!cur) return;
     this.current = null;
+    await cur.file.close();
+    this.collect(cur.segment);
   }
 }
 

@@ -3,12 +3,13 @@ import { tmpdir } from "node:os";
 import { open, type FileHandle } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, describe, expect, it, onTestFinished, vi } from "vitest";
-import { IngestLog } from "../../src/stores/duckdb/ingest-log.js";
+import { SegmentLog } from "../../src/stores/segment-log.js";
 
 /*
- * The ingest log (payloads of accepted batches until they are in the activity store): what was
- * appended is read back after a restart, exactly; a record cut short by a crash is skipped along
- * with anything after it in that file; released payloads' files are deleted.
+ * Segment logs (the ingest log: payloads of accepted batches until they are in the activity store;
+ * the gateway's recording journal): what was appended is read back after a restart, exactly; a
+ * record cut short by a crash is skipped along with anything after it in that file; released
+ * payloads' files are deleted.
  */
 const dirs: string[] = [];
 afterAll(() => {
@@ -20,10 +21,10 @@ const newDir = () => {
   return d;
 };
 
-describe("ingest log", () => {
+describe("segment log", () => {
   it("reads back every appended payload exactly (multi-byte text, newlines, separators) after a restart", async () => {
     const dir = newDir();
-    const log = IngestLog.open(dir);
+    const log = SegmentLog.open(dir);
     const payloads = new Map([
       ["a", '{"g":[1]}\nabc\u0001\u0002'],
       ["b", "ünï € 😀\n\nline"],
@@ -33,28 +34,28 @@ describe("ingest log", () => {
     expect(log.get("b")).toBe(payloads.get("b"));
     await log.close();
 
-    const again = IngestLog.open(dir);
+    const again = SegmentLog.open(dir);
     for (const [t, p] of payloads) expect(again.get(t)).toBe(p);
     await again.close();
   });
 
   it("skips a record cut short by a crash, and keeps the complete ones before it", async () => {
     const dir = newDir();
-    const log = IngestLog.open(dir);
+    const log = SegmentLog.open(dir);
     await log.append("whole", "x".repeat(1000), false);
     await log.append("cut", "y".repeat(1000), false);
     await log.close();
     const [file] = readdirSync(dir);
     const path = join(dir, file as string);
     truncateSync(path, statSync(path).size - 10);
-    const again = IngestLog.open(dir);
+    const again = SegmentLog.open(dir);
     expect(again.get("whole")).toBe("x".repeat(1000));
     expect(again.get("cut")).toBeUndefined();
     await again.close();
 
     // Garbage after a complete record (a torn header) is skipped the same way.
     appendFileSync(path, '{"t":"half","b":99');
-    const third = IngestLog.open(dir);
+    const third = SegmentLog.open(dir);
     expect(third.get("whole")).toBe("x".repeat(1000));
     expect(third.get("half")).toBeUndefined();
     await third.close();
@@ -91,7 +92,7 @@ describe("ingest log", () => {
     "after a write of %s that fails half-way, appends go to a new file, so they are read back",
     async (_, path, lost) => {
       const dir = newDir();
-      const log = IngestLog.open(dir);
+      const log = SegmentLog.open(dir);
       await log.append("before", "kept", false);
       const restore = await tearNextWrite(dir, path);
       await expect(log.append("torn", lost, false)).rejects.toThrow(/ENOSPC/);
@@ -99,7 +100,7 @@ describe("ingest log", () => {
       await log.append("after", "written after the failure", false);
       await log.close();
 
-      const again = IngestLog.open(dir);
+      const again = SegmentLog.open(dir);
       expect(again.get("before")).toBe("kept");
       expect(again.get("torn")).toBeUndefined();
       expect(again.get("after")).toBe("written after the failure");
@@ -115,12 +116,12 @@ describe("ingest log", () => {
       vi.restoreAllMocks();
     });
     const dir = newDir();
-    const log = IngestLog.open(dir);
+    const log = SegmentLog.open(dir);
     await log.append("a", "1", false);
     await log.append("b", "2", false);
     await log.close();
     // A restart: the old file takes no more appends; retain() keeps what is still buffered.
-    const again = IngestLog.open(dir);
+    const again = SegmentLog.open(dir);
     again.retain(new Set(["b"]));
     expect(again.get("a")).toBeUndefined();
     expect(readdirSync(dir)).toHaveLength(1);
@@ -129,12 +130,42 @@ describe("ingest log", () => {
     again.release(["b"]);
     expect(readdirSync(dir)).toHaveLength(1); // the old file went with its last payload
     again.release(["c"]);
-    expect(readdirSync(dir)).toHaveLength(1); // the current file stays
+    expect(readdirSync(dir)).toHaveLength(1); // the current file stays while it takes appends
+    await again.close();
+    expect(readdirSync(dir)).toEqual([]); // closed with nothing needed: gone
+  });
+
+  it("a closed file with a payload still needed stays", async () => {
+    const dir = newDir();
+    const log = SegmentLog.open(dir);
+    await log.append("a", "1", false);
+    await log.close();
+    expect(readdirSync(dir)).toHaveLength(1);
+    const again = SegmentLog.open(dir);
+    expect(again.get("a")).toBe("1");
+    await again.close();
+  });
+
+  it("the journal's settings: its own suffix, small segments, appended payloads not kept in memory", async () => {
+    const dir = newDir();
+    const log = SegmentLog.open(dir, { suffix: ".journal", keepAppended: false, segmentBytes: 500 });
+    appendFileSync(join(dir, "000-other.ingest"), ""); // another log's file in the same place: ignored
+    for (const t of ["a", "b", "c"]) await log.append(t, t.repeat(600), false);
+    expect(log.get("a")).toBeUndefined(); // on disk only
+    expect(log.tokens()).toEqual(["a", "b", "c"]);
+    expect(log.files()).toHaveLength(3); // each append took its file past 500 bytes
+    log.release(["a", "c"]);
+    expect(log.files()).toHaveLength(2); // a's file went; c's takes appends
+    await log.close();
+    expect(readdirSync(dir).sort()).toEqual(["000-other.ingest", log.files()[0]].sort());
+    appendFileSync(join(dir, "000-other.ingest"), '{"t":"x","b":1}\nx\n');
+    const again = SegmentLog.open(dir, { suffix: ".journal" });
+    expect(again.held()).toEqual([["b", "b".repeat(600)]]);
     await again.close();
   });
 
   it("keeps payloads in memory only for a store in memory", async () => {
-    const log = IngestLog.open(null);
+    const log = SegmentLog.open(null);
     await log.append("m", "payload", true);
     expect(log.get("m")).toBe("payload");
     log.release(["m"]);
