@@ -144,25 +144,28 @@ export interface GatewayConfig {
   shutdownGraceMs: number;
   /**
    * When an answer is sent relative to its generation record (docs/gateway.md "Recording"):
-   * durable, after the record commits (a crash never loses an answered generation); deferred,
+   * durable, after the record commits, or on a store this process owns (SQLite) after the record
+   * is in the recording journal (src/gateway/journal.ts; the commit follows, and the next start
+   * records what a crash left there): a crash never loses an answered generation; deferred,
    * before (the record follows in the next group commit; the hold counts until then, reads on
    * this instance wait for it; a kill -9 loses the answers of the last few milliseconds).
    */
   recording: "durable" | "deferred";
   /**
-   * With deferred recording, how long a generation's record may wait for others to share its
-   * group commit, in ms (GenerationRecorder's gatherMs; reads on this instance never wait for it).
+   * With deferred or journaled recording, how long a generation's record may wait for others to
+   * share its group commit, in ms (GenerationRecorder's gatherMs; reads on this instance never wait for it).
    */
   recordingGatherMs: number;
   /**
-   * With durable recording, how long a record flush may wait for the model requests still in
+   * With durable recording on a shared store (PostgreSQL: no journal), how long a record flush may
+   * wait for the model requests still in
    * flight on this instance to join it, in ms, and only while some are (GenerationRecorder's
    * commitDelayMs: PostgreSQL's commit_delay with commit_siblings); 0 = never.
    */
   recordingCommitDelayMs: number;
   /**
-   * With deferred recording, how many records may wait for their commit before an answer waits
-   * for its own, as with durable recording: the queue holds each generation's prompt and output,
+   * With deferred or journaled recording, how many records may wait for their commit before an
+   * answer waits for its own commit: the queue holds each generation's prompt and output,
    * so a stalled record store must not let it grow with the request rate.
    */
   recordingMaxQueued: number;

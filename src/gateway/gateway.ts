@@ -11,6 +11,7 @@ import { MemoryReservationStore } from "./reservations/memory-store.js";
 import { PostgresReservationStore } from "./reservations/postgres-store.js";
 import type { RecordingDeps } from "./recording.js";
 import { GenerationRecorder } from "./recorder.js";
+import { RecordingJournal } from "./journal.js";
 import { InFlight } from "./in-flight.js";
 import { ByokRouting } from "./byok/byok-routing.js";
 import type { SecretBox } from "../lib/secret-box.js";
@@ -24,6 +25,24 @@ export interface Gateway {
   recording: RecordingDeps;
   /** Group commit of finished generations (recorder.ts). */
   recorder: GenerationRecorder;
+  /**
+   * Durable recording on a store this process owns (journal.ts): answers wait for their journal
+   * append, not their commit. Null where durable answers wait for the commit (PostgreSQL), and
+   * with deferred recording.
+   */
+  journal: RecordingJournal | null;
+  /**
+   * Whether an answer may be sent before its record commits (deferred recording, or a journal):
+   * then every other request on this instance first waits for the records of the answers sent.
+   */
+  answersBeforeCommit: boolean;
+  /**
+   * Records what the journal holds from an earlier process (journal.ts `replay`), before the
+   * instance serves anything; refusals are reported to `refused`. Free without a journal.
+   */
+  recover(
+    refused: (err: unknown, generationId: string) => void,
+  ): Promise<{ recorded: number; refused: number }>;
   /** The model requests this instance is serving (the chat route tracks them). */
   inFlight: InFlight;
   byok: ByokRouting;
@@ -60,12 +79,17 @@ export function createGateway(d: GatewayDeps): Gateway {
     ...(d.onLive ? { onLive: d.onLive } : {}),
   };
   const inFlight = new InFlight();
-  // Deferred: every flush gathers (no answer waits for it). Durable: a flush waits a little only
-  // for requests in flight that will record soon.
-  const deferred = d.config.recording === "deferred";
+  // Durable on a store this process owns: journaled answers, commits after them.
+  const journal =
+    d.config.recording === "durable" && d.store.journalDir !== undefined
+      ? RecordingJournal.open(d.store.journalDir)
+      : null;
+  // No answer waits for a commit (deferred, journaled): every flush gathers. Durable on a shared
+  // store: a flush waits a little only for requests in flight that will record soon.
+  const gathers = d.config.recording === "deferred" || journal !== null;
   const recorder = new GenerationRecorder(recording, {
-    gatherMs: deferred ? d.config.recordingGatherMs : 0,
-    commitDelayMs: deferred ? 0 : d.config.recordingCommitDelayMs,
+    gatherMs: gathers ? d.config.recordingGatherMs : 0,
+    commitDelayMs: gathers ? 0 : d.config.recordingCommitDelayMs,
     inFlight: () => inFlight.size,
     maxQueued: d.config.recordingMaxQueued,
   });
@@ -76,11 +100,15 @@ export function createGateway(d: GatewayDeps): Gateway {
     holds,
     recording,
     recorder,
+    journal,
+    answersBeforeCommit: gathers,
+    recover: async (refused) => (journal ? journal.replay(recording, refused) : { recorded: 0, refused: 0 }),
     inFlight,
     byok: new ByokRouting(d.store.db, d.secretBox),
     clock: d.clock,
     close: async () => {
       await recorder.close();
+      await journal?.close();
       holds.close();
     },
   };

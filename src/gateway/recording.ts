@@ -11,7 +11,8 @@ import type { KeyPolicy } from "../domain/policy/policy.js";
 /** Everything known of a finished request (success, error after output, cancelled). */
 export interface ServedGeneration {
   id: string;
-  key: KeyPolicy;
+  /** The key that made it (what the record and its details name). */
+  key: Pick<KeyPolicy, "hash" | "organizationId" | "workspaceId">;
   model: string;
   /** Provider slug and display name. */
   provider: string;

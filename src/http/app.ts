@@ -66,7 +66,23 @@ export async function buildApp(given: AppContext, opts: BuildOptions = {}): Prom
   gateway.recorder.onFailure((err, generationId) =>
     app.log.error({ err, generation_id: generationId }, "generation not recorded (its answer was sent)"),
   );
-  if (ctx.config.gateway.recording === "deferred") {
+  if (ownGateway) {
+    // What an earlier process answered and did not commit, recorded before anything is served.
+    const { recorded, refused } = await gateway
+      .recover((err, generationId) =>
+        app.log.error(
+          { err, generation_id: generationId },
+          "journaled generation refused at recovery (dropped)",
+        ),
+      )
+      .catch(async (err: unknown) => {
+        await gateway.close();
+        await closeCatalog(gateway.catalog);
+        throw err;
+      });
+    if (recorded + refused > 0) app.log.info({ recorded, refused }, "recording journal replayed");
+  }
+  if (gateway.answersBeforeCommit) {
     // Read-your-writes on this instance: a request other than a model request first waits for the
     // records of the answers already sent (free when none is pending; docs/gateway.md "Recording").
     // Health checks and the OpenAPI document (auth "none") never wait.

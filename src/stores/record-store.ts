@@ -29,6 +29,14 @@ export interface RecordStore {
    * absent where other processes write too (PostgreSQL). Throws for any other `trx`.
    */
   afterTransaction?: (trx: Transaction<Database>, then: (committed: boolean) => void) => void;
+  /**
+   * Where a journal of writes answered before they commit may live (src/gateway/journal.ts),
+   * present where one process owns the store: a directory beside its file, or null for a store in
+   * memory (a journal in memory, gone with the store as the store is). Absent where other
+   * processes share the store (PostgreSQL): there an answer that must be visible to all of them
+   * waits for the commit itself.
+   */
+  readonly journalDir?: string | null;
   close(): Promise<void>;
 }
 

@@ -1,14 +1,17 @@
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { systemClock } from "../../src/lib/clock.js";
 import type { RecordStore } from "../../src/stores/record-store.js";
+import { openSqliteStore } from "../../src/stores/sqlite/open-sqlite.js";
 import { startListening, type ListeningApp } from "../helpers/server.js";
 
 /**
- * GATEHOUSE_RECORDING=deferred (docs/gateway.md "Recording"): the answer is sent before its
- * generation record commits. Proven with the record store's transactions held at a gate: the
- * answer arrives while the record cannot commit; the hold keeps counting until it does (no request
- * slips through meanwhile); a read on the instance waits for the record, then includes it. The
- * default (durable) is the opposite: the answer waits for the commit.
+ * When an answer is sent relative to its generation record (docs/gateway.md "Recording"), proven
+ * with the record store's transactions held at a gate:
+ * - deferred, and durable on a store this process owns (SQLite: the recording journal), answer
+ *   while the record cannot commit; the hold keeps counting until it does (no request slips
+ *   through meanwhile); a read on the instance waits for the record, then includes it;
+ * - durable on a store without a journal (PostgreSQL's path: the store offers no `journalDir`)
+ *   waits for the commit.
  */
 
 /** Holds every record-store transaction until `open()`. */
@@ -47,17 +50,39 @@ const postChat = (
 
 const settle = (ms: number) => new Promise<"pending">((done) => setTimeout(() => done("pending"), ms));
 
-for (const recording of ["deferred", "durable"] as const) {
-  describe(`GATEHOUSE_RECORDING=${recording}`, () => {
+const MODES = [
+  { name: "deferred", env: "deferred", journal: true, beforeCommit: true },
+  { name: "durable, journaled", env: "durable", journal: true, beforeCommit: true },
+  { name: "durable on a store without a journal", env: "durable", journal: false, beforeCommit: false },
+] as const;
+
+/** The in-memory store, seen as a store other processes share (no journal offered). */
+async function sharedLikeStore(): Promise<RecordStore> {
+  const { journalDir: _none, ...store } = await openSqliteStore(":memory:");
+  return store;
+}
+
+for (const mode of MODES) {
+  describe(`recording: ${mode.name}`, () => {
     let s: ListeningApp;
     let key: string;
+    let store: RecordStore | undefined;
     beforeAll(async () => {
-      s = await startListening({ clock: systemClock, env: { GATEHOUSE_RECORDING: recording } });
+      store = mode.journal ? undefined : await sharedLikeStore();
+      s = await startListening({
+        clock: systemClock,
+        env: { GATEHOUSE_RECORDING: mode.env },
+        ...(store ? { store } : {}),
+      });
+      expect(s.app.gateway.journal !== null).toBe(mode.env === "durable" && mode.journal);
       // $0.003 covers one worst case of max_tokens 1000 at the mock's $0.000002 per token, not two.
       const r = await s.call({ method: "POST", url: "/api/v1/keys", payload: { name: "k", limit: 0.003 } });
       key = r.json<{ key: string }>().key;
     });
-    afterAll(() => s.close());
+    afterAll(async () => {
+      await s.close();
+      await store?.close();
+    });
 
     const chat = (stream: boolean) => postChat(s, key, { stream, max_tokens: 1000, content: "Hello" });
     const keyRead = () =>
@@ -66,7 +91,7 @@ for (const recording of ["deferred", "durable"] as const) {
         .then((r) => r.json<{ data: { usage: number } }>());
 
     it(
-      recording === "deferred"
+      mode.beforeCommit
         ? "answers before the record commits; the hold counts until it does; a read waits for it, then includes it"
         : "the answer waits for the record's commit",
       async () => {
@@ -74,10 +99,10 @@ for (const recording of ["deferred", "durable"] as const) {
         // Whatever fails below, the gate opens, so that the server can still close.
         onTestFinished(() => g.open());
         const answer = chat(false).then(async (r) => ({ status: r.status, body: (await r.json()) as never }));
-        // Durable: still waiting after 500 ms (the commit cannot happen). Deferred: the answer
-        // comes while the gate is closed (10 s only bounds a broken build on a loaded machine).
-        const first = await Promise.race([answer, settle(recording === "durable" ? 500 : 10_000)]);
-        if (recording === "durable") {
+        // Waiting for the commit: still waiting after 500 ms (the commit cannot happen). Otherwise
+        // the answer comes while the gate is closed (10 s only bounds a broken build on a loaded machine).
+        const first = await Promise.race([answer, settle(mode.beforeCommit ? 10_000 : 500)]);
+        if (!mode.beforeCommit) {
           expect(first).toBe("pending");
           g.open();
           expect((await answer).status).toBe(200);
@@ -87,6 +112,8 @@ for (const recording of ["deferred", "durable"] as const) {
         const { status, body } = first as { status: number; body: { id: string; usage: { cost: number } } };
         expect(status).toBe(200);
         expect(s.app.gateway.holds.liveCount).toBe(1); // the record is not stored: the hold stands
+        // Journaled: the answered generation is in the journal until its commit.
+        if (s.app.gateway.journal) expect(s.app.gateway.journal.held()).toEqual([body.id]);
 
         // A second worst case does not fit beside the standing hold: refused, not forwarded.
         const second = await chat(true);
@@ -102,6 +129,9 @@ for (const recording of ["deferred", "durable"] as const) {
         const gen = await s.call({ method: "GET", url: `/api/v1/generation?id=${body.id}`, auth: key });
         expect(gen.statusCode).toBe(200);
         expect(s.app.gateway.holds.liveCount).toBe(0);
+        // Committed: released from the journal.
+        await new Promise((done) => setImmediate(done));
+        if (s.app.gateway.journal) expect(s.app.gateway.journal.held()).toEqual([]);
 
         // The hold is gone once recorded: the next worst case fits again (streamed, this time).
         const third = await chat(true);
@@ -114,8 +144,8 @@ for (const recording of ["deferred", "durable"] as const) {
       },
     );
 
-    // Deferred only (a durable answer would carry the failure itself).
-    if (recording === "deferred")
+    // Answers before the commit only (an answer after it would carry the failure itself).
+    if (mode.beforeCommit)
       it("a record that fails after its answer was sent is reported with its generation id", async () => {
         const reported: string[] = [];
         s.app.gateway.recorder.onFailure((_err, id) => reported.push(id));
@@ -132,6 +162,8 @@ for (const recording of ["deferred", "durable"] as const) {
         await s.app.gateway.recorder.settled();
         await new Promise((done) => setImmediate(done)); // the settle's rejection handler runs
         expect(reported).toEqual([id]);
+        // Journaled: kept for the next start, which records it.
+        if (s.app.gateway.journal) expect(s.app.gateway.journal.held()).toEqual([id]);
       });
   });
 }

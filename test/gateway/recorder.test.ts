@@ -135,7 +135,8 @@ describe("gateway recorder: group commit", () => {
     );
     const ids = results.map((r) => r.id);
     expect(new Set(ids).size).toBe(150);
-    // Answered only once stored: no wait needed before reading.
+    // Answered once journaled (durable recording on a SQLite file): the commits follow.
+    await recorder.settled();
     expect(await countWhere("gateway_generations", ids)).toBe(150);
     expect(await countWhere("generations_seen", ids)).toBe(150);
     expect(recorder.recorded - recorded0).toBe(150);

@@ -106,7 +106,9 @@ afterAll(async () => {
 });
 
 afterEach(async () => {
-  // Nothing is left holding money after any test: every hold was settled or released.
+  // Nothing is left holding money after any test: every hold was settled or released (a hold
+  // lasts until its record commits, which may follow the answer).
+  await s.app.gateway.recorder.settled();
   expect(await s.app.gateway.holds.store.openCount()).toBe(0);
   expect(s.app.gateway.holds.liveCount).toBe(0);
 });

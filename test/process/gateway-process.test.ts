@@ -1,4 +1,6 @@
 import { randomBytes } from "node:crypto";
+import { readdirSync, rmSync } from "node:fs";
+import { join } from "node:path";
 import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
 import { cliStoreTargets } from "../helpers/cli-targets.js";
@@ -9,6 +11,7 @@ import {
   killServer,
   startServer,
   stopServer,
+  tempDataDir,
   type ChildServer,
 } from "../helpers/child-server.js";
 import { startFakeOpenAI, FAKE_OPENAI_KEY } from "../helpers/fake-upstreams/openai.js";
@@ -164,6 +167,69 @@ for (const target of cliStoreTargets("gh-gw-crash-")) {
     }, 120_000);
   });
 }
+
+describe("kill -9 right after answers, durable recording on SQLite (the recording journal)", () => {
+  it("the next start charges every answered request exactly once, and reconcile is clean", async () => {
+    const dir = tempDataDir();
+    const bootKey = `sk-gh-v1-${randomBytes(32).toString("hex")}`;
+    const env = {
+      GATEHOUSE_DATA_DIR: dir,
+      GATEHOUSE_BOOTSTRAP_KEY: bootKey,
+      GATEHOUSE_ENCRYPTION_KEY: randomBytes(32).toString("base64"),
+      GATEHOUSE_RECORDING: "durable",
+      // Commits gather for a whole second: the kill lands before any answer below is committed.
+      GATEHOUSE_RECORDING_GATHER_MS: "1000",
+      RATE_LIMIT_MANAGEMENT_MAX: "100000",
+    };
+    try {
+      let s = await startServer(env);
+      const created = await http(`${s.base}/keys`, {
+        method: "POST",
+        key: bootKey,
+        body: { name: "j", limit: 1 },
+      });
+      expect(created.status).toBe(201);
+      const key = created.body.key as string;
+      const answers = await Promise.all(
+        Array.from({ length: 6 }, (_, i) =>
+          http(`${s.base}/chat/completions`, {
+            method: "POST",
+            key,
+            body: { model: "mock/echo", max_tokens: 10, messages: [{ role: "user", content: `hello ${i}` }] },
+          }),
+        ),
+      );
+      await killServer(s);
+      for (const a of answers) expect(a.status).toBe(200);
+      const charged = answers.reduce((sum, a) => sum + (a.body.usage.cost as number), 0);
+      expect(
+        readdirSync(join(dir, "gatehouse.sqlite.journal")).filter((n) => n.endsWith(".journal")),
+      ).toHaveLength(1);
+
+      s = await startServer(env);
+      const me = await http(`${s.base}/key`, { key });
+      expect(me.body.data.usage).toBeCloseTo(charged, 12);
+      for (const a of answers) {
+        const g = await http(`${s.base}/generation?id=${a.body.id as string}`, { key });
+        expect(g.status).toBe(200);
+      }
+      expect(
+        readdirSync(join(dir, "gatehouse.sqlite.journal")).filter((n) => n.endsWith(".journal")),
+      ).toEqual([]);
+      expect((await stopServer(s)).code).toBe(0);
+
+      const run = await gatehouse(["reconcile", "--json"], {
+        GATEHOUSE_DATA_DIR: dir,
+        GATEHOUSE_ENCRYPTION_KEY: env.GATEHOUSE_ENCRYPTION_KEY,
+      });
+      expect(run.code).toBe(0);
+      expect(JSON.parse(run.stdout)).toMatchObject({ in_sync: true, records: { ledger: 6, activity: 6 } });
+    } finally {
+      killAll();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 120_000);
+});
 
 /** A fake OpenAI-compatible upstream and a providers file routing `local/<model>` to it. */
 async function localProvider(model: string) {

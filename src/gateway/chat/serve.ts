@@ -206,9 +206,11 @@ export class ChatRun {
   /**
    * Records the generation (the one accounting path, group-committed by the gateway's recorder),
    * then drops the hold: settle. The hold counts against other requests until the record is
-   * stored, either way. Durable recording (the default) resolves once the record is stored, so the
-   * answer that follows is already in the key's usage everywhere; deferred recording
-   * (GATEHOUSE_RECORDING) resolves at once, and a failure is reported to the recorder's listener.
+   * stored, either way. Durable recording (the default) resolves once the record is stored (a
+   * shared store: the answer that follows is already in the key's usage everywhere) or, on a store
+   * this process owns, once it is in the recording journal (journal.ts); deferred recording
+   * (GATEHOUSE_RECORDING) resolves at once. A failure after the answer is reported to the
+   * recorder's listener.
    */
   async settle(
     hold: HoldHandle,
@@ -254,14 +256,32 @@ export class ChatRun {
       output: f.output,
       params: paramsOf(body),
     };
-    // Deferred answers wait too while the recorder is backlogged, so that its queue stays bounded.
-    const wait = this.gw.config.recording === "durable" || this.gw.recorder.backlogged();
-    const settled = hold.settle(() => this.gw.recorder.record(g));
+    const { recorder, journal } = this.gw;
+    // Answers that may precede their commit wait for it anyway while the recorder is backlogged,
+    // so that its queue stays bounded.
+    const wait = !this.gw.answersBeforeCommit || recorder.backlogged();
+    const settled = hold.settle(() => recorder.record(g));
     if (wait) {
       await settled;
       return;
     }
-    settled.catch((err: unknown) => this.gw.recorder.reportFailure(err, g.id));
+    if (!journal) {
+      settled.catch((err: unknown) => recorder.reportFailure(err, g.id));
+      return;
+    }
+    // Journaled (durable on a store this process owns): the answer waits for the journal; the
+    // entry is released once the record is committed, and kept for the next start if it fails.
+    const journaled = journal.append(g);
+    void Promise.all([journaled, settled]).then(
+      () => journal.release(g.id),
+      (err: unknown) => recorder.reportFailure(err, g.id),
+    );
+    try {
+      await journaled;
+    } catch {
+      // The journal cannot take it (disk full?): the answer waits for the commit instead.
+      await settled;
+    }
   }
 }
 

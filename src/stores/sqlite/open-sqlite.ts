@@ -1,5 +1,5 @@
 import { mkdirSync } from "node:fs";
-import { dirname } from "node:path";
+import { dirname, resolve } from "node:path";
 import BetterSqlite3 from "better-sqlite3";
 import {
   Kysely,
@@ -122,6 +122,7 @@ export async function openSqliteStore(file: string): Promise<RecordStore> {
       await sql`select 1`.execute(db);
     },
     ...(reader ? { readCommitted: reader.read } : {}),
+    journalDir: file === ":memory:" ? null : `${resolve(file)}.journal`,
     close: async () => {
       await checkpointer?.close();
       reader?.close();

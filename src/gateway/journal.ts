@@ -1,0 +1,185 @@
+import { DomainError } from "../domain/errors.js";
+import { SegmentLog } from "../stores/segment-log.js";
+import { recordBatch, type RecordingDeps, type ServedGeneration } from "./recording.js";
+
+/**
+ * The recording journal: durable recording on a record store owned by this process (SQLite). A
+ * finished generation is appended here before its answer is sent, and released once its record is
+ * committed; the commit itself is group-committed after the answer (recorder.ts, gathering like
+ * deferred recording). So an answered generation survives the process being killed between its
+ * answer and its commit: the next start records what the journal still holds before it serves
+ * anything (`replay`). Records are idempotent by generation id, so one that was committed but not
+ * yet released is a duplicate there, never a second charge.
+ *
+ * The journal keeps what the record needs, not what Broadcast alone would send: no prompt,
+ * completion or request parameters reach the disk. A generation recorded at the next start is
+ * offered to Broadcast without them, as an ingested record is.
+ *
+ * Files: segments named `*.journal` in the journal's directory (src/stores/segment-log.ts); an
+ * append is written to the OS before it resolves (it survives a crash of the process; like the
+ * SQLite store's own commits, synchronous=NORMAL, not a power loss).
+ */
+/**
+ * Segments rotate at 1 MiB (about 1,500 generations): a segment is deleted once all its entries
+ * are committed, and after a crash the next start reads the released entries of the segments
+ * still there too (duplicates by id), so small segments keep that read short.
+ */
+const SEGMENT_BYTES = 1024 * 1024;
+
+export class RecordingJournal {
+  private constructor(private readonly log: SegmentLog) {}
+
+  /** Opens the journal in `dir` (null: in memory, for a store in memory), reading what it holds. */
+  static open(dir: string | null): RecordingJournal {
+    return new RecordingJournal(
+      SegmentLog.open(dir, { suffix: ".journal", keepAppended: false, segmentBytes: SEGMENT_BYTES }),
+    );
+  }
+
+  /** Resolves once the generation is in the journal's file. */
+  append(g: ServedGeneration): Promise<void> {
+    return this.log.append(g.id, encodeEntry(g), false);
+  }
+
+  /** Forgets a generation whose record is committed. */
+  release(generationId: string): void {
+    this.log.release([generationId]);
+  }
+
+  /** Ids of the generations held: appended and not released, or left by an earlier process. */
+  held(): string[] {
+    return this.log.tokens();
+  }
+
+  /**
+   * Records the generations an earlier process journaled and did not release, one batch per
+   * organization (idempotent by id: those it did commit are duplicates), then releases them. A
+   * record ingest refuses (a DomainError: the record itself is wrong, which no retry can mend) is reported
+   * and released; any other failure (the store down) throws and keeps the journal as it is, for
+   * the next start.
+   */
+  async replay(
+    deps: RecordingDeps,
+    refused: (err: unknown, generationId: string) => void,
+  ): Promise<{ recorded: number; refused: number }> {
+    const byOrg = new Map<string, ServedGeneration[]>();
+    const unreadable: string[] = [];
+    for (const [id, payload] of this.log.held()) {
+      const g = decodeEntry(payload);
+      if (g === null) {
+        unreadable.push(id);
+        refused(new Error("journal entry unreadable"), id);
+        continue;
+      }
+      const list = byOrg.get(g.key.organizationId);
+      if (list) list.push(g);
+      else byOrg.set(g.key.organizationId, [g]);
+    }
+    this.log.release(unreadable);
+    let recorded = 0;
+    let refusedCount = unreadable.length;
+    for (const [org, gs] of byOrg) {
+      try {
+        await recordBatch(deps, org, gs);
+        recorded += gs.length;
+      } catch {
+        // Alone, each record succeeds or fails on its own; only a refusal is final.
+        for (const g of gs) {
+          try {
+            await recordBatch(deps, org, [g]);
+            recorded++;
+          } catch (err) {
+            if (!(err instanceof DomainError)) throw err;
+            refused(err, g.id);
+            refusedCount++;
+          }
+          this.log.release([g.id]);
+        }
+        continue;
+      }
+      this.log.release(gs.map((g) => g.id));
+    }
+    return { recorded, refused: refusedCount };
+  }
+
+  /** Segment files on disk (tests and operations). */
+  files(): string[] {
+    return this.log.files();
+  }
+
+  close(): Promise<void> {
+    return this.log.close();
+  }
+}
+
+/** What a journal entry holds: the ServedGeneration without its Broadcast-only content. */
+type Entry = Omit<
+  ServedGeneration,
+  "createdAt" | "costNano" | "byokCostNano" | "input" | "output" | "params"
+> & {
+  createdAt: string;
+  costNano: string;
+  byokCostNano: string;
+};
+
+export function encodeEntry(g: ServedGeneration): string {
+  const entry: Entry = {
+    id: g.id,
+    key: { hash: g.key.hash, organizationId: g.key.organizationId, workspaceId: g.key.workspaceId },
+    model: g.model,
+    provider: g.provider,
+    providerName: g.providerName,
+    createdAt: g.createdAt.toISOString(),
+    appTitle: g.appTitle,
+    referer: g.referer,
+    externalUser: g.externalUser,
+    sessionId: g.sessionId,
+    promptTokens: g.promptTokens,
+    completionTokens: g.completionTokens,
+    cachedTokens: g.cachedTokens,
+    reasoningTokens: g.reasoningTokens,
+    costNano: g.costNano.toString(),
+    byokCostNano: g.byokCostNano.toString(),
+    isByok: g.isByok,
+    latencyMs: g.latencyMs,
+    generationTimeMs: g.generationTimeMs,
+    finishReason: g.finishReason,
+    streamed: g.streamed,
+    cancelled: g.cancelled,
+    upstreamId: g.upstreamId,
+    attempts: g.attempts,
+  };
+  return JSON.stringify(entry);
+}
+
+/** The generation an entry holds, or null when it is not one (a file damaged by hand). */
+export function decodeEntry(payload: string): ServedGeneration | null {
+  let e: Entry;
+  try {
+    e = JSON.parse(payload) as Entry;
+  } catch {
+    return null;
+  }
+  const createdAt = new Date(typeof e?.createdAt === "string" ? e.createdAt : NaN);
+  if (
+    typeof e.id !== "string" ||
+    typeof e.key?.hash !== "string" ||
+    typeof e.key.organizationId !== "string" ||
+    typeof e.key.workspaceId !== "string" ||
+    Number.isNaN(createdAt.getTime()) ||
+    !/^\d+$/.test(String(e.costNano)) ||
+    !/^\d+$/.test(String(e.byokCostNano)) ||
+    !Array.isArray(e.attempts)
+  ) {
+    return null;
+  }
+  return {
+    ...e,
+    createdAt,
+    costNano: BigInt(e.costNano),
+    byokCostNano: BigInt(e.byokCostNano),
+    input: [],
+    output: null,
+    params: null,
+  };
+}

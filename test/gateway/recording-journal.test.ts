@@ -1,0 +1,225 @@
+import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it, onTestFinished } from "vitest";
+import { systemClock } from "../../src/lib/clock.js";
+import { newGenerationId } from "../../src/gateway/chat/serve.js";
+import { decodeEntry, encodeEntry, RecordingJournal } from "../../src/gateway/journal.js";
+import type { ServedGeneration } from "../../src/gateway/recording.js";
+import { openSqliteStore } from "../../src/stores/sqlite/open-sqlite.js";
+import type { RecordStore } from "../../src/stores/record-store.js";
+import { makeTestApp, type TestApp } from "../helpers/app.js";
+
+/**
+ * The recording journal (src/gateway/journal.ts): durable recording on a SQLite file answers once
+ * the generation is in the journal, before its commit. A process that stops between the two
+ * leaves the journal, and the next app on the same store records it before serving: the key is
+ * charged exactly once (also when the first process's commit lands after all), GET /generation
+ * finds it, and the journal's files are gone. A crash of the real server is in
+ * test/process/gateway-process.test.ts.
+ */
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+const tempDir = () => {
+  const d = mkdtempSync(join(tmpdir(), "gatehouse-journal-"));
+  dirs.push(d);
+  return d;
+};
+
+/** Holds every transaction of `store` until `open()` (a commit that never comes, for now). */
+function gate(store: RecordStore) {
+  const transaction = store.transaction.bind(store);
+  let open: () => void = () => undefined;
+  const opened = new Promise<void>((done) => (open = done));
+  store.transaction = async (fn) => {
+    await opened;
+    return transaction(fn);
+  };
+  return { open };
+}
+
+const chat = (t: TestApp, key: string, content: string) =>
+  t.call({
+    method: "POST",
+    url: "/api/v1/chat/completions",
+    auth: key,
+    payload: { model: "mock/echo", max_tokens: 20, messages: [{ role: "user", content }] },
+  });
+
+const usageOf = async (t: TestApp, key: string): Promise<number> =>
+  (await t.call({ method: "GET", url: "/api/v1/key", auth: key })).json<{ data: { usage: number } }>().data
+    .usage;
+
+describe("recording journal: answered before the commit, recorded by the next start", () => {
+  it("a generation answered and never committed is charged once by the next app on the store", async () => {
+    const dir = tempDir();
+    const file = join(dir, "gatehouse.sqlite");
+    const first = await openSqliteStore(file);
+    const a = await makeTestApp({
+      store: first,
+      clock: systemClock,
+      env: { GATEHOUSE_RECORDING: "durable" },
+    });
+    const created = await a.call({ method: "POST", url: "/api/v1/keys", payload: { name: "k", limit: 1 } });
+    const key = created.json<{ key: string }>().key;
+    expect(a.app.gateway.journal).not.toBeNull();
+
+    // The first process's commits never come: its answers are in the journal only.
+    const g = gate(first);
+    onTestFinished(() => g.open());
+    const answers = [await chat(a, key, "one"), await chat(a, key, "two")];
+    for (const r of answers) expect(r.statusCode).toBe(200);
+    const bodies = answers.map((r) => r.json<{ id: string; usage: { cost: number } }>());
+    const charged = bodies.reduce((sum, b) => sum + b.usage.cost, 0);
+    expect(charged).toBeGreaterThan(0);
+    expect(new Set(a.app.gateway.journal?.held())).toEqual(new Set(bodies.map((b) => b.id)));
+    expect(readdirSync(`${file}.journal`).filter((n) => n.endsWith(".journal"))).toHaveLength(1);
+
+    // The next process on the same store: the journal is recorded before anything is served.
+    const second = await openSqliteStore(file);
+    const b = await makeTestApp({
+      store: second,
+      clock: systemClock,
+      env: { GATEHOUSE_RECORDING: "durable" },
+    });
+    onTestFinished(async () => {
+      await b.close();
+      await second.close();
+    });
+    expect(b.app.gateway.journal?.held()).toEqual([]);
+    expect(await usageOf(b, key)).toBeCloseTo(charged, 12);
+    for (const body of bodies) {
+      const r = await b.call({ method: "GET", url: `/api/v1/generation?id=${body.id}`, auth: key });
+      expect(r.statusCode).toBe(200);
+      expect(r.json<{ data: { usage: number } }>().data.usage).toBeCloseTo(body.usage.cost, 12);
+    }
+    expect(readdirSync(`${file}.journal`).filter((n) => n.endsWith(".journal"))).toEqual([]);
+
+    // The first process's commits land after all: duplicates by id, never a second charge.
+    g.open();
+    await a.app.gateway.recorder.settled();
+    expect(await usageOf(a, key)).toBeCloseTo(charged, 12);
+    await b.app.gateway.recorder.settled();
+    expect(await usageOf(b, key)).toBeCloseTo(charged, 12);
+    await a.close();
+    await first.close();
+  });
+
+  it("a committed answer leaves nothing in the journal, nor a clean stop a file; deferred recording keeps none", async () => {
+    const dir = tempDir();
+    const file = join(dir, "gatehouse.sqlite");
+    const store = await openSqliteStore(file);
+    const t = await makeTestApp({ store, clock: systemClock });
+    onTestFinished(async () => {
+      await t.close();
+      await store.close();
+    });
+    const key = (await t.call({ method: "POST", url: "/api/v1/keys", payload: { name: "k" } })).json<{
+      key: string;
+    }>().key;
+    const r = await chat(t, key, "hello");
+    expect(r.statusCode).toBe(200);
+    await t.app.gateway.recorder.settled();
+    await new Promise((done) => setImmediate(done));
+    expect(t.app.gateway.journal?.held()).toEqual([]);
+    // A clean stop leaves no journal file behind (nothing for the next start to read).
+    expect(readdirSync(`${file}.journal`)).toHaveLength(1);
+    await t.app.close();
+    expect(readdirSync(`${file}.journal`)).toEqual([]);
+
+    const other = await openSqliteStore(join(dir, "deferred.sqlite"));
+    const d = await makeTestApp({
+      store: other,
+      clock: systemClock,
+      env: { GATEHOUSE_RECORDING: "deferred" },
+    });
+    onTestFinished(async () => {
+      await d.close();
+      await other.close();
+    });
+    expect(d.app.gateway.journal).toBeNull();
+    expect(existsSync(join(dir, "deferred.sqlite.journal"))).toBe(false);
+  });
+
+  it("replay records the good entries, drops what ingest refuses or cannot read, and keeps all when the store is down", async () => {
+    const dir = tempDir();
+    const store = await openSqliteStore(join(dir, "gatehouse.sqlite"));
+    const t = await makeTestApp({ store, clock: systemClock });
+    onTestFinished(async () => {
+      await t.close();
+      await store.close();
+    });
+    const created = await t.call({ method: "POST", url: "/api/v1/keys", payload: { name: "k" } });
+    const { key, data } = created.json<{ key: string; data: { hash: string } }>();
+    const served = (over: Partial<ServedGeneration> = {}): ServedGeneration => ({
+      id: newGenerationId(),
+      key: { hash: data.hash, organizationId: t.organizationId, workspaceId: t.workspaceId },
+      model: "mock/echo",
+      provider: "mock",
+      providerName: "Mock",
+      createdAt: new Date(),
+      appTitle: null,
+      referer: null,
+      externalUser: "user-1",
+      sessionId: null,
+      promptTokens: 10,
+      completionTokens: 5,
+      cachedTokens: 0,
+      reasoningTokens: 0,
+      costNano: 1_500n,
+      byokCostNano: 0n,
+      isByok: false,
+      latencyMs: 3,
+      generationTimeMs: 4,
+      finishReason: "stop",
+      streamed: false,
+      cancelled: false,
+      upstreamId: null,
+      attempts: [{ provider: "mock", model: "mock/echo", status: 200, durationMs: 3 }],
+      input: [{ role: "user", content: "secret prompt" }],
+      output: "secret completion",
+      params: { temperature: 0.5 },
+      ...over,
+    });
+
+    // What reaches the disk: the record's fields, no prompt, completion or parameters.
+    const good = served();
+    const encoded = encodeEntry(good);
+    expect(encoded).not.toContain("secret");
+    expect(decodeEntry(encoded)).toEqual({ ...good, input: [], output: null, params: null });
+    expect(decodeEntry("{not json")).toBeNull();
+    expect(decodeEntry(JSON.stringify({ id: "x" }))).toBeNull();
+
+    const journalDir = join(dir, "journal");
+    const writer = RecordingJournal.open(journalDir);
+    const refusedOne = served({ promptTokens: -1 });
+    await writer.append(good);
+    await writer.append(refusedOne);
+    await writer.close();
+
+    // The store down: replay throws and keeps every entry.
+    const down = RecordingJournal.open(journalDir);
+    const transaction = store.transaction.bind(store);
+    store.transaction = async () => {
+      throw new Error("record store down");
+    };
+    await expect(down.replay(t.app.gateway.recording, () => undefined)).rejects.toThrow("record store down");
+    store.transaction = transaction;
+    expect(new Set(down.held())).toEqual(new Set([good.id, refusedOne.id]));
+    await down.close();
+
+    // The store back: the good entry is recorded, the refused one reported and dropped.
+    const reader = RecordingJournal.open(journalDir);
+    const refused: string[] = [];
+    const result = await reader.replay(t.app.gateway.recording, (_err, id) => refused.push(id));
+    expect(result).toEqual({ recorded: 1, refused: 1 });
+    expect(refused).toEqual([refusedOne.id]);
+    expect(reader.held()).toEqual([]);
+    expect(reader.files()).toEqual([]);
+    await reader.close();
+    expect(await usageOf(t, key)).toBeCloseTo(1.5e-6, 12);
+  });
+});
