@@ -7,11 +7,17 @@
  * The prompt: a system message and alternating user/assistant turns of word salad with numbers
  * and some code, about --tokens tokens in all (default 2000), a different one for every run (a
  * repeated prompt would be served by the tokenizer's merge cache and look several times cheaper). The first call (the encoder's lazy set-up) is
- * reported apart; then --runs timed calls of each, interleaved.
+ * reported apart; then --runs timed calls of each, interleaved. The count cache (whole texts
+ * counted before) is emptied before each of these calls, so they measure counting itself.
  *
- *   npx tsx bench/tokens.ts [--tokens 2000] [--runs 2000]
+ * Then a conversation, as clients send one: every request re-sends the history plus a new turn,
+ * --turns turns (default 60, ~80 words each). Each turn's prompt is counted twice, interleaved: with
+ * the count cache as the previous turns left it (what the gateway does), and with it emptied first
+ * (the baseline: counting everything again, as before the cache). Ratios are per turn, same run.
+ *
+ *   npx tsx bench/tokens.ts [--tokens 2000] [--runs 2000] [--turns 60]
  */
-import { countPromptTokens } from "../src/gateway/tokens/count-tokens.js";
+import { countCache, countPromptTokens } from "../src/gateway/tokens/count-tokens.js";
 
 const args = process.argv.slice(2);
 const arg = (name: string, def: number): number => {
@@ -20,6 +26,7 @@ const arg = (name: string, def: number): number => {
 };
 const targetTokens = arg("tokens", 2000);
 const runs = arg("runs", 2000);
+const turns = arg("turns", 60);
 
 const WORDS = (
   "the gateway reserves worst case before forwards request then settles what upstream reports when " +
@@ -68,6 +75,7 @@ function time(fn: () => unknown): number {
 const count: number[] = [];
 const parse: number[] = [];
 for (let i = 0; i < runs + 50; i++) {
+  countCache.clear();
   const c = time(() => countPromptTokens(prompts[i]!));
   const p = time(() => JSON.parse(bodies[i]!));
   if (i >= 50) {
@@ -87,3 +95,26 @@ console.log(`countPromptTokens   ${line(count)}`);
 console.log(`JSON.parse (base)   ${line(parse)}`);
 console.log(`ratio count/parse   p50 ${(pct(count, 0.5) / pct(parse, 0.5)).toFixed(1)}×`);
 console.log(`throughput: ${Math.round(1000 / pct(count, 0.5))} counts/s on one core`);
+
+// A conversation: each turn re-sends the history. Cached (as served) against emptied (baseline).
+const history: Msg[] = [{ role: "system", content: "You are a careful assistant." }];
+const cached: number[] = [];
+const cold: number[] = [];
+let lastTokens = 0;
+countCache.clear();
+for (let t = 0; t < turns; t++) {
+  history.push({ role: history.length % 2 === 1 ? "user" : "assistant", content: prose(80) });
+  const prompt = history.slice();
+  // The cache as the earlier turns left it: measure that first, then the same prompt from empty
+  // (which leaves the cache as the served count would have: every text it counted whole).
+  cached.push(time(() => (lastTokens = countPromptTokens(prompt))));
+  countCache.clear();
+  let again = 0;
+  cold.push(time(() => (again = countPromptTokens(prompt))));
+  if (again !== lastTokens) throw new Error("the cache changed a count");
+}
+const sum = (xs: number[]): number => xs.reduce((a, b) => a + b, 0);
+console.log(`\nconversation: ${turns} turns, last prompt ${history.length} messages, ${lastTokens} tokens`);
+console.log(`per turn, cache as served   ${line(cached)}  total ${sum(cached).toFixed(1)} ms`);
+console.log(`per turn, cache emptied     ${line(cold)}  total ${sum(cold).toFixed(1)} ms`);
+console.log(`ratio served/emptied        total ${((sum(cached) / sum(cold)) * 100).toFixed(1)} %`);

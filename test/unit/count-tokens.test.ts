@@ -6,6 +6,8 @@ import {
   IMAGE_TOKENS,
   REPLY_PRIMING_TOKENS,
   TOKENS_PER_MESSAGE,
+  CountCache,
+  countCache,
   countPromptTokens,
   countTextTokens,
 } from "../../src/gateway/tokens/count-tokens.js";
@@ -118,6 +120,60 @@ describe("token counting (o200k_base)", () => {
     ]);
     expect(two).toBeGreaterThanOrEqual(whole(half) * 2);
     expect(two).toBeLessThan(whole(half) * 2 * 1.3);
+  });
+
+  it("a text counted before is not counted again, and a prompt counts the same with or without the cache", () => {
+    const words = ["history", "of", "a", "long", "chat,", "sent", "again", "each", "turn."];
+    const turn = (i: number) =>
+      Array.from({ length: 1500 }, (_, j) => words[(i + j * 5) % words.length]).join(" ");
+    // A conversation re-sent with every turn, long enough that its last turns pass the budget.
+    const history = Array.from({ length: 12 }, (_, i) => ({
+      role: i % 2 ? "assistant" : "user",
+      content: turn(i),
+    }));
+    const cold = history.map((_, i) => {
+      countCache.clear();
+      return countPromptTokens(history.slice(0, i + 1));
+    });
+    countCache.clear();
+    const warm = history.map((_, i) => countPromptTokens(history.slice(0, i + 1)));
+    expect(warm).toEqual(cold);
+    expect(history.reduce((n, m) => n + m.content.length, 0)).toBeGreaterThan(EXACT_UNITS);
+    // Each message and role was kept once, however many turns re-sent it: those the budget held whole.
+    let left = EXACT_UNITS;
+    let whole = 0;
+    for (const m of history) {
+      left -= m.role.length;
+      if (left >= m.content.length) whole++;
+      left -= m.content.length;
+    }
+    expect(whole).toBeGreaterThan(2);
+    expect(whole).toBeLessThan(history.length);
+    expect(countCache.size()).toBe(whole + 2);
+    // A text counted past the budget (estimated) is not kept as if it were exact.
+    countCache.clear();
+    const text = turn(0).repeat(8);
+    countPromptTokens([
+      { role: "user", content: text.slice(0, 40_000) }, // over 16,384 units: never kept
+      { role: "user", content: text.slice(0, 15_000) }, // whole within the budget: kept
+      { role: "user", content: text.slice(1, 15_001) }, // past the budget: estimated, not kept
+    ]);
+    expect(countCache.size()).toBe(2); // "user" and the second text
+  });
+
+  it("the count cache keeps the texts used last, within its bound", () => {
+    const cache = new CountCache(10, 6);
+    cache.set("aaaa", 1);
+    cache.set("bbbb", 2);
+    expect(cache.get("aaaa")).toBe(1); // now the most recent
+    cache.set("cccc", 3); // 12 units: the least recently used goes
+    expect(cache.get("bbbb")).toBeUndefined();
+    expect(cache.get("aaaa")).toBe(1);
+    expect(cache.get("cccc")).toBe(3);
+    expect(cache.heldUnits).toBe(8);
+    cache.set("dddddddd", 4); // over cacheableUnits: not kept
+    expect(cache.get("dddddddd")).toBeUndefined();
+    expect(cache.heldUnits).toBe(8);
   });
 
   it("a megabyte the encoder cannot shortcut is counted in linear time", () => {
