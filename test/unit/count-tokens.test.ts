@@ -162,18 +162,23 @@ describe("token counting (o200k_base)", () => {
   });
 
   it("the count cache keeps the texts used last, within its bound", () => {
-    const cache = new CountCache(10, 6);
+    // Each entry costs its length plus 32 units (the Map's own memory).
+    const cache = new CountCache(80, 6);
     cache.set("aaaa", 1);
     cache.set("bbbb", 2);
     expect(cache.get("aaaa")).toBe(1); // now the most recent
-    cache.set("cccc", 3); // 12 units: the least recently used goes
+    cache.set("cccc", 3); // 108 units: the least recently used goes
     expect(cache.get("bbbb")).toBeUndefined();
     expect(cache.get("aaaa")).toBe(1);
     expect(cache.get("cccc")).toBe(3);
-    expect(cache.heldUnits).toBe(8);
+    expect(cache.heldUnits).toBe(72);
     cache.set("dddddddd", 4); // over cacheableUnits: not kept
     expect(cache.get("dddddddd")).toBeUndefined();
-    expect(cache.heldUnits).toBe(8);
+    expect(cache.heldUnits).toBe(72);
+    // Tiny texts are bounded by their number too: two-letter texts do not fill memory.
+    const tiny = new CountCache(32 * 100);
+    for (let i = 0; i < 10_000; i++) tiny.set(i.toString(36).padStart(2, "0"), 1);
+    expect(tiny.size).toBeLessThanOrEqual(100);
   });
 
   it("a megabyte the encoder cannot shortcut is counted in linear time", () => {

@@ -108,12 +108,18 @@ function pieceEnd(text: string, start: number): number {
  * A hit stands for exactly what counting would return: a text is kept only when it was counted
  * whole and exactly, and a hit is used only where the request's budget still holds the whole text
  * (and it is spent as counting would spend it), so a prompt counts the same with or without the
- * cache. Bounded by the units it holds (MAX_CACHED_UNITS, ~8 MB of UTF-16), least recently used
+ * cache. Bounded by the units it holds (MAX_CACHED_UNITS, ~8 MB of UTF-16, and ENTRY_UNITS more per
+ * entry for the Map), least recently used
  * dropped first; texts over CACHEABLE_UNITS are not kept. Keys are the texts themselves: strings of
  * a parsed JSON body are their own copies, not slices pinning a larger string.
  */
 const CACHEABLE_UNITS = 16_384;
 const MAX_CACHED_UNITS = 4 * 1024 * 1024;
+/**
+ * Each entry is charged this many units beyond its text, for the Map's own memory: without it, a
+ * client sending millions of distinct two-letter texts could fill hundreds of MB within the bound.
+ */
+const ENTRY_UNITS = 32;
 
 export class CountCache {
   private readonly counts = new Map<string, number>();
@@ -136,11 +142,11 @@ export class CountCache {
   set(text: string, n: number): void {
     if (text.length > this.cacheableUnits || this.counts.has(text)) return;
     this.counts.set(text, n);
-    this.units += text.length;
+    this.units += text.length + ENTRY_UNITS;
     for (const old of this.counts.keys()) {
       if (this.units <= this.maxUnits) break;
       this.counts.delete(old);
-      this.units -= old.length;
+      this.units -= old.length + ENTRY_UNITS;
     }
   }
 
@@ -148,7 +154,7 @@ export class CountCache {
     return this.counts.size;
   }
 
-  /** UTF-16 units held (the bound's measure). */
+  /** UTF-16 units held, each entry's ENTRY_UNITS included (the bound's measure). */
   get heldUnits(): number {
     return this.units;
   }
