@@ -1,7 +1,7 @@
 import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, describe, expect, it, onTestFinished } from "vitest";
+import { afterEach, describe, expect, it, onTestFinished, vi } from "vitest";
 import { systemClock } from "../../src/lib/clock.js";
 import { newGenerationId } from "../../src/gateway/chat/serve.js";
 import { decodeEntry, encodeEntry, RecordingJournal } from "../../src/gateway/journal.js";
@@ -142,6 +142,37 @@ describe("recording journal: answered before the commit, recorded by the next st
     });
     expect(d.app.gateway.journal).toBeNull();
     expect(existsSync(join(dir, "deferred.sqlite.journal"))).toBe(false);
+  });
+
+  it("when the journal cannot take an answer (disk full), that answer waits for its commit", async () => {
+    const dir = tempDir();
+    const store = await openSqliteStore(join(dir, "gatehouse.sqlite"));
+    const t = await makeTestApp({ store, clock: systemClock });
+    onTestFinished(async () => {
+      await t.close();
+      await store.close();
+    });
+    const key = (await t.call({ method: "POST", url: "/api/v1/keys", payload: { name: "k" } })).json<{
+      key: string;
+    }>().key;
+    const journal = t.app.gateway.journal as RecordingJournal;
+    const append = vi
+      .spyOn(journal, "append")
+      .mockRejectedValueOnce(new Error("ENOSPC: no space left on device"));
+    onTestFinished(() => append.mockRestore());
+    const reported: string[] = [];
+    t.app.gateway.recorder.onFailure((_err, id) => reported.push(id));
+    const g = gate(store);
+    onTestFinished(() => g.open());
+    const answer = chat(t, key, "no room");
+    const first = await Promise.race([answer, new Promise((done) => setTimeout(() => done("pending"), 500))]);
+    expect(first).toBe("pending"); // neither journaled nor committed: no answer yet
+    g.open();
+    const r = await answer;
+    expect(r.statusCode).toBe(200);
+    expect(await usageOf(t, key)).toBeCloseTo(r.json<{ usage: { cost: number } }>().usage.cost, 12);
+    expect(journal.held()).toEqual([]);
+    expect(reported).toEqual([]);
   });
 
   it("replay records the good entries, drops what ingest refuses or cannot read, and keeps all when the store is down", async () => {

@@ -272,9 +272,13 @@ export class ChatRun {
     // Journaled (durable on a store this process owns): the answer waits for the journal; the
     // entry is released once the record is committed, and kept for the next start if it fails.
     const journaled = journal.append(g);
-    void Promise.all([journaled, settled]).then(
-      () => journal.release(g.id),
-      (err: unknown) => recorder.reportFailure(err, g.id),
+    void journaled.then(
+      () =>
+        settled.then(
+          () => journal.release(g.id),
+          (err: unknown) => recorder.reportFailure(err, g.id),
+        ),
+      () => undefined, // not journaled: the answer waits for the commit (below)
     );
     try {
       await journaled;
