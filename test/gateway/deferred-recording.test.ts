@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vites
 import { systemClock } from "../../src/lib/clock.js";
 import type { RecordStore } from "../../src/stores/record-store.js";
 import { openSqliteStore } from "../../src/stores/sqlite/open-sqlite.js";
+import { gateTransactions } from "../helpers/recording.js";
 import { startListening, type ListeningApp } from "../helpers/server.js";
 
 /**
@@ -13,23 +14,6 @@ import { startListening, type ListeningApp } from "../helpers/server.js";
  * - durable on a store without a journal (PostgreSQL's path: the store offers no `journalDir`)
  *   waits for the commit.
  */
-
-/** Holds every record-store transaction until `open()`. */
-function gate(store: RecordStore) {
-  const transaction = store.transaction.bind(store);
-  let open: () => void = () => undefined;
-  const opened = new Promise<void>((done) => (open = done));
-  store.transaction = async (fn) => {
-    await opened;
-    return transaction(fn);
-  };
-  return {
-    open: () => {
-      open();
-      store.transaction = transaction;
-    },
-  };
-}
 
 /** POST /chat/completions to the mock with `key` (max_tokens and content as given). */
 const postChat = (
@@ -95,7 +79,7 @@ for (const mode of MODES) {
         ? "answers before the record commits; the hold counts until it does; a read waits for it, then includes it"
         : "the answer waits for the record's commit",
       async () => {
-        const g = gate(s.ctx.store);
+        const g = gateTransactions(s.ctx.store);
         // Whatever fails below, the gate opens, so that the server can still close.
         onTestFinished(() => g.open());
         const answer = chat(false).then(async (r) => ({ status: r.status, body: (await r.json()) as never }));
@@ -192,7 +176,7 @@ describe("GATEHOUSE_RECORDING=deferred with a backlog (GATEHOUSE_RECORDING_MAX_Q
     }));
 
   it("answers wait for their record once that many records are queued, and go on when the store catches up", async () => {
-    const g = gate(s.ctx.store);
+    const g = gateTransactions(s.ctx.store);
     onTestFinished(() => g.open());
     // The first record is taken by a flush (blocked at the gate); the next two queue behind it.
     for (let i = 0; i < 3; i++) {

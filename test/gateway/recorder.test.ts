@@ -8,11 +8,11 @@ import { hashKey } from "../../src/lib/ids.js";
 import type { KeyPolicy } from "../../src/domain/policy/policy.js";
 import { newGenerationId } from "../../src/gateway/chat/serve.js";
 import { GenerationRecorder } from "../../src/gateway/recorder.js";
-import type { ServedGeneration } from "../../src/gateway/recording.js";
 import { openDuckDbActivityStore } from "../../src/stores/duckdb/duckdb-store.js";
 import { openSqliteStore } from "../../src/stores/sqlite/open-sqlite.js";
 import type { ActivityStore } from "../../src/stores/activity-store.js";
 import type { RecordStore } from "../../src/stores/record-store.js";
+import { servedGeneration } from "../helpers/recording.js";
 import { startListening, type ListeningApp } from "../helpers/server.js";
 
 /**
@@ -70,37 +70,7 @@ describe("gateway recorder: group commit", () => {
     return Number(r.n);
   };
 
-  /** A finished generation as the chat path hands it to the recorder. */
-  const served = (key: KeyPolicy, over: Partial<ServedGeneration> = {}): ServedGeneration => ({
-    id: newGenerationId(),
-    key,
-    model: "mock/echo",
-    provider: "mock",
-    providerName: "Mock",
-    createdAt: new Date(),
-    appTitle: null,
-    referer: null,
-    externalUser: null,
-    sessionId: null,
-    promptTokens: 10,
-    completionTokens: 5,
-    cachedTokens: 0,
-    reasoningTokens: 0,
-    costNano: 20_000n,
-    byokCostNano: 0n,
-    isByok: false,
-    latencyMs: 1,
-    generationTimeMs: 1,
-    finishReason: "stop",
-    streamed: false,
-    cancelled: false,
-    upstreamId: null,
-    attempts: [],
-    input: [],
-    output: "ok",
-    params: null,
-    ...over,
-  });
+  const served = servedGeneration;
 
   it("150 concurrent answers (both modes): each recorded once, in fewer flushes; usage = sum of usage.cost", async () => {
     const key = await createKey("concurrent");

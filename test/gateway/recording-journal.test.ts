@@ -3,12 +3,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it, onTestFinished, vi } from "vitest";
 import { systemClock } from "../../src/lib/clock.js";
-import { newGenerationId } from "../../src/gateway/chat/serve.js";
 import { decodeEntry, encodeEntry, RecordingJournal } from "../../src/gateway/journal.js";
 import type { ServedGeneration } from "../../src/gateway/recording.js";
 import { openSqliteStore } from "../../src/stores/sqlite/open-sqlite.js";
-import type { RecordStore } from "../../src/stores/record-store.js";
 import { makeTestApp, type TestApp } from "../helpers/app.js";
+import { gateTransactions, servedGeneration } from "../helpers/recording.js";
 
 /**
  * The recording journal (src/gateway/journal.ts): durable recording on a SQLite file answers once
@@ -29,16 +28,15 @@ const tempDir = () => {
   return d;
 };
 
-/** Holds every transaction of `store` until `open()` (a commit that never comes, for now). */
-function gate(store: RecordStore) {
-  const transaction = store.transaction.bind(store);
-  let open: () => void = () => undefined;
-  const opened = new Promise<void>((done) => (open = done));
-  store.transaction = async (fn) => {
-    await opened;
-    return transaction(fn);
-  };
-  return { open };
+/** An app on a SQLite file with this recording mode; both are closed when the test ends. */
+async function appOnFile(file: string, recording: "durable" | "deferred" = "durable") {
+  const store = await openSqliteStore(file);
+  const t = await makeTestApp({ store, clock: systemClock, env: { GATEHOUSE_RECORDING: recording } });
+  onTestFinished(async () => {
+    await t.close();
+    await store.close();
+  });
+  return { store, t };
 }
 
 const chat = (t: TestApp, key: string, content: string) =>
@@ -68,7 +66,7 @@ describe("recording journal: answered before the commit, recorded by the next st
     expect(a.app.gateway.journal).not.toBeNull();
 
     // The first process's commits never come: its answers are in the journal only.
-    const g = gate(first);
+    const g = gateTransactions(first);
     onTestFinished(() => g.open());
     const answers = [await chat(a, key, "one"), await chat(a, key, "two")];
     for (const r of answers) expect(r.statusCode).toBe(200);
@@ -79,16 +77,7 @@ describe("recording journal: answered before the commit, recorded by the next st
     expect(readdirSync(`${file}.journal`).filter((n) => n.endsWith(".journal"))).toHaveLength(1);
 
     // The next process on the same store: the journal is recorded before anything is served.
-    const second = await openSqliteStore(file);
-    const b = await makeTestApp({
-      store: second,
-      clock: systemClock,
-      env: { GATEHOUSE_RECORDING: "durable" },
-    });
-    onTestFinished(async () => {
-      await b.close();
-      await second.close();
-    });
+    const { t: b } = await appOnFile(file);
     expect(b.app.gateway.journal?.held()).toEqual([]);
     expect(await usageOf(b, key)).toBeCloseTo(charged, 12);
     for (const body of bodies) {
@@ -111,12 +100,7 @@ describe("recording journal: answered before the commit, recorded by the next st
   it("a committed answer leaves nothing in the journal, nor a clean stop a file; deferred recording keeps none", async () => {
     const dir = tempDir();
     const file = join(dir, "gatehouse.sqlite");
-    const store = await openSqliteStore(file);
-    const t = await makeTestApp({ store, clock: systemClock });
-    onTestFinished(async () => {
-      await t.close();
-      await store.close();
-    });
+    const { t } = await appOnFile(file);
     const key = (await t.call({ method: "POST", url: "/api/v1/keys", payload: { name: "k" } })).json<{
       key: string;
     }>().key;
@@ -130,28 +114,14 @@ describe("recording journal: answered before the commit, recorded by the next st
     await t.app.close();
     expect(readdirSync(`${file}.journal`)).toEqual([]);
 
-    const other = await openSqliteStore(join(dir, "deferred.sqlite"));
-    const d = await makeTestApp({
-      store: other,
-      clock: systemClock,
-      env: { GATEHOUSE_RECORDING: "deferred" },
-    });
-    onTestFinished(async () => {
-      await d.close();
-      await other.close();
-    });
+    const { t: d } = await appOnFile(join(dir, "deferred.sqlite"), "deferred");
     expect(d.app.gateway.journal).toBeNull();
     expect(existsSync(join(dir, "deferred.sqlite.journal"))).toBe(false);
   });
 
   it("when the journal cannot take an answer (disk full), that answer waits for its commit", async () => {
     const dir = tempDir();
-    const store = await openSqliteStore(join(dir, "gatehouse.sqlite"));
-    const t = await makeTestApp({ store, clock: systemClock });
-    onTestFinished(async () => {
-      await t.close();
-      await store.close();
-    });
+    const { store, t } = await appOnFile(join(dir, "gatehouse.sqlite"));
     const key = (await t.call({ method: "POST", url: "/api/v1/keys", payload: { name: "k" } })).json<{
       key: string;
     }>().key;
@@ -162,7 +132,7 @@ describe("recording journal: answered before the commit, recorded by the next st
     onTestFinished(() => append.mockRestore());
     const reported: string[] = [];
     t.app.gateway.recorder.onFailure((_err, id) => reported.push(id));
-    const g = gate(store);
+    const g = gateTransactions(store);
     onTestFinished(() => g.open());
     const answer = chat(t, key, "no room");
     const first = await Promise.race([answer, new Promise((done) => setTimeout(() => done("pending"), 500))]);
@@ -177,44 +147,22 @@ describe("recording journal: answered before the commit, recorded by the next st
 
   it("replay records the good entries, drops what ingest refuses or cannot read, and keeps all when the store is down", async () => {
     const dir = tempDir();
-    const store = await openSqliteStore(join(dir, "gatehouse.sqlite"));
-    const t = await makeTestApp({ store, clock: systemClock });
-    onTestFinished(async () => {
-      await t.close();
-      await store.close();
-    });
+    const { store, t } = await appOnFile(join(dir, "gatehouse.sqlite"));
     const created = await t.call({ method: "POST", url: "/api/v1/keys", payload: { name: "k" } });
     const { key, data } = created.json<{ key: string; data: { hash: string } }>();
-    const served = (over: Partial<ServedGeneration> = {}): ServedGeneration => ({
-      id: newGenerationId(),
-      key: { hash: data.hash, organizationId: t.organizationId, workspaceId: t.workspaceId },
-      model: "mock/echo",
-      provider: "mock",
-      providerName: "Mock",
-      createdAt: new Date(),
-      appTitle: null,
-      referer: null,
-      externalUser: "user-1",
-      sessionId: null,
-      promptTokens: 10,
-      completionTokens: 5,
-      cachedTokens: 0,
-      reasoningTokens: 0,
-      costNano: 1_500n,
-      byokCostNano: 0n,
-      isByok: false,
-      latencyMs: 3,
-      generationTimeMs: 4,
-      finishReason: "stop",
-      streamed: false,
-      cancelled: false,
-      upstreamId: null,
-      attempts: [{ provider: "mock", model: "mock/echo", status: 200, durationMs: 3 }],
-      input: [{ role: "user", content: "secret prompt" }],
-      output: "secret completion",
-      params: { temperature: 0.5 },
-      ...over,
-    });
+    const served = (over: Partial<ServedGeneration> = {}): ServedGeneration =>
+      servedGeneration(
+        { hash: data.hash, organizationId: t.organizationId, workspaceId: t.workspaceId },
+        {
+          costNano: 1_500n,
+          externalUser: "user-1",
+          attempts: [{ provider: "mock", model: "mock/echo", status: 200, durationMs: 3 }],
+          input: [{ role: "user", content: "secret prompt" }],
+          output: "secret completion",
+          params: { temperature: 0.5 },
+          ...over,
+        },
+      );
 
     // What reaches the disk: the record's fields, no prompt, completion or parameters.
     const good = served();

@@ -1,0 +1,55 @@
+import { newGenerationId } from "../../src/gateway/chat/serve.js";
+import type { ServedGeneration } from "../../src/gateway/recording.js";
+import type { RecordStore } from "../../src/stores/record-store.js";
+
+/** A finished generation as the chat path hands it to the recorder (mock/echo, 20,000 nano-USD). */
+export const servedGeneration = (
+  key: ServedGeneration["key"],
+  over: Partial<ServedGeneration> = {},
+): ServedGeneration => ({
+  id: newGenerationId(),
+  key,
+  model: "mock/echo",
+  provider: "mock",
+  providerName: "Mock",
+  createdAt: new Date(),
+  appTitle: null,
+  referer: null,
+  externalUser: null,
+  sessionId: null,
+  promptTokens: 10,
+  completionTokens: 5,
+  cachedTokens: 0,
+  reasoningTokens: 0,
+  costNano: 20_000n,
+  byokCostNano: 0n,
+  isByok: false,
+  latencyMs: 1,
+  generationTimeMs: 1,
+  finishReason: "stop",
+  streamed: false,
+  cancelled: false,
+  upstreamId: null,
+  attempts: [],
+  input: [],
+  output: "ok",
+  params: null,
+  ...over,
+});
+
+/** Holds every record-store transaction of `store` until `open()` (a commit that cannot happen yet). */
+export function gateTransactions(store: RecordStore): { open(): void } {
+  const transaction = store.transaction.bind(store);
+  let open: () => void = () => undefined;
+  const opened = new Promise<void>((done) => (open = done));
+  store.transaction = async (fn) => {
+    await opened;
+    return transaction(fn);
+  };
+  return {
+    open: () => {
+      open();
+      store.transaction = transaction;
+    },
+  };
+}
