@@ -3,6 +3,13 @@ import { SegmentLog } from "../stores/segment-log.js";
 import { recordBatch, type RecordingDeps, type ServedGeneration } from "./recording.js";
 
 /**
+ * Segments rotate at 1 MiB (about 1,500 generations): a segment is deleted once all its entries
+ * are committed, and after a crash the next start reads the released entries of the segments
+ * still there too (duplicates by id), so small segments keep that read short.
+ */
+const SEGMENT_BYTES = 1024 * 1024;
+
+/**
  * The recording journal: durable recording on a record store owned by this process (SQLite). A
  * finished generation is appended here before its answer is sent, and released once its record is
  * committed; the commit itself is group-committed after the answer (recorder.ts, gathering like
@@ -19,13 +26,6 @@ import { recordBatch, type RecordingDeps, type ServedGeneration } from "./record
  * append is written to the OS before it resolves (it survives a crash of the process; like the
  * SQLite store's own commits, synchronous=NORMAL, not a power loss).
  */
-/**
- * Segments rotate at 1 MiB (about 1,500 generations): a segment is deleted once all its entries
- * are committed, and after a crash the next start reads the released entries of the segments
- * still there too (duplicates by id), so small segments keep that read short.
- */
-const SEGMENT_BYTES = 1024 * 1024;
-
 export class RecordingJournal {
   private constructor(private readonly log: SegmentLog) {}
 
@@ -54,9 +54,9 @@ export class RecordingJournal {
   /**
    * Records the generations an earlier process journaled and did not release, one batch per
    * organization (idempotent by id: those it did commit are duplicates), then releases them. A
-   * record ingest refuses (a DomainError: the record itself is wrong, which no retry can mend) is reported
-   * and released; any other failure (the store down) throws and keeps the journal as it is, for
-   * the next start.
+   * record ingest refuses (a DomainError: the record itself is wrong, which no retry can mend) is
+   * reported and released; any other failure (the store down) throws and keeps the journal as it
+   * is, for the next start.
    */
   async replay(
     deps: RecordingDeps,
