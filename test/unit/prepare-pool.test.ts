@@ -1,4 +1,5 @@
 import fc from "fast-check";
+import type { Worker } from "node:worker_threads";
 import { afterAll, describe, expect, it } from "vitest";
 import {
   inlinePreparer,
@@ -211,15 +212,36 @@ describe("ingest worker pool", () => {
   });
 
   it("a worker that dies fails the batch it held with an error; the next batch gets a new worker", async () => {
-    // A heap far too small for a 20 MB body: the worker runs out of memory mid-parse.
-    const small = startPreparePool(1, { maxOldGenerationSizeMb: 24 });
+    // The worker is stopped while it holds a batch (between its check and normalise steps). A
+    // worker out of its heap (resourceLimits) dies the same way, but V8 may then take the whole
+    // process down with it (an allocation in JSON.parse past the limit): not a thing a test can
+    // do reliably.
+    const workers: Worker[] = [];
+    const small = startPreparePool(1, { onWorker: (w) => workers.push(w) });
     try {
-      const big = JSON.stringify({
-        generations: Array.from({ length: 10_000 }, (_, i) => ({ id: `g${i}`, model: "x".repeat(2_000) })),
+      const body = JSON.stringify({
+        generations: [
+          {
+            id: "dies",
+            created_at: "2026-11-18T11:00:00Z",
+            api_key_hash: HASH_A,
+            model: "openai/gpt-4o",
+            provider: "OpenAI",
+            tokens_prompt: 1,
+            tokens_completion: 1,
+            usage: 0.5,
+            latency_ms: 1,
+          },
+        ],
       });
-      await expect(small.prepare({ format: "json", text: big }, ORG, NOW, resolve)).rejects.toThrow(
+      const stopping: Resolve = async (refs) => {
+        await workers[0]?.terminate();
+        return resolve(refs);
+      };
+      await expect(small.prepare({ format: "json", text: body }, ORG, NOW, stopping)).rejects.toThrow(
         /ingest worker/,
       );
+      expect(workers).toHaveLength(1);
       const ok = await outcome(
         small.prepare(
           {
@@ -246,6 +268,7 @@ describe("ingest worker pool", () => {
         ),
       );
       expect((ok.ok as { ids: string[] }).ids).toEqual(["after"]);
+      expect(workers).toHaveLength(2); // a new worker took it
     } finally {
       await small.close();
     }

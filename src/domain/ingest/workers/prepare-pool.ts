@@ -94,11 +94,19 @@ class Slot {
   }
 }
 
+export interface PreparePoolOptions {
+  /** Each worker's resource limits (its heap, say); default: Node's. */
+  limits?: ResourceLimits;
+  /** Told of each worker thread as it starts (diagnostics; tests stop one mid-batch). */
+  onWorker?: (worker: Worker) => void;
+}
+
 /**
  * A pool of `size` ingest worker threads, started on first use; a worker that dies (e.g. out of
  * its heap, `limits`) fails the batches it held (500) and is replaced by the next batch.
  */
-export function startPreparePool(size: number, limits?: ResourceLimits): BatchPreparer {
+export function startPreparePool(size: number, opts: PreparePoolOptions = {}): BatchPreparer {
+  const { limits, onWorker } = opts;
   if (!Number.isInteger(size) || size < 1) throw new Error("ingest worker pool: size must be ≥ 1");
   const slots: Slot[] = [];
   let nextJob = 1;
@@ -117,6 +125,7 @@ export function startPreparePool(size: number, limits?: ResourceLimits): BatchPr
     if (!best || (best.batches > 0 && slots.length < size)) {
       best = new Slot(onDeath, limits);
       slots.push(best);
+      onWorker?.(best.worker);
     }
     return best;
   }
