@@ -1,6 +1,6 @@
 import { DomainError } from "../domain/errors.js";
 import { SegmentLog } from "../stores/segment-log.js";
-import { recordBatch, type RecordingDeps, type ServedGeneration } from "./recording.js";
+import { recordBatch, recordGeneration, type RecordingDeps, type ServedGeneration } from "./recording.js";
 
 /**
  * Segments rotate at 1 MiB (about 1,500 generations): a segment is deleted once all its entries
@@ -82,22 +82,22 @@ export class RecordingJournal {
       try {
         await recordBatch(deps, org, gs);
         recorded += gs.length;
+        this.log.release(gs.map((g) => g.id));
+        continue;
       } catch {
         // Alone, each record succeeds or fails on its own; only a refusal is final.
-        for (const g of gs) {
-          try {
-            await recordBatch(deps, org, [g]);
-            recorded++;
-          } catch (err) {
-            if (!(err instanceof DomainError)) throw err;
-            refused(err, g.id);
-            refusedCount++;
-          }
-          this.log.release([g.id]);
-        }
-        continue;
       }
-      this.log.release(gs.map((g) => g.id));
+      for (const g of gs) {
+        try {
+          await recordGeneration(deps, g);
+          recorded++;
+        } catch (err) {
+          if (!(err instanceof DomainError)) throw err;
+          refused(err, g.id);
+          refusedCount++;
+        }
+        this.log.release([g.id]);
+      }
     }
     return { recorded, refused: refusedCount };
   }
@@ -123,31 +123,14 @@ type Entry = Omit<
 };
 
 export function encodeEntry(g: ServedGeneration): string {
+  // Every field of the record, in JSON's terms; the Broadcast-only content left out.
+  const { input: _input, output: _output, params: _params, key, ...rest } = g;
   const entry: Entry = {
-    id: g.id,
-    key: { hash: g.key.hash, organizationId: g.key.organizationId, workspaceId: g.key.workspaceId },
-    model: g.model,
-    provider: g.provider,
-    providerName: g.providerName,
+    ...rest,
+    key: { hash: key.hash, organizationId: key.organizationId, workspaceId: key.workspaceId },
     createdAt: g.createdAt.toISOString(),
-    appTitle: g.appTitle,
-    referer: g.referer,
-    externalUser: g.externalUser,
-    sessionId: g.sessionId,
-    promptTokens: g.promptTokens,
-    completionTokens: g.completionTokens,
-    cachedTokens: g.cachedTokens,
-    reasoningTokens: g.reasoningTokens,
     costNano: g.costNano.toString(),
     byokCostNano: g.byokCostNano.toString(),
-    isByok: g.isByok,
-    latencyMs: g.latencyMs,
-    generationTimeMs: g.generationTimeMs,
-    finishReason: g.finishReason,
-    streamed: g.streamed,
-    cancelled: g.cancelled,
-    upstreamId: g.upstreamId,
-    attempts: g.attempts,
   };
   return JSON.stringify(entry);
 }
@@ -160,7 +143,8 @@ export function decodeEntry(payload: string): ServedGeneration | null {
   } catch {
     return null;
   }
-  const createdAt = new Date(typeof e?.createdAt === "string" ? e.createdAt : NaN);
+  if (typeof e !== "object" || e === null) return null;
+  const createdAt = new Date(typeof e.createdAt === "string" ? e.createdAt : NaN);
   if (
     typeof e.id !== "string" ||
     typeof e.key?.hash !== "string" ||

@@ -170,6 +170,7 @@ describe("recording journal: answered before the commit, recorded by the next st
     expect(encoded).not.toContain("secret");
     expect(decodeEntry(encoded)).toEqual({ ...good, input: [], output: null, params: null });
     expect(decodeEntry("{not json")).toBeNull();
+    expect(decodeEntry("null")).toBeNull(); // valid JSON, not an entry
     expect(decodeEntry(JSON.stringify({ id: "x" }))).toBeNull();
 
     const journalDir = join(dir, "journal");
