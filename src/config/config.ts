@@ -153,20 +153,21 @@ export interface GatewayConfig {
   recording: "durable" | "deferred";
   /**
    * With deferred or journaled recording, how long a generation's record may wait for others to
-   * share its group commit, in ms (GenerationRecorder's gatherMs; reads on this instance never wait for it).
+   * share its group commit, in ms (GenerationRecorder's gatherMs; reads on this instance never
+   * wait for it).
    */
   recordingGatherMs: number;
   /**
    * With durable recording on a shared store (PostgreSQL: no journal), how long a record flush may
-   * wait for the model requests still in
-   * flight on this instance to join it, in ms, and only while some are (GenerationRecorder's
-   * commitDelayMs: PostgreSQL's commit_delay with commit_siblings); 0 = never.
+   * wait for the model requests still in flight on this instance to join it, in ms, and only while
+   * some are (GenerationRecorder's commitDelayMs: PostgreSQL's commit_delay with commit_siblings);
+   * 0 = never.
    */
   recordingCommitDelayMs: number;
   /**
    * With deferred or journaled recording, how many records may wait for their commit before an
-   * answer waits for its own commit: the queue holds each generation's prompt and output,
-   * so a stalled record store must not let it grow with the request rate.
+   * answer waits for its own commit: the queue holds each generation's prompt and output, so a
+   * stalled record store must not let it grow with the request rate.
    */
   recordingMaxQueued: number;
 }

@@ -216,13 +216,12 @@ describe("ingest worker pool", () => {
     // worker out of its heap (resourceLimits) dies the same way, but V8 may then take the whole
     // process down with it (an allocation in JSON.parse past the limit): not a thing a test can
     // do reliably.
-    const workers: Worker[] = [];
-    const small = startPreparePool(1, { onWorker: (w) => workers.push(w) });
-    try {
-      const body = JSON.stringify({
+    /** A body of one valid record with this id. */
+    const oneRecord = (id: string): string =>
+      JSON.stringify({
         generations: [
           {
-            id: "dies",
+            id,
             created_at: "2026-11-18T11:00:00Z",
             api_key_hash: HASH_A,
             model: "openai/gpt-4o",
@@ -234,38 +233,19 @@ describe("ingest worker pool", () => {
           },
         ],
       });
+    const workers: Worker[] = [];
+    const small = startPreparePool(1, { onWorker: (w) => workers.push(w) });
+    try {
       const stopping: Resolve = async (refs) => {
         await workers[0]?.terminate();
         return resolve(refs);
       };
-      await expect(small.prepare({ format: "json", text: body }, ORG, NOW, stopping)).rejects.toThrow(
-        /ingest worker/,
-      );
+      await expect(
+        small.prepare({ format: "json", text: oneRecord("dies") }, ORG, NOW, stopping),
+      ).rejects.toThrow(/ingest worker/);
       expect(workers).toHaveLength(1);
       const ok = await outcome(
-        small.prepare(
-          {
-            format: "json",
-            text: JSON.stringify({
-              generations: [
-                {
-                  id: "after",
-                  created_at: "2026-11-18T11:00:00Z",
-                  api_key_hash: HASH_A,
-                  model: "openai/gpt-4o",
-                  provider: "OpenAI",
-                  tokens_prompt: 1,
-                  tokens_completion: 1,
-                  usage: 0.5,
-                  latency_ms: 1,
-                },
-              ],
-            }),
-          },
-          ORG,
-          NOW,
-          resolve,
-        ),
+        small.prepare({ format: "json", text: oneRecord("after") }, ORG, NOW, resolve),
       );
       expect((ok.ok as { ids: string[] }).ids).toEqual(["after"]);
       expect(workers).toHaveLength(2); // a new worker took it

@@ -108,10 +108,10 @@ function pieceEnd(text: string, start: number): number {
  * A hit stands for exactly what counting would return: a text is kept only when it was counted
  * whole and exactly, and a hit is used only where the request's budget still holds the whole text
  * (and it is spent as counting would spend it), so a prompt counts the same with or without the
- * cache. Bounded by the units it holds (MAX_CACHED_UNITS, ~8 MB of UTF-16, and ENTRY_UNITS more per
- * entry for the Map), least recently used
- * dropped first; texts over CACHEABLE_UNITS are not kept. Keys are the texts themselves: strings of
- * a parsed JSON body are their own copies, not slices pinning a larger string.
+ * cache. Bounded by the units it holds (MAX_CACHED_UNITS, ~8 MB of UTF-16, and ENTRY_UNITS more
+ * per entry for the Map), least recently used dropped first; texts over CACHEABLE_UNITS are not
+ * kept. Keys are the texts themselves: strings of a parsed JSON body are their own copies, not
+ * slices pinning a larger string.
  */
 const CACHEABLE_UNITS = 16_384;
 const MAX_CACHED_UNITS = 4 * 1024 * 1024;

@@ -5,8 +5,8 @@ import type { DialectCaps } from "../dialect.js";
  * Accepted ingest batches not yet written to a single-writer activity store (embedded DuckDB): a
  * row is added in the record-store transaction that accepts the batch, and deleted once the
  * batch's rows are in the activity store (src/domain/ingest/pipeline/ingest-buffer.ts). The rows
- * themselves are in the store's ingest log, under `token` (src/stores/segment-log.ts). `seq` is never reused
- * (AUTOINCREMENT / bigserial): the activity store remembers applied sequence numbers.
+ * themselves are in the store's ingest log, under `token` (src/stores/segment-log.ts). `seq` is
+ * never reused (AUTOINCREMENT / bigserial): the activity store remembers applied sequence numbers.
  */
 export function ingestBuffer(caps: DialectCaps) {
   return {
