@@ -230,6 +230,33 @@ describe("a stream that stalls after its first chunk (idle_timeout_ms)", () => {
     const stalled = openai.requests.filter((q) => q.body?.model === "stall").at(-1)!;
     expect(await stalled.closed).toEqual({ aborted: true });
   });
+
+  it("forwards the first chunk as it arrives, not with the rest of the stream", async () => {
+    const t0 = performance.now();
+    const r = await fetch(`${s.baseUrl}/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: JSON.stringify({
+        model: "file/stall",
+        stream: true,
+        messages: [{ role: "user", content: "Hi" }],
+      }),
+      signal: AbortSignal.timeout(15_000),
+    });
+    const reader = r.body!.getReader();
+    let text = "";
+    while (!text.includes('"Hello"')) {
+      const { value, done } = await reader.read();
+      expect(done).toBe(false);
+      text += new TextDecoder().decode(value);
+    }
+    // The upstream goes silent for 300 ms (idle_timeout_ms) after "Hello": the chunk did not wait.
+    const firstMs = performance.now() - t0;
+    while (!(await reader.read()).done);
+    const endMs = performance.now() - t0;
+    expect(endMs).toBeGreaterThanOrEqual(290);
+    expect(firstMs).toBeLessThan(endMs - 200);
+  });
 });
 
 describe("429 with Retry-After from the upstream", () => {

@@ -66,11 +66,24 @@ export async function chatRoutes(root: FastifyInstance, ctx: AppContext, gw: Gat
     };
     if (call.body.stream === true) {
       let opened = false;
+      const res = reply.raw;
+      // What is written in one turn of the event loop (the head and the first chunk; the chunks of
+      // one upstream read) leaves in one socket write at the end of that turn: one system call
+      // instead of one per chunk, and no chunk waits for a later upstream read.
+      let corked = false;
+      const corkTurn = () => {
+        if (corked) return;
+        corked = true;
+        res.cork();
+        process.nextTick(() => {
+          corked = false;
+          res.uncork();
+        });
+      };
       await streamChat(gw, call, {
         start: (headers) => {
           opened = true;
           void reply.hijack();
-          const res = reply.raw;
           res.writeHead(200, {
             "content-type": "text/event-stream",
             "cache-control": "no-cache",
@@ -78,23 +91,23 @@ export async function chatRoutes(root: FastifyInstance, ctx: AppContext, gw: Gat
             "x-request-id": String(request.id),
             ...headers,
           });
-          // The head and the first chunk (written in this same turn) leave in one socket write;
-          // the head is sent at the end of the turn even when no chunk follows.
-          res.cork();
+          // The head is sent at the end of the turn even when no chunk follows.
+          corkTurn();
           res.flushHeaders();
-          process.nextTick(() => res.uncork());
         },
         write: (text) => {
-          if (!reply.raw.destroyed) reply.raw.write(text);
+          if (res.destroyed) return;
+          corkTurn();
+          res.write(text);
         },
         end: (last) => {
-          if (!reply.raw.destroyed) reply.raw.end(last);
+          if (!res.destroyed) res.end(last);
         },
       });
       if (!opened) {
         // The client left (or the server is shutting down) before any answer: nothing to send.
         void reply.hijack();
-        reply.raw.destroy();
+        res.destroy();
       }
       return reply;
     }
