@@ -16,6 +16,13 @@ interface Hold {
   settledSeq: number | null;
 }
 
+/** Adds `amount` to the total of `id` in `totals`, dropping totals that reach zero. */
+function addTo(totals: Map<string, bigint>, id: string, amount: bigint): void {
+  const next = (totals.get(id) ?? 0n) + amount;
+  if (next === 0n) totals.delete(id);
+  else totals.set(id, next);
+}
+
 /**
  * Holds in this process (one instance: embedded SQLite). Where the process keeps a copy of the
  * committed current-window totals (SQLite in a file: src/domain/usage/committed-usage.ts) the
@@ -28,10 +35,22 @@ interface Hold {
  * is in flight. Either way a settle's charge is committed (and in the copy) before its hold is
  * dropped, so a reserve sees the hold or the charge (or both, which only refuses more), never
  * neither.
+ *
+ * What the open holds add up to is kept per key and per workspace as they are taken and dropped,
+ * so a reserve costs the same with ten open holds or ten thousand (long streams keep thousands
+ * open on a busy gateway; counting them one by one cost ~18 µs per thousand, docs/performance.md).
+ * Expired holds are dropped by a sweep of all holds, run by the first reserve at or past the
+ * earliest expiry: a hold in flight is renewed every third of the lifetime (hold.ts), so a sweep
+ * runs about once per two thirds of it, and an expired hold never counts in a reserve.
  */
 export class MemoryReservationStore implements ReservationStore {
   readonly kind = "memory";
   private readonly holds = new Map<string, Hold>();
+  /** Open holds' amounts by key hash (those that count toward the key) and by workspace id. */
+  private readonly heldByKey = new Map<string, bigint>();
+  private readonly heldByWorkspace = new Map<string, bigint>();
+  /** No open hold expires before this (a lower bound: renewals only move expiries later). */
+  private earliestExpiryMs = Infinity;
   private readonly lingering: Hold[] = [];
   private seq = 0;
   /** Sequence numbers of reserves whose ledger read is in flight. */
@@ -56,19 +75,16 @@ export class MemoryReservationStore implements ReservationStore {
         (await readKeyAndWorkspaceUsage(this.store.db, keyHash, workspaceId, req.now));
       // From here to the end: synchronous, so no other reserve or settle interleaves.
       const nowMs = Date.now();
-      let heldKey = 0n;
-      let heldWs = 0n;
-      const count = (h: Hold) => {
+      if (nowMs >= this.earliestExpiryMs) this.sweep(nowMs);
+      let heldKey = this.heldByKey.get(req.key.hash) ?? 0n;
+      let heldWs = this.heldByWorkspace.get(req.workspace.id) ?? 0n;
+      for (const h of this.lingering) {
+        if ((h.settledSeq ?? 0) <= started) continue;
         if (h.countsKey && h.keyHash === req.key.hash) heldKey += h.amount;
         if (h.countsWorkspace && h.workspaceId === req.workspace.id) heldWs += h.amount;
-      };
-      for (const [id, h] of this.holds) {
-        if (h.expiresAtMs <= nowMs) this.holds.delete(id);
-        else count(h);
       }
-      for (const h of this.lingering) if ((h.settledSeq ?? 0) > started) count(h);
       const plan = decide(roomOf(req, keyTotals, wsTotals, { key: heldKey, workspace: heldWs }));
-      this.holds.set(req.id, {
+      this.add(req.id, {
         keyHash: req.key.hash,
         workspaceId: req.workspace.id,
         amount: plan.amountNano,
@@ -86,16 +102,15 @@ export class MemoryReservationStore implements ReservationStore {
 
   async settle(id: string, _workspaceId: string, charge: () => Promise<void>): Promise<void> {
     await charge();
-    const h = this.holds.get(id);
+    const h = this.remove(id);
     if (!h) return;
-    this.holds.delete(id);
     h.settledSeq = ++this.seq;
     this.lingering.push(h);
     this.collect();
   }
 
   async release(id: string): Promise<void> {
-    this.holds.delete(id);
+    this.remove(id);
   }
 
   async renew(ids: readonly string[]): Promise<void> {
@@ -108,6 +123,33 @@ export class MemoryReservationStore implements ReservationStore {
 
   async openCount(): Promise<number> {
     return this.holds.size;
+  }
+
+  private add(id: string, h: Hold): void {
+    this.remove(id); // a repeated id replaces its hold (ids are request + attempt: not expected)
+    this.holds.set(id, h);
+    if (h.countsKey) addTo(this.heldByKey, h.keyHash, h.amount);
+    if (h.countsWorkspace) addTo(this.heldByWorkspace, h.workspaceId, h.amount);
+    if (h.expiresAtMs < this.earliestExpiryMs) this.earliestExpiryMs = h.expiresAtMs;
+  }
+
+  private remove(id: string): Hold | undefined {
+    const h = this.holds.get(id);
+    if (!h) return undefined;
+    this.holds.delete(id);
+    if (h.countsKey) addTo(this.heldByKey, h.keyHash, -h.amount);
+    if (h.countsWorkspace) addTo(this.heldByWorkspace, h.workspaceId, -h.amount);
+    return h;
+  }
+
+  /** Drops the holds expired at `nowMs` and finds the earliest expiry of those left. */
+  private sweep(nowMs: number): void {
+    let earliest = Infinity;
+    for (const [id, h] of this.holds) {
+      if (h.expiresAtMs <= nowMs) this.remove(id);
+      else if (h.expiresAtMs < earliest) earliest = h.expiresAtMs;
+    }
+    this.earliestExpiryMs = earliest;
   }
 
   /** Drops lingering holds that no in-flight ledger read can have missed. */

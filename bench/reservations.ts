@@ -1,0 +1,196 @@
+/**
+ * The cost of one reservation (reserve, then release) against the number of other holds open,
+ * as on a gateway whose streams last tens of seconds: at 100 requests/s and 30 s per answer, 3,000
+ * holds are open at any time. Every hold is in one workspace (the worst case: one company-wide
+ * workspace), spread over 50 keys; the timed reserves are of one of those keys.
+ *
+ * Two reservation stores of the same kind side by side in one process: `empty` (no other hold
+ * open: the baseline) and `loaded` (N others open). Rounds alternate between them, so both see the
+ * same machine; printed per N: µs per reserve + release on each, and loaded / empty.
+ *
+ * The in-process store (embedded SQLite in a file, the committed copy) always; PostgreSQL's
+ * shared store too with --postgres URL (a database is created there and dropped after).
+ *
+ *   npx tsx bench/reservations.ts [--rounds 5] [--pairs 2000] [--open 0,100,1000,5000,20000]
+ *                                 [--postgres postgres://postgres@127.0.0.1:5432/test]
+ */
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import pg from "pg";
+import type { KeyPolicy, WorkspacePolicy } from "../src/domain/policy/policy.js";
+import { createOrganization } from "../src/domain/organizations/create-organization.js";
+import type { HoldPlan } from "../src/gateway/enforcement.js";
+import { MemoryReservationStore } from "../src/gateway/reservations/memory-store.js";
+import { PostgresReservationStore } from "../src/gateway/reservations/postgres-store.js";
+import type { ReservationStore } from "../src/gateway/reservations/reservation-store.js";
+import type { HoldRequest } from "../src/gateway/reservations/room.js";
+import { systemClock } from "../src/lib/clock.js";
+import type { RecordStore } from "../src/stores/record-store.js";
+import { openPostgresStore } from "../src/stores/postgres/open-postgres.js";
+import { openSqliteStore } from "../src/stores/sqlite/open-sqlite.js";
+import { numberOption, stringOption } from "./lib/args.js";
+import { median } from "./lib/stats.js";
+
+const args = process.argv.slice(2);
+const opt = numberOption(args);
+const ROUNDS = opt("rounds", 5);
+const PAIRS = opt("pairs", 2000);
+const OPEN = (stringOption(args)("open") ?? "0,100,1000,5000,20000").split(",").map(Number);
+const PG_URL = stringOption(args)("postgres");
+const KEYS = 50;
+const TTL_MS = 10 * 60_000;
+
+const workspacePolicy = (id: string, organizationId: string): WorkspacePolicy => ({
+  id,
+  organizationId,
+  slug: "default",
+  isDefault: true,
+  deleted: false,
+  includeByokInBudgets: false,
+  budgets: [{ id: "b", interval: "monthly", limitNano: 10n ** 18n, createdAt: "", updatedAt: "" }],
+});
+
+const keyPolicy = (n: number, ws: WorkspacePolicy): KeyPolicy => ({
+  id: n,
+  hash: `bench-key-${n}`,
+  organizationId: ws.organizationId,
+  workspaceId: ws.id,
+  isManagement: false,
+  disabled: false,
+  expiresAt: null,
+  deleted: false,
+  limitNano: 10n ** 18n,
+  limitReset: null,
+  includeByokInLimit: false,
+  label: "bench",
+  creatorUserId: null,
+});
+
+const plan = (): HoldPlan => ({ amountNano: 1_000n, maxTokens: 1, capped: false });
+
+interface Side {
+  rs: ReservationStore;
+  ws: WorkspacePolicy;
+  keys: KeyPolicy[];
+  /** Background holds open now. */
+  open: string[];
+}
+
+const request = (side: Side, id: string, key: KeyPolicy): HoldRequest => ({
+  id,
+  organizationId: side.ws.organizationId,
+  key,
+  workspace: side.ws,
+  countsKey: true,
+  countsWorkspace: true,
+  now: new Date(),
+});
+
+async function setOpen(side: Side, n: number): Promise<void> {
+  while (side.open.length > n) await side.rs.release(side.open.pop() as string);
+  while (side.open.length < n) {
+    const id = `bg-${side.open.length}-${randomBytes(4).toString("hex")}`;
+    await side.rs.reserve(request(side, id, side.keys[side.open.length % KEYS] as KeyPolicy), plan);
+    side.open.push(id);
+  }
+}
+
+let seq = 0;
+/** µs per reserve + release, over `pairs` of them. */
+async function time(side: Side, pairs: number): Promise<number> {
+  const key = side.keys[0] as KeyPolicy;
+  const t0 = performance.now();
+  for (let i = 0; i < pairs; i++) {
+    const id = `t-${++seq}`;
+    await side.rs.reserve(request(side, id, key), plan);
+    await side.rs.release(id);
+  }
+  return ((performance.now() - t0) * 1000) / pairs;
+}
+
+async function measure(label: string, empty: Side, loaded: Side, maxOpen: number): Promise<void> {
+  console.log(`\n${label}: µs per reserve + release (median of ${ROUNDS} rounds of ${PAIRS})\n`);
+  console.log("| other holds open | empty | loaded | loaded / empty |");
+  console.log("| ---------------- | ----- | ------ | -------------- |");
+  for (const n of OPEN.filter((o) => o <= maxOpen)) {
+    await setOpen(loaded, n);
+    await time(empty, PAIRS); // warm-up
+    await time(loaded, PAIRS);
+    const e: number[] = [];
+    const l: number[] = [];
+    for (let r = 0; r < ROUNDS; r++) {
+      e.push(await time(empty, PAIRS));
+      l.push(await time(loaded, PAIRS));
+    }
+    const me = median(e);
+    const ml = median(l);
+    console.log(`| ${n} | ${me.toFixed(1)} | ${ml.toFixed(1)} | ${((100 * ml) / me).toFixed(0)} % |`);
+  }
+  await setOpen(loaded, 0);
+}
+
+async function memorySides(dir: string): Promise<{ sides: [Side, Side]; stores: RecordStore[] }> {
+  const stores: RecordStore[] = [];
+  const sides = [] as unknown as [Side, Side];
+  for (const name of ["empty", "loaded"]) {
+    const store = await openSqliteStore(join(dir, `${name}.sqlite`));
+    stores.push(store);
+    const ws = workspacePolicy("ws", "org");
+    sides.push({
+      rs: new MemoryReservationStore(store, TTL_MS),
+      ws,
+      keys: Array.from({ length: KEYS }, (_, n) => keyPolicy(n, ws)),
+      open: [],
+    });
+  }
+  return { sides, stores };
+}
+
+async function postgresSides(url: string): Promise<{ sides: [Side, Side]; close: () => Promise<void> }> {
+  const name = `gh_bench_${Date.now().toString(36)}_${randomBytes(3).toString("hex")}`;
+  const admin = new pg.Client({ connectionString: url });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  const dbUrl = new URL(url);
+  dbUrl.pathname = `/${name}`;
+  const store = await openPostgresStore(dbUrl.toString(), 5);
+  const sides = [] as unknown as [Side, Side];
+  for (const label of ["empty", "loaded"]) {
+    const org = await createOrganization(store, systemClock, `bench ${label}`);
+    const ws = workspacePolicy(org.workspaceId, org.organizationId);
+    sides.push({
+      rs: new PostgresReservationStore(store, TTL_MS),
+      ws,
+      keys: Array.from({ length: KEYS }, (_, n) => keyPolicy(n, ws)),
+      open: [],
+    });
+  }
+  return {
+    sides,
+    close: async () => {
+      await store.close();
+      await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await admin.end();
+    },
+  };
+}
+
+const dir = mkdtempSync(join(tmpdir(), "gatehouse-bench-reservations-"));
+try {
+  const memory = await memorySides(dir);
+  await measure("In-process store (SQLite in a file)", ...memory.sides, Infinity);
+  for (const s of memory.stores) await s.close();
+  if (PG_URL) {
+    const pgSides = await postgresSides(PG_URL);
+    try {
+      // Every background hold is a row: 20,000 take a while to insert one by one, and say no more.
+      await measure("PostgreSQL store", ...pgSides.sides, 5_000);
+    } finally {
+      await pgSides.close();
+    }
+  }
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}

@@ -1,0 +1,147 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import type { KeyPolicy, WorkspacePolicy } from "../../src/domain/policy/policy.js";
+import type { HoldPlan } from "../../src/gateway/enforcement.js";
+import { MemoryReservationStore } from "../../src/gateway/reservations/memory-store.js";
+import type { HoldRequest, Room } from "../../src/gateway/reservations/room.js";
+import type { RecordStore } from "../../src/stores/record-store.js";
+import { openSqliteStore } from "../../src/stores/sqlite/open-sqlite.js";
+
+/**
+ * The in-process reservation store's arithmetic: what a reserve sees as held by other requests
+ * is the sum of the open holds that count toward the same key and the same workspace, however
+ * many other holds are open, and never an expired one. (The end-to-end guarantees under
+ * concurrency are in enforcement.test.ts.) On SQLite in a file (the committed copy: a synchronous
+ * reserve) and in memory (an asynchronous ledger read).
+ */
+
+const dir = mkdtempSync(join(tmpdir(), "gatehouse-reservations-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const workspace = (id: string): WorkspacePolicy => ({
+  id,
+  organizationId: "org",
+  slug: id,
+  isDefault: false,
+  deleted: false,
+  includeByokInBudgets: false,
+  budgets: [{ id: `b-${id}`, interval: "monthly", limitNano: 10n ** 15n, createdAt: "", updatedAt: "" }],
+});
+
+const key = (hash: string, workspaceId: string): KeyPolicy => ({
+  id: 1,
+  hash,
+  organizationId: "org",
+  workspaceId,
+  isManagement: false,
+  disabled: false,
+  expiresAt: null,
+  deleted: false,
+  limitNano: 10n ** 15n,
+  limitReset: null,
+  includeByokInLimit: false,
+  label: "k",
+  creatorUserId: null,
+});
+
+const request = (
+  id: string,
+  keyHash: string,
+  workspaceId: string,
+  counts: { key?: boolean; workspace?: boolean } = {},
+): HoldRequest => ({
+  id,
+  organizationId: "org",
+  key: key(keyHash, workspaceId),
+  workspace: workspace(workspaceId),
+  countsKey: counts.key ?? true,
+  countsWorkspace: counts.workspace ?? true,
+  now: new Date(),
+});
+
+/** Reserves `amount` and returns what the reserve saw held by others (key, workspace). */
+async function reserve(
+  rs: MemoryReservationStore,
+  req: HoldRequest,
+  amount: bigint,
+): Promise<{ key: bigint | null; workspace: bigint | null }> {
+  let seen: Room | null = null;
+  await rs.reserve(req, (room): HoldPlan => {
+    seen = room;
+    return { amountNano: amount, maxTokens: 1, capped: false };
+  });
+  const room = seen as Room | null;
+  return { key: room?.key?.reservedNano ?? null, workspace: room?.budgets[0]?.reservedNano ?? null };
+}
+
+const stores: [string, () => Promise<RecordStore>][] = [
+  ["SQLite in a file", () => openSqliteStore(join(dir, `${Math.random()}.sqlite`))],
+  ["SQLite in memory", () => openSqliteStore(":memory:")],
+];
+
+for (const [name, open] of stores) {
+  describe(`memory reservations (${name})`, () => {
+    it("counts the open holds of the same key and workspace only, whatever else is open", async () => {
+      const store = await open();
+      const rs = new MemoryReservationStore(store, 60_000);
+      // 2,000 holds of 1 by seven keys (key kN in workspace w(N % 3)): k0 took 286 of them, and
+      // w0's keys (k0, k3, k6) 857.
+      for (let i = 0; i < 2_000; i++) {
+        await reserve(rs, request(`other-${i}`, `k${i % 7}`, `w${(i % 7) % 3}`), 1n);
+      }
+      expect(await reserve(rs, request("a", "k0", "w0"), 1_000n)).toEqual({ key: 286n, workspace: 857n });
+      expect(await reserve(rs, request("b", "k0", "w0"), 10n)).toEqual({ key: 1_286n, workspace: 1_857n });
+      expect(await reserve(rs, request("c3", "k3", "w0"), 1n)).toEqual({ key: 286n, workspace: 1_867n });
+      // A key of another workspace sees that workspace's holds, not w0's.
+      expect(await reserve(rs, request("c", "fresh", "w9"), 5n)).toEqual({ key: 0n, workspace: 0n });
+      expect(await rs.openCount()).toBe(2_004);
+      await store.close();
+    });
+
+    it("a hold that does not count toward the key (or the workspace) is not held there", async () => {
+      const store = await open();
+      const rs = new MemoryReservationStore(store, 60_000);
+      await reserve(rs, request("byok-key", "k", "w", { key: false }), 100n);
+      await reserve(rs, request("byok-ws", "k", "w", { workspace: false }), 20n);
+      expect(await reserve(rs, request("next", "k", "w"), 1n)).toEqual({ key: 20n, workspace: 100n });
+      await store.close();
+    });
+
+    it("a settled or released hold stops counting once its charge is in; releasing twice changes nothing", async () => {
+      const store = await open();
+      const rs = new MemoryReservationStore(store, 60_000);
+      await reserve(rs, request("r1", "k", "w"), 100n);
+      await reserve(rs, request("r2", "k", "w"), 30n);
+      await rs.release("r1");
+      await rs.release("r1");
+      expect(await reserve(rs, request("r3", "k", "w"), 1n)).toEqual({ key: 30n, workspace: 30n });
+      let held: { key: bigint | null; workspace: bigint | null } | null = null;
+      await rs.settle("r2", "w", async () => {
+        // While its charge is being recorded, the hold still counts.
+        held = await reserve(rs, request("r4", "k", "w"), 2n);
+      });
+      expect(held).toEqual({ key: 31n, workspace: 31n });
+      await rs.release("r3");
+      await rs.release("r4");
+      expect(await reserve(rs, request("r5", "k", "w"), 1n)).toEqual({ key: 0n, workspace: 0n });
+      expect(await rs.openCount()).toBe(1);
+      await store.close();
+    });
+
+    it("an expired hold counts for nothing; a renewed one keeps counting", async () => {
+      const store = await open();
+      const rs = new MemoryReservationStore(store, 150);
+      await reserve(rs, request("stale", "k", "w"), 100n);
+      await reserve(rs, request("live", "k", "w"), 7n);
+      await new Promise((done) => setTimeout(done, 100));
+      await rs.renew(["live"]);
+      await new Promise((done) => setTimeout(done, 100));
+      // 200 ms in: "stale" expired at 150, "live" was renewed at 100 (until 250).
+      expect(await reserve(rs, request("now", "k", "w"), 1n)).toEqual({ key: 7n, workspace: 7n });
+      expect(await rs.openCount()).toBe(2);
+      await store.close();
+    });
+  });
+}
