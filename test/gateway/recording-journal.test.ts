@@ -97,6 +97,44 @@ describe("recording journal: answered before the commit, recorded by the next st
     await first.close();
   });
 
+  it("an app whose journal cannot be recorded (the store down) does not start, closes what it opened, and keeps the journal", async () => {
+    const dir = tempDir();
+    const file = join(dir, "gatehouse.sqlite");
+    const store = await openSqliteStore(file);
+    onTestFinished(() => store.close());
+    const a = await makeTestApp({ store, clock: systemClock, env: { GATEHOUSE_RECORDING: "durable" } });
+    const { key, data } = (
+      await a.call({ method: "POST", url: "/api/v1/keys", payload: { name: "k" } })
+    ).json<{ key: string; data: { hash: string } }>();
+    const ref = { hash: data.hash, organizationId: a.organizationId, workspaceId: a.workspaceId };
+    await a.close();
+    // What a process killed after answering leaves: one generation journaled, never committed.
+    const left = servedGeneration(ref, { costNano: 2_500n });
+    const writer = RecordingJournal.open(`${file}.journal`);
+    await writer.append(left);
+    await writer.close();
+
+    const transaction = store.transaction.bind(store);
+    store.transaction = async () => {
+      throw new Error("record store down");
+    };
+    const closed = vi.spyOn(RecordingJournal.prototype, "close");
+    onTestFinished(() => closed.mockRestore());
+    await expect(
+      makeTestApp({ store, clock: systemClock, env: { GATEHOUSE_RECORDING: "durable" } }),
+    ).rejects.toThrow("record store down");
+    // The gateway the failed start built is closed (its journal with it), nothing recorded.
+    expect(closed).toHaveBeenCalledTimes(1);
+    expect(readdirSync(`${file}.journal`).filter((n) => n.endsWith(".journal"))).toHaveLength(1);
+
+    // The store back: the next start records the entry, once.
+    store.transaction = transaction;
+    const b = await makeTestApp({ store, clock: systemClock, env: { GATEHOUSE_RECORDING: "durable" } });
+    onTestFinished(() => b.close());
+    expect(b.app.gateway.journal?.held()).toEqual([]);
+    expect(await usageOf(b, key)).toBeCloseTo(2.5e-6, 12);
+  });
+
   it("a committed answer leaves nothing in the journal, nor a clean stop a file; deferred recording keeps none", async () => {
     const dir = tempDir();
     const file = join(dir, "gatehouse.sqlite");
