@@ -1,18 +1,22 @@
 /**
- * The cost of one reservation (reserve, then release) against the number of other holds open,
+ * The cost of one reservation (reserve, then settle: an answered request; its charge, the record,
+ * is left out) against the number of other holds open,
  * as on a gateway whose streams last tens of seconds: at 100 requests/s and 30 s per answer, 3,000
  * holds are open at any time. Every hold is in one workspace (the worst case: one company-wide
  * workspace), spread over 50 keys; the timed reserves are of one of those keys.
  *
  * Two reservation stores of the same kind side by side in one process: `empty` (no other hold
  * open: the baseline) and `loaded` (N others open). Rounds alternate between them, so both see the
- * same machine; printed per N: µs per reserve + release on each, and loaded / empty.
+ * same machine; printed per N: µs per reserve + settle on each, and loaded / empty.
  *
  * The in-process store (embedded SQLite in a file, the committed copy) always; PostgreSQL's
- * shared store too with --postgres URL (a database is created there and dropped after).
+ * shared store too with --postgres URL (a database is created there and dropped after), and then
+ * its throughput with --lanes requests at once over two instances, in one workspace against a
+ * workspace per lane.
  *
  *   npx tsx bench/reservations.ts [--rounds 5] [--pairs 2000] [--open 0,100,1000,5000,20000]
  *                                 [--postgres postgres://postgres@127.0.0.1:5432/test]
+ *                                 [--pg-pairs 300] [--lanes 16] [--pg-seconds 2]
  */
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -39,6 +43,10 @@ const ROUNDS = opt("rounds", 5);
 const PAIRS = opt("pairs", 2000);
 const OPEN = (stringOption(args)("open") ?? "0,100,1000,5000,20000").split(",").map(Number);
 const PG_URL = stringOption(args)("postgres");
+const LANES = opt("lanes", 16);
+const PG_SECONDS = opt("pg-seconds", 2);
+/** Each PostgreSQL pair is two commits: milliseconds, not microseconds. */
+const PG_PAIRS = opt("pg-pairs", 300);
 const KEYS = 50;
 const TTL_MS = 10 * 60_000;
 
@@ -69,6 +77,7 @@ const keyPolicy = (n: number, ws: WorkspacePolicy): KeyPolicy => ({
 });
 
 const plan = (): HoldPlan => ({ amountNano: 1_000n, maxTokens: 1, capped: false });
+const noCharge = async (): Promise<void> => undefined;
 
 interface Side {
   rs: ReservationStore;
@@ -98,31 +107,39 @@ async function setOpen(side: Side, n: number): Promise<void> {
 }
 
 let seq = 0;
-/** µs per reserve + release, over `pairs` of them. */
+/** µs per reserve + settle, over `pairs` of them. */
 async function time(side: Side, pairs: number): Promise<number> {
   const key = side.keys[0] as KeyPolicy;
   const t0 = performance.now();
   for (let i = 0; i < pairs; i++) {
     const id = `t-${++seq}`;
     await side.rs.reserve(request(side, id, key), plan);
-    await side.rs.release(id);
+    await side.rs.settle(id, side.ws.id, noCharge);
   }
   return ((performance.now() - t0) * 1000) / pairs;
 }
 
-async function measure(label: string, empty: Side, loaded: Side, maxOpen: number): Promise<void> {
-  console.log(`\n${label}: µs per reserve + release (median of ${ROUNDS} rounds of ${PAIRS})\n`);
+async function measure(
+  label: string,
+  empty: Side,
+  loaded: Side,
+  maxOpen: number,
+  pairs: number,
+): Promise<void> {
+  // JIT and caches settled before anything is recorded.
+  for (let r = 0; r < 3; r++) await Promise.all([time(empty, pairs), time(loaded, pairs)]);
+  console.log(`\n${label}: µs per reserve + settle (median of ${ROUNDS} rounds of ${pairs})\n`);
   console.log("| other holds open | empty | loaded | loaded / empty |");
   console.log("| ---------------- | ----- | ------ | -------------- |");
   for (const n of OPEN.filter((o) => o <= maxOpen)) {
     await setOpen(loaded, n);
-    await time(empty, PAIRS); // warm-up
-    await time(loaded, PAIRS);
+    await time(empty, pairs); // warm-up
+    await time(loaded, pairs);
     const e: number[] = [];
     const l: number[] = [];
     for (let r = 0; r < ROUNDS; r++) {
-      e.push(await time(empty, PAIRS));
-      l.push(await time(loaded, PAIRS));
+      e.push(await time(empty, pairs));
+      l.push(await time(loaded, pairs));
     }
     const me = median(e);
     const ml = median(l);
@@ -148,14 +165,26 @@ async function memorySides(dir: string): Promise<{ sides: [Side, Side]; stores: 
   return { sides, stores };
 }
 
-async function postgresSides(url: string): Promise<{ sides: [Side, Side]; close: () => Promise<void> }> {
+/** A new database beside `url`'s, and how to drop it. */
+async function freshDatabase(url: string): Promise<{ url: string; drop: () => Promise<void> }> {
   const name = `gh_bench_${Date.now().toString(36)}_${randomBytes(3).toString("hex")}`;
   const admin = new pg.Client({ connectionString: url });
   await admin.connect();
   await admin.query(`CREATE DATABASE ${name}`);
   const dbUrl = new URL(url);
   dbUrl.pathname = `/${name}`;
-  const store = await openPostgresStore(dbUrl.toString(), 5);
+  return {
+    url: dbUrl.toString(),
+    drop: async () => {
+      await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await admin.end();
+    },
+  };
+}
+
+async function postgresSides(url: string): Promise<{ sides: [Side, Side]; close: () => Promise<void> }> {
+  const db = await freshDatabase(url);
+  const store = await openPostgresStore(db.url, 5);
   const sides = [] as unknown as [Side, Side];
   for (const label of ["empty", "loaded"]) {
     const org = await createOrganization(store, systemClock, `bench ${label}`);
@@ -171,25 +200,85 @@ async function postgresSides(url: string): Promise<{ sides: [Side, Side]; close:
     sides,
     close: async () => {
       await store.close();
-      await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await admin.end();
+      await db.drop();
     },
   };
+}
+
+/**
+ * Requests per second that reserve and settle, LANES at once over two instances (two stores, two
+ * connection pools, one database), all in one workspace against each lane in a workspace of its
+ * own (the baseline: no lock shared). A reserve holds its workspace's row lock until it commits,
+ * so one workspace takes its reserves one at a time across all instances.
+ */
+async function concurrentPostgres(url: string): Promise<void> {
+  const db = await freshDatabase(url);
+  const stores = [await openPostgresStore(db.url, 8), await openPostgresStore(db.url, 8)];
+  try {
+    const instances = stores.map((st) => new PostgresReservationStore(st, TTL_MS));
+    const workspaces: WorkspacePolicy[] = [];
+    for (let i = 0; i < LANES; i++) {
+      const org = await createOrganization(stores[0] as RecordStore, systemClock, `bench lane ${i}`);
+      workspaces.push(workspacePolicy(org.workspaceId, org.organizationId));
+    }
+    const run = async (shared: boolean): Promise<number> => {
+      let done = 0;
+      const until = performance.now() + PG_SECONDS * 1000;
+      const started = performance.now();
+      await Promise.all(
+        Array.from({ length: LANES }, async (_, lane) => {
+          const ws = (shared ? workspaces[0] : workspaces[lane]) as WorkspacePolicy;
+          const side: Side = {
+            rs: instances[lane % 2] as ReservationStore,
+            ws,
+            keys: [keyPolicy(lane, ws)],
+            open: [],
+          };
+          while (performance.now() < until) {
+            const id = `c-${++seq}`;
+            await side.rs.reserve(request(side, id, side.keys[0] as KeyPolicy), plan);
+            await side.rs.settle(id, ws.id, noCharge);
+            done++;
+          }
+        }),
+      );
+      return (done * 1000) / (performance.now() - started);
+    };
+    await run(true); // warm-up
+    const one: number[] = [];
+    const own: number[] = [];
+    for (let r = 0; r < ROUNDS; r++) {
+      one.push(await run(true));
+      own.push(await run(false));
+    }
+    const m1 = median(one);
+    const mo = median(own);
+    console.log(
+      `\nPostgreSQL, ${LANES} lanes over two instances, reserve + settle per second (median of ${ROUNDS} rounds of ${PG_SECONDS} s)\n`,
+    );
+    console.log("| one workspace | a workspace per lane | one / own |");
+    console.log("| ------------- | -------------------- | --------- |");
+    console.log(`| ${m1.toFixed(0)} | ${mo.toFixed(0)} | ${((100 * m1) / mo).toFixed(0)} % |`);
+  } finally {
+    for (const st of stores) await st.close();
+    await db.drop();
+  }
 }
 
 const dir = mkdtempSync(join(tmpdir(), "gatehouse-bench-reservations-"));
 try {
   const memory = await memorySides(dir);
-  await measure("In-process store (SQLite in a file)", ...memory.sides, Infinity);
+  await measure("In-process store (SQLite in a file)", ...memory.sides, Infinity, PAIRS);
   for (const s of memory.stores) await s.close();
   if (PG_URL) {
     const pgSides = await postgresSides(PG_URL);
     try {
       // Every background hold is a row: 20,000 take a while to insert one by one, and say no more.
-      await measure("PostgreSQL store", ...pgSides.sides, 5_000);
+      await measure("PostgreSQL store", ...pgSides.sides, 5_000, PG_PAIRS);
     } finally {
       await pgSides.close();
     }
+    await concurrentPostgres(PG_URL);
   }
 } finally {
   rmSync(dir, { recursive: true, force: true });

@@ -11,9 +11,10 @@ import { roomOf, type HoldRequest, type Room } from "./room.js";
  * Holds in a PostgreSQL table shared by every instance. A reserve runs in one transaction that
  * first locks the workspace row (every key belongs to one workspace, so this serialises the key
  * too), then sums the workspace's unexpired holds, reads the ledger and inserts the hold. A
- * settle records the charge first and then deletes the hold under the same lock, so a reserve
- * in progress sees either the hold or the charge (or both), never neither. A crashed instance's
- * holds stop being renewed and count for nothing after their expiry; they are deleted later.
+ * settle records the charge first and then deletes the hold, so a reserve sees either the hold
+ * or the charge (or both), never neither; it takes no lock (see settle), so the workspace's lock
+ * is held once per request, by its reserve. A crashed instance's holds stop being renewed and
+ * count for nothing after their expiry; they are deleted later.
  */
 export class PostgresReservationStore implements ReservationStore {
   readonly kind = "postgres";
@@ -88,14 +89,13 @@ export class PostgresReservationStore implements ReservationStore {
     });
   }
 
-  async settle(id: string, workspaceId: string, charge: () => Promise<void>): Promise<void> {
+  async settle(id: string, _workspaceId: string, charge: () => Promise<void>): Promise<void> {
     await charge();
-    await this.serial(workspaceId, () =>
-      this.store.transaction(async (trx) => {
-        await lockWorkspaceRow(trx, workspaceId);
-        await trx.deleteFrom("gateway_reservations").where("id", "=", id).execute();
-      }),
-    );
+    // No lock: the charge is committed before the delete starts, and a reserve reads the holds
+    // before the ledger, each statement at a later snapshot (READ COMMITTED). A reserve whose
+    // read of the holds misses this one (the delete committed first) therefore sees the charge
+    // in its ledger read; one that sees the hold may see the charge too, which only refuses more.
+    await this.store.db.deleteFrom("gateway_reservations").where("id", "=", id).execute();
   }
 
   async release(id: string): Promise<void> {
