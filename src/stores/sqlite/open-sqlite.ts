@@ -136,7 +136,7 @@ export async function openSqliteStore(file: string): Promise<RecordStore> {
  * cannot be created, the store checkpoints in its commits as SQLite does by default.
  */
 function checkpointsOffThread(raw: BetterSqlite3.Database, file: string): Checkpointer | null {
-  const warn = (message: string): void => process.emitWarning(`SQLite checkpointer: ${message}`);
+  const warn = (message: string): void => process.emitWarning(`SQLite checkpointer (${file}): ${message}`);
   try {
     const checkpointer = startCheckpointer(file, warn);
     raw.pragma(`wal_autocheckpoint = ${FALLBACK_AUTOCHECKPOINT_PAGES}`);
