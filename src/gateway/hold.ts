@@ -11,7 +11,6 @@ export class HoldHandle {
   constructor(
     private readonly holds: Holds,
     readonly id: string,
-    readonly workspaceId: string,
     readonly plan: HoldPlan,
   ) {}
 
@@ -21,9 +20,7 @@ export class HoldHandle {
 
   /** Records the charge (the generation record), then drops the hold. */
   settle(charge: () => Promise<void>): Promise<void> {
-    this.done ??= this.holds.finish(this.id, () =>
-      this.holds.store.settle(this.id, this.workspaceId, charge),
-    );
+    this.done ??= this.holds.finish(this.id, () => this.holds.store.settle(this.id, charge));
     return this.done;
   }
 
@@ -54,7 +51,7 @@ export class Holds {
   async take(req: HoldRequest, decide: (room: Room) => HoldPlan): Promise<HoldHandle> {
     const plan = await this.store.reserve(req, decide);
     this.live.add(req.id);
-    return new HoldHandle(this, req.id, req.workspace.id, plan);
+    return new HoldHandle(this, req.id, plan);
   }
 
   /** @internal */

@@ -118,7 +118,7 @@ for (const [name, open] of stores) {
       await rs.release("r1");
       expect(await reserve(rs, request("r3", "k", "w"), 1n)).toEqual({ key: 30n, workspace: 30n });
       let held: { key: bigint | null; workspace: bigint | null } | null = null;
-      await rs.settle("r2", "w", async () => {
+      await rs.settle("r2", async () => {
         // While its charge is being recorded, the hold still counts.
         held = await reserve(rs, request("r4", "k", "w"), 2n);
       });

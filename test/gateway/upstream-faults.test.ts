@@ -90,9 +90,9 @@ beforeAll(async () => {
     finishes.push(`release ${id}`);
     return release(id);
   };
-  store.settle = async (id, ws, charge) => {
+  store.settle = async (id, charge) => {
     finishes.push(`settle ${id}`);
-    return settle(id, ws, charge);
+    return settle(id, charge);
   };
   key = (await s.call({ method: "POST", url: "/api/v1/keys", payload: { name: "faults", limit: 10 } })).json<{
     key: string;

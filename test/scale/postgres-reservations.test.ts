@@ -104,7 +104,7 @@ describe.skipIf(SKIP)("PostgreSQL reservations: two instances, one limit, settle
             continue;
           }
           admitted++;
-          await rs.settle(id, ws.id, () =>
+          await rs.settle(id, () =>
             store.transaction((trx) =>
               addUsage(trx, {
                 organizationId: ws.organizationId,

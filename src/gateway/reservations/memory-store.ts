@@ -100,7 +100,7 @@ export class MemoryReservationStore implements ReservationStore {
     }
   }
 
-  async settle(id: string, _workspaceId: string, charge: () => Promise<void>): Promise<void> {
+  async settle(id: string, charge: () => Promise<void>): Promise<void> {
     await charge();
     const h = this.remove(id);
     if (!h) return;

@@ -89,7 +89,7 @@ export class PostgresReservationStore implements ReservationStore {
     });
   }
 
-  async settle(id: string, _workspaceId: string, charge: () => Promise<void>): Promise<void> {
+  async settle(id: string, charge: () => Promise<void>): Promise<void> {
     await charge();
     // No lock: the charge is committed before the delete starts, and a reserve reads the holds
     // before the ledger, each statement at a later snapshot (READ COMMITTED). A reserve whose

@@ -14,7 +14,7 @@ import type { HoldRequest, Room } from "./room.js";
 export interface ReservationStore {
   readonly kind: "memory" | "postgres";
   reserve(req: HoldRequest, decide: (room: Room) => HoldPlan): Promise<HoldPlan>;
-  settle(id: string, workspaceId: string, charge: () => Promise<void>): Promise<void>;
+  settle(id: string, charge: () => Promise<void>): Promise<void>;
   release(id: string): Promise<void>;
   /** Pushes the expiry of these (in-flight) holds to now + ttl. */
   renew(ids: readonly string[]): Promise<void>;
