@@ -34,6 +34,7 @@ import { systemClock } from "../src/lib/clock.js";
 import type { RecordStore } from "../src/stores/record-store.js";
 import { openPostgresStore } from "../src/stores/postgres/open-postgres.js";
 import { openSqliteStore } from "../src/stores/sqlite/open-sqlite.js";
+import { keyPolicy, monthlyBudget, workspacePolicy } from "../test/helpers/policies.js";
 import { numberOption, stringOption } from "./lib/args.js";
 import { median } from "./lib/stats.js";
 
@@ -50,31 +51,13 @@ const PG_PAIRS = opt("pg-pairs", 300);
 const KEYS = 50;
 const TTL_MS = 10 * 60_000;
 
-const workspacePolicy = (id: string, organizationId: string): WorkspacePolicy => ({
-  id,
-  organizationId,
-  slug: "default",
-  isDefault: true,
-  deleted: false,
-  includeByokInBudgets: false,
-  budgets: [{ id: "b", interval: "monthly", limitNano: 10n ** 18n, createdAt: "", updatedAt: "" }],
-});
-
-const keyPolicy = (n: number, ws: WorkspacePolicy): KeyPolicy => ({
-  id: n,
-  hash: `bench-key-${n}`,
-  organizationId: ws.organizationId,
-  workspaceId: ws.id,
-  isManagement: false,
-  disabled: false,
-  expiresAt: null,
-  deleted: false,
-  limitNano: 10n ** 18n,
-  limitReset: null,
-  includeByokInLimit: false,
-  label: "bench",
-  creatorUserId: null,
-});
+const LIMIT = 10n ** 18n;
+/** The bench's workspace: one monthly budget that never refuses. */
+const benchWorkspace = (id: string, organizationId: string): WorkspacePolicy =>
+  workspacePolicy({ id, organizationId }, { budgets: [monthlyBudget(LIMIT)] });
+/** Key n of `ws`, with a limit that never refuses. */
+const benchKey = (n: number, ws: WorkspacePolicy): KeyPolicy =>
+  keyPolicy(ws, `bench-key-${n}`, { id: n, limitNano: LIMIT });
 
 const plan = (): HoldPlan => ({ amountNano: 1_000n, maxTokens: 1, capped: false });
 const noCharge = async (): Promise<void> => undefined;
@@ -154,11 +137,11 @@ async function memorySides(dir: string): Promise<{ sides: [Side, Side]; stores: 
   for (const name of ["empty", "loaded"]) {
     const store = await openSqliteStore(join(dir, `${name}.sqlite`));
     stores.push(store);
-    const ws = workspacePolicy("ws", "org");
+    const ws = benchWorkspace("ws", "org");
     sides.push({
       rs: new MemoryReservationStore(store, TTL_MS),
       ws,
-      keys: Array.from({ length: KEYS }, (_, n) => keyPolicy(n, ws)),
+      keys: Array.from({ length: KEYS }, (_, n) => benchKey(n, ws)),
       open: [],
     });
   }
@@ -188,11 +171,11 @@ async function postgresSides(url: string): Promise<{ sides: [Side, Side]; close:
   const sides = [] as unknown as [Side, Side];
   for (const label of ["empty", "loaded"]) {
     const org = await createOrganization(store, systemClock, `bench ${label}`);
-    const ws = workspacePolicy(org.workspaceId, org.organizationId);
+    const ws = benchWorkspace(org.workspaceId, org.organizationId);
     sides.push({
       rs: new PostgresReservationStore(store, TTL_MS),
       ws,
-      keys: Array.from({ length: KEYS }, (_, n) => keyPolicy(n, ws)),
+      keys: Array.from({ length: KEYS }, (_, n) => benchKey(n, ws)),
       open: [],
     });
   }
@@ -219,7 +202,7 @@ async function concurrentPostgres(url: string): Promise<void> {
     const workspaces: WorkspacePolicy[] = [];
     for (let i = 0; i < LANES; i++) {
       const org = await createOrganization(stores[0] as RecordStore, systemClock, `bench lane ${i}`);
-      workspaces.push(workspacePolicy(org.workspaceId, org.organizationId));
+      workspaces.push(benchWorkspace(org.workspaceId, org.organizationId));
     }
     const run = async (shared: boolean): Promise<number> => {
       let done = 0;
@@ -231,7 +214,7 @@ async function concurrentPostgres(url: string): Promise<void> {
           const side: Side = {
             rs: instances[lane % 2] as ReservationStore,
             ws,
-            keys: [keyPolicy(lane, ws)],
+            keys: [benchKey(lane, ws)],
             open: [],
           };
           while (performance.now() < until) {

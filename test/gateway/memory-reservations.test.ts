@@ -2,12 +2,12 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import type { KeyPolicy, WorkspacePolicy } from "../../src/domain/policy/policy.js";
 import type { HoldPlan } from "../../src/gateway/enforcement.js";
 import { MemoryReservationStore } from "../../src/gateway/reservations/memory-store.js";
 import type { HoldRequest, Room } from "../../src/gateway/reservations/room.js";
 import type { RecordStore } from "../../src/stores/record-store.js";
 import { openSqliteStore } from "../../src/stores/sqlite/open-sqlite.js";
+import { keyPolicy, monthlyBudget, workspacePolicy } from "../helpers/policies.js";
 
 /**
  * The in-process reservation store's arithmetic: what a reserve sees as held by other requests
@@ -20,46 +20,25 @@ import { openSqliteStore } from "../../src/stores/sqlite/open-sqlite.js";
 const dir = mkdtempSync(join(tmpdir(), "gatehouse-reservations-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-const workspace = (id: string): WorkspacePolicy => ({
-  id,
-  organizationId: "org",
-  slug: id,
-  isDefault: false,
-  deleted: false,
-  includeByokInBudgets: false,
-  budgets: [{ id: `b-${id}`, interval: "monthly", limitNano: 10n ** 15n, createdAt: "", updatedAt: "" }],
-});
-
-const key = (hash: string, workspaceId: string): KeyPolicy => ({
-  id: 1,
-  hash,
-  organizationId: "org",
-  workspaceId,
-  isManagement: false,
-  disabled: false,
-  expiresAt: null,
-  deleted: false,
-  limitNano: 10n ** 15n,
-  limitReset: null,
-  includeByokInLimit: false,
-  label: "k",
-  creatorUserId: null,
-});
+const LIMIT = 10n ** 15n;
 
 const request = (
   id: string,
   keyHash: string,
   workspaceId: string,
   counts: { key?: boolean; workspace?: boolean } = {},
-): HoldRequest => ({
-  id,
-  organizationId: "org",
-  key: key(keyHash, workspaceId),
-  workspace: workspace(workspaceId),
-  countsKey: counts.key ?? true,
-  countsWorkspace: counts.workspace ?? true,
-  now: new Date(),
-});
+): HoldRequest => {
+  const ws = { id: workspaceId, organizationId: "org" };
+  return {
+    id,
+    organizationId: "org",
+    key: keyPolicy(ws, keyHash, { limitNano: LIMIT }),
+    workspace: workspacePolicy(ws, { budgets: [monthlyBudget(LIMIT)] }),
+    countsKey: counts.key ?? true,
+    countsWorkspace: counts.workspace ?? true,
+    now: new Date(),
+  };
+};
 
 /** Reserves `amount` and returns what the reserve saw held by others (key, workspace). */
 async function reserve(

@@ -8,6 +8,7 @@ import type { Room } from "../../src/gateway/reservations/room.js";
 import { systemClock } from "../../src/lib/clock.js";
 import type { RecordStore } from "../../src/stores/record-store.js";
 import { openPostgresStore } from "../../src/stores/postgres/open-postgres.js";
+import { keyPolicy, workspacePolicy } from "../helpers/policies.js";
 import { freshPostgresDatabase, PG_SKIP_REASON, PG_URL } from "../helpers/stores.js";
 
 /**
@@ -38,30 +39,8 @@ describe.skipIf(SKIP)("PostgreSQL reservations: two instances, one limit, settle
     drop = db.drop;
     stores.push(await openPostgresStore(db.url, 8), await openPostgresStore(db.url, 8));
     const org = await createOrganization(stores[0] as RecordStore, systemClock, "reservations");
-    ws = {
-      id: org.workspaceId,
-      organizationId: org.organizationId,
-      slug: "default",
-      isDefault: true,
-      deleted: false,
-      includeByokInBudgets: false,
-      budgets: [],
-    };
-    key = {
-      id: 1,
-      hash: "race-key",
-      organizationId: org.organizationId,
-      workspaceId: org.workspaceId,
-      isManagement: false,
-      disabled: false,
-      expiresAt: null,
-      deleted: false,
-      limitNano: HOLD * FITS,
-      limitReset: null,
-      includeByokInLimit: false,
-      label: "race",
-      creatorUserId: null,
-    };
+    ws = workspacePolicy({ id: org.workspaceId, organizationId: org.organizationId }, { isDefault: true });
+    key = keyPolicy(ws, "race-key", { limitNano: HOLD * FITS });
   });
 
   afterAll(async () => {
