@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it, onTestFinished } from "vitest";
 import type { HoldPlan } from "../../src/gateway/enforcement.js";
 import { MemoryReservationStore } from "../../src/gateway/reservations/memory-store.js";
 import type { HoldRequest, Room } from "../../src/gateway/reservations/room.js";
@@ -62,9 +62,15 @@ const stores: [string, () => Promise<RecordStore>][] = [
 
 for (const [name, open] of stores) {
   describe(`memory reservations (${name})`, () => {
-    it("counts the open holds of the same key and workspace only, whatever else is open", async () => {
+    /** A reservation store whose holds live `ttlMs`, on a store of this kind closed when the test ends. */
+    const reservations = async (ttlMs = 60_000): Promise<MemoryReservationStore> => {
       const store = await open();
-      const rs = new MemoryReservationStore(store, 60_000);
+      onTestFinished(() => store.close());
+      return new MemoryReservationStore(store, ttlMs);
+    };
+
+    it("counts the open holds of the same key and workspace only, whatever else is open", async () => {
+      const rs = await reservations();
       // 2,000 holds of 1 by seven keys (key kN in workspace w(N % 3)): k0 took 286 of them, and
       // w0's keys (k0, k3, k6) 857.
       for (let i = 0; i < 2_000; i++) {
@@ -76,21 +82,17 @@ for (const [name, open] of stores) {
       // A key of another workspace sees that workspace's holds, not w0's.
       expect(await reserve(rs, request("c", "fresh", "w9"), 5n)).toEqual({ key: 0n, workspace: 0n });
       expect(await rs.openCount()).toBe(2_004);
-      await store.close();
     });
 
     it("a hold that does not count toward the key (or the workspace) is not held there", async () => {
-      const store = await open();
-      const rs = new MemoryReservationStore(store, 60_000);
+      const rs = await reservations();
       await reserve(rs, request("byok-key", "k", "w", { key: false }), 100n);
       await reserve(rs, request("byok-ws", "k", "w", { workspace: false }), 20n);
       expect(await reserve(rs, request("next", "k", "w"), 1n)).toEqual({ key: 20n, workspace: 100n });
-      await store.close();
     });
 
     it("a settled or released hold stops counting once its charge is in; releasing twice changes nothing", async () => {
-      const store = await open();
-      const rs = new MemoryReservationStore(store, 60_000);
+      const rs = await reservations();
       await reserve(rs, request("r1", "k", "w"), 100n);
       await reserve(rs, request("r2", "k", "w"), 30n);
       await rs.release("r1");
@@ -106,12 +108,10 @@ for (const [name, open] of stores) {
       await rs.release("r4");
       expect(await reserve(rs, request("r5", "k", "w"), 1n)).toEqual({ key: 0n, workspace: 0n });
       expect(await rs.openCount()).toBe(1);
-      await store.close();
     });
 
     it("an expired hold counts for nothing; a renewed one keeps counting", async () => {
-      const store = await open();
-      const rs = new MemoryReservationStore(store, 150);
+      const rs = await reservations(150);
       await reserve(rs, request("stale", "k", "w"), 100n);
       await reserve(rs, request("live", "k", "w"), 7n);
       await new Promise((done) => setTimeout(done, 100));
@@ -120,7 +120,6 @@ for (const [name, open] of stores) {
       // 200 ms in: "stale" expired at 150, "live" was renewed at 100 (until 250).
       expect(await reserve(rs, request("now", "k", "w"), 1n)).toEqual({ key: 7n, workspace: 7n });
       expect(await rs.openCount()).toBe(2);
-      await store.close();
     });
   });
 }
