@@ -117,14 +117,18 @@ const usage = async (): Promise<number> =>
   (await s.call({ method: "GET", url: "/api/v1/key", auth: key })).json<{ data: { usage: number } }>().data
     .usage;
 
-async function chat(body: Record<string, unknown>) {
-  const t0 = performance.now();
-  const r = await fetch(`${s.baseUrl}/chat/completions`, {
+/** POST /chat/completions with the test key ("Hi", max_tokens 50, unless `body` says otherwise). */
+const send = (body: Record<string, unknown>) =>
+  fetch(`${s.baseUrl}/chat/completions`, {
     method: "POST",
     headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
     body: JSON.stringify({ messages: [{ role: "user", content: "Hi" }], max_tokens: 50, ...body }),
     signal: AbortSignal.timeout(15_000),
   });
+
+async function chat(body: Record<string, unknown>) {
+  const t0 = performance.now();
+  const r = await send(body);
   const text = await r.text();
   return { status: r.status, headers: r.headers, text, ms: performance.now() - t0 };
 }
@@ -233,16 +237,7 @@ describe("a stream that stalls after its first chunk (idle_timeout_ms)", () => {
 
   it("forwards the first chunk as it arrives, not with the rest of the stream", async () => {
     const t0 = performance.now();
-    const r = await fetch(`${s.baseUrl}/chat/completions`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-      body: JSON.stringify({
-        model: "file/stall",
-        stream: true,
-        messages: [{ role: "user", content: "Hi" }],
-      }),
-      signal: AbortSignal.timeout(15_000),
-    });
+    const r = await send({ model: "file/stall", stream: true });
     const reader = r.body!.getReader();
     let text = "";
     while (!text.includes('"Hello"')) {
