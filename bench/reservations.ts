@@ -12,11 +12,13 @@
  * The in-process store (embedded SQLite in a file, the committed copy) always; PostgreSQL's
  * shared store too with --postgres URL (a database is created there and dropped after), and then
  * its throughput with --lanes requests at once over two instances, in one workspace against a
- * workspace per lane.
+ * workspace per lane. With --pg-rtt-ms N (even, at least 2), the stores reach PostgreSQL through a
+ * TCP proxy that adds a round trip of N ms (bench/lib/delay-proxy.ts), as a database on another
+ * host would: a reserve's cost is then its round trips.
  *
  *   npx tsx bench/reservations.ts [--rounds 5] [--pairs 2000] [--open 0,100,1000,5000,20000]
  *                                 [--postgres postgres://postgres@127.0.0.1:5432/test]
- *                                 [--pg-pairs 300] [--lanes 16] [--pg-seconds 2]
+ *                                 [--pg-pairs 300] [--lanes 16] [--pg-seconds 2] [--pg-rtt-ms 2]
  */
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -36,6 +38,7 @@ import { openPostgresStore } from "../src/stores/postgres/open-postgres.js";
 import { openSqliteStore } from "../src/stores/sqlite/open-sqlite.js";
 import { keyPolicy, monthlyBudget, workspacePolicy } from "../test/helpers/policies.js";
 import { numberOption, stringOption } from "./lib/args.js";
+import { startDelayProxy } from "./lib/delay-proxy.js";
 import { median } from "./lib/stats.js";
 
 const args = process.argv.slice(2);
@@ -46,6 +49,9 @@ const OPEN = (stringOption(args)("open") ?? "0,100,1000,5000,20000").split(",").
 const PG_URL = stringOption(args)("postgres");
 const LANES = opt("lanes", 16);
 const PG_SECONDS = opt("pg-seconds", 2);
+/** Round trip added between the stores and PostgreSQL, in ms (0: none). */
+const PG_RTT_MS = opt("pg-rtt-ms", 0);
+const RTT_NOTE = PG_RTT_MS > 0 ? ` (+${PG_RTT_MS} ms round trip)` : "";
 /** Each PostgreSQL pair is two commits: milliseconds, not microseconds. */
 const PG_PAIRS = opt("pg-pairs", 300);
 const KEYS = 50;
@@ -148,7 +154,10 @@ async function memorySides(dir: string): Promise<{ sides: [Side, Side]; stores: 
   return { sides, stores };
 }
 
-/** A new database beside `url`'s, and how to drop it. */
+/**
+ * A new database beside `url`'s, and how to drop it; its url goes through a delaying proxy when
+ * --pg-rtt-ms is given (the database is created and dropped directly).
+ */
 async function freshDatabase(url: string): Promise<{ url: string; drop: () => Promise<void> }> {
   const name = `gh_bench_${Date.now().toString(36)}_${randomBytes(3).toString("hex")}`;
   const admin = new pg.Client({ connectionString: url });
@@ -156,9 +165,18 @@ async function freshDatabase(url: string): Promise<{ url: string; drop: () => Pr
   await admin.query(`CREATE DATABASE ${name}`);
   const dbUrl = new URL(url);
   dbUrl.pathname = `/${name}`;
+  const proxy =
+    PG_RTT_MS > 0
+      ? await startDelayProxy({ host: dbUrl.hostname, port: Number(dbUrl.port || 5432) }, PG_RTT_MS / 2)
+      : null;
+  if (proxy) {
+    dbUrl.hostname = "127.0.0.1";
+    dbUrl.port = String(proxy.port);
+  }
   return {
     url: dbUrl.toString(),
     drop: async () => {
+      await proxy?.close();
       await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
       await admin.end();
     },
@@ -237,7 +255,7 @@ async function concurrentPostgres(url: string): Promise<void> {
     const m1 = median(one);
     const mo = median(own);
     console.log(
-      `\nPostgreSQL, ${LANES} lanes over two instances, reserve + settle per second (median of ${ROUNDS} rounds of ${PG_SECONDS} s)\n`,
+      `\nPostgreSQL${RTT_NOTE}, ${LANES} lanes over two instances, reserve + settle per second (median of ${ROUNDS} rounds of ${PG_SECONDS} s)\n`,
     );
     console.log("| one workspace | a workspace per lane | one / own |");
     console.log("| ------------- | -------------------- | --------- |");
@@ -257,7 +275,7 @@ try {
     const pgSides = await postgresSides(PG_URL);
     try {
       // Every background hold is a row: 20,000 take a while to insert one by one, and say no more.
-      await measure("PostgreSQL store", ...pgSides.sides, 5_000, PG_PAIRS);
+      await measure(`PostgreSQL store${RTT_NOTE}`, ...pgSides.sides, 5_000, PG_PAIRS);
     } finally {
       await pgSides.close();
     }

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createOrganization } from "../../src/domain/organizations/create-organization.js";
 import type { KeyPolicy, WorkspacePolicy } from "../../src/domain/policy/policy.js";
+import { createWorkspace } from "../../src/domain/workspaces/workspace-service.js";
 import { addUsage, readKeyAndWorkspaceUsage } from "../../src/domain/usage/ledger.js";
 import type { HoldPlan } from "../../src/gateway/enforcement.js";
 import { PostgresReservationStore } from "../../src/gateway/reservations/postgres-store.js";
@@ -8,13 +9,13 @@ import type { Room } from "../../src/gateway/reservations/room.js";
 import { systemClock } from "../../src/lib/clock.js";
 import type { RecordStore } from "../../src/stores/record-store.js";
 import { openPostgresStore } from "../../src/stores/postgres/open-postgres.js";
-import { keyPolicy, workspacePolicy } from "../helpers/policies.js";
+import { keyPolicy, monthlyBudget, workspacePolicy } from "../helpers/policies.js";
 import { freshPostgresDatabase, PG_SKIP_REASON, PG_URL } from "../helpers/stores.js";
 
 /**
  * PostgreSQL's shared reservation store under contention, at the store's own level: two instances
  * (two stores, two pools, one database) reserve against one key whose lifetime limit fits exactly
- * 20 holds, and every hold is settled for its whole amount (the charge written to the ledger, in
+ * 20 holds (and, in a second race, a workspace budget that does, over four keys), and every hold is settled for its whole amount (the charge written to the ledger, in
  * its own transaction, as a generation record does). Reserves and settles interleave freely; a
  * settle takes no lock, and the store relies on the charge committing before the hold's delete.
  * Were a reserve ever to see neither the hold nor its charge, more than 20 would be admitted.
@@ -28,19 +29,22 @@ const FITS = 20n;
 
 class Refused extends Error {}
 
+/** What a race runs against: one key's lifetime limit, or a monthly workspace budget over 4 keys. */
+type Target = "key limit" | "workspace budget";
+
 describe.skipIf(SKIP)("PostgreSQL reservations: two instances, one limit, settles racing reserves", () => {
   let drop: () => Promise<void>;
   const stores: RecordStore[] = [];
-  let ws: WorkspacePolicy;
-  let key: KeyPolicy;
+  let organizationId: string;
+  let defaultWorkspaceId: string;
 
   beforeAll(async () => {
     const db = await freshPostgresDatabase();
     drop = db.drop;
     stores.push(await openPostgresStore(db.url, 8), await openPostgresStore(db.url, 8));
     const org = await createOrganization(stores[0] as RecordStore, systemClock, "reservations");
-    ws = workspacePolicy({ id: org.workspaceId, organizationId: org.organizationId }, { isDefault: true });
-    key = keyPolicy(ws, "race-key", { limitNano: HOLD * FITS });
+    organizationId = org.organizationId;
+    defaultWorkspaceId = org.workspaceId;
   });
 
   afterAll(async () => {
@@ -48,11 +52,36 @@ describe.skipIf(SKIP)("PostgreSQL reservations: two instances, one limit, settle
     await drop?.();
   });
 
-  it("never admits more than the limit holds; what is settled is what was admitted", async () => {
+  /**
+   * 24 lanes × 6 attempts over both instances, every admitted hold settled for its whole amount.
+   * Against the key limit the one key is used; against the budget, lane n uses key n % 4 (none with
+   * a limit), so only the workspace's sums of holds and charges can refuse.
+   */
+  async function race(target: Target): Promise<{ admitted: number; spent: bigint }> {
+    const forKey = target === "key limit";
+    const ws = forKey
+      ? workspacePolicy({ id: defaultWorkspaceId, organizationId }, { isDefault: true })
+      : workspacePolicy(
+          {
+            id: (
+              await createWorkspace(
+                stores[0] as RecordStore,
+                systemClock,
+                { organizationId, keyHash: "none" },
+                { name: "Budgeted", slug: "budgeted" },
+              )
+            ).id,
+            organizationId,
+          },
+          { budgets: [monthlyBudget(HOLD * FITS)] },
+        );
+    const keys = forKey
+      ? [keyPolicy(ws, "race-key", { limitNano: HOLD * FITS })]
+      : [0, 1, 2, 3].map((n) => keyPolicy(ws, `budget-key-${n}`, { id: n + 10 }));
     const instances = stores.map((s) => new PostgresReservationStore(s, 60_000));
     const decide = (room: Room): HoldPlan => {
-      const k = room.key as NonNullable<Room["key"]>;
-      if (k.limitNano - k.spentNano - k.reservedNano < HOLD) throw new Refused();
+      const scope = (forKey ? room.key : room.budgets[0]) as NonNullable<Room["key"]>;
+      if (scope.limitNano - scope.spentNano - scope.reservedNano < HOLD) throw new Refused();
       return { amountNano: HOLD, maxTokens: 1, capped: false };
     };
     let admitted = 0;
@@ -62,13 +91,14 @@ describe.skipIf(SKIP)("PostgreSQL reservations: two instances, one limit, settle
       Array.from({ length: 24 }, async (_, lane) => {
         const store = stores[lane % 2] as RecordStore;
         const rs = instances[lane % 2] as PostgresReservationStore;
+        const key = keys[lane % keys.length] as KeyPolicy;
         for (let attempt = 0; attempt < 6; attempt++) {
-          const id = `race-${++n}`;
+          const id = `race-${target}-${++n}`;
           try {
             await rs.reserve(
               {
                 id,
-                organizationId: ws.organizationId,
+                organizationId,
                 key,
                 workspace: ws,
                 countsKey: true,
@@ -86,7 +116,7 @@ describe.skipIf(SKIP)("PostgreSQL reservations: two instances, one limit, settle
           await rs.settle(id, () =>
             store.transaction((trx) =>
               addUsage(trx, {
-                organizationId: ws.organizationId,
+                organizationId,
                 keyHash: key.hash,
                 workspaceId: ws.id,
                 at: new Date(),
@@ -98,13 +128,26 @@ describe.skipIf(SKIP)("PostgreSQL reservations: two instances, one limit, settle
         }
       }),
     );
-    const spent = (await readKeyAndWorkspaceUsage((stores[0] as RecordStore).db, key.hash, null, new Date()))
-      .key.all.usage;
     expect(admitted + refused).toBe(24 * 6);
-    expect(BigInt(admitted)).toBeLessThanOrEqual(FITS);
-    expect(spent).toBe(HOLD * BigInt(admitted));
-    // Refusals that counted a hold and its charge together only refuse more: most of it is used.
-    expect(admitted).toBeGreaterThanOrEqual(10);
     expect(await (instances[0] as PostgresReservationStore).openCount()).toBe(0);
-  }, 60_000);
+    const totals = await readKeyAndWorkspaceUsage(
+      (stores[0] as RecordStore).db,
+      forKey ? (keys[0] as KeyPolicy).hash : null,
+      forKey ? null : ws.id,
+      new Date(),
+    );
+    return { admitted, spent: forKey ? totals.key.all.usage : totals.workspace.month.usage };
+  }
+
+  it.each<Target>(["key limit", "workspace budget"])(
+    "%s: never admits more than the limit holds; what is settled is what was admitted",
+    async (target) => {
+      const { admitted, spent } = await race(target);
+      expect(BigInt(admitted)).toBeLessThanOrEqual(FITS);
+      expect(spent).toBe(HOLD * BigInt(admitted));
+      // Refusals that counted a hold and its charge together only refuse more: most of it is used.
+      expect(admitted).toBeGreaterThanOrEqual(10);
+    },
+    60_000,
+  );
 });

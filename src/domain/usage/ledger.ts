@@ -1,6 +1,6 @@
 import { chunksOf } from "../../lib/chunks.js";
 import type { Db, RecordStore } from "../../stores/record-store.js";
-import { sql, type CompiledQuery } from "kysely";
+import { sql, type CompiledQuery, type Expression, type ExpressionBuilder, type SqlBool } from "kysely";
 import { toBigInt } from "../../lib/money.js";
 import type { DialectCaps } from "../../stores/dialect.js";
 import { jsonRows } from "../../stores/sqlite/json-rows.js";
@@ -93,37 +93,68 @@ const keyAndWorkspaceUsage = new QueryTemplate(
     all: number,
   ) => {
     const indexes: Record<WindowKind, number> = { day, week, month, all };
-    const scopes: [LedgerScope, string][] = [
-      ...(shape !== "workspace" ? [["key", keyHash] as [LedgerScope, string]] : []),
-      ...(shape !== "key" ? [["workspace", workspaceId] as [LedgerScope, string]] : []),
-    ];
-    // Up to eight terms, each naming a whole primary key: eight point lookups, whatever the number
-    // of past windows (a term per scope alone made the engine walk every day, week and month the
-    // key or workspace ever had, about 20 times slower after a year of use: bench/ledger-read.ts).
     return db
       .selectFrom("usage_counters")
       .select(["scope", "scope_id", "window", "usage_nano", "byok_nano"])
       .where((eb) =>
-        eb.or(
-          scopes.flatMap(([scope, id]) =>
-            KINDS.map((k) =>
-              eb.and([
-                eb("scope", "=", scope),
-                eb("scope_id", "=", id),
-                eb("window", "=", k),
-                eb("window_index", "=", indexes[k]),
-              ]),
-            ),
-          ),
+        currentWindowsMatch(
+          eb,
+          "usage_counters",
+          shape !== "workspace" ? keyHash : null,
+          shape !== "key" ? workspaceId : null,
+          indexes,
         ),
       )
       .compile();
   },
 );
 
+/**
+ * The rows of `table` (usage_counters, or an alias of it) that are the current windows of a key
+ * and a workspace (either null: not wanted). Up to eight terms, each naming a whole primary key:
+ * eight point lookups, whatever the number of past windows (a term per scope alone made the
+ * engine walk every day, week and month the key or workspace ever had, about 20 times slower
+ * after a year of use: bench/ledger-read.ts).
+ */
+export function currentWindowsMatch<DB, TB extends keyof DB>(
+  eb: ExpressionBuilder<DB, TB>,
+  table: string,
+  keyHash: string | null,
+  workspaceId: string | null,
+  indexes: Record<WindowKind, number>,
+): Expression<SqlBool> {
+  const scopes: [LedgerScope, string][] = [
+    ...(keyHash !== null ? [["key", keyHash] as [LedgerScope, string]] : []),
+    ...(workspaceId !== null ? [["workspace", workspaceId] as [LedgerScope, string]] : []),
+  ];
+  const col = (name: string) => sql.ref(`${table}.${name}`);
+  return eb.or(
+    scopes.flatMap(([scope, id]) =>
+      KINDS.map((k) =>
+        eb.and([
+          eb(col("scope"), "=", scope),
+          eb(col("scope_id"), "=", id),
+          eb(col("window"), "=", k),
+          eb(col("window_index"), "=", indexes[k]),
+        ]),
+      ),
+    ),
+  );
+}
+
+/** The index of each window kind's current window at `now`. */
+export function currentWindowIndexes(now: Date): Record<WindowKind, number> {
+  return {
+    day: windowIndex("day", now),
+    week: windowIndex("week", now),
+    month: windowIndex("month", now),
+    all: windowIndex("all", now),
+  };
+}
+
 export type KeyAndWorkspaceTotals = { key: WindowTotals; workspace: WindowTotals };
 type Nano = string | number | bigint | null;
-type UsageRow = { scope: string; window: string; usage_nano: Nano; byok_nano: Nano };
+export type UsageRow = { scope: string; window: string; usage_nano: Nano; byok_nano: Nano };
 
 function usageArgs(keyHash: string | null, workspaceId: string | null, now: Date) {
   const [day, week, month, all] = KINDS.map((k) => windowIndex(k, now)) as [number, number, number, number];
@@ -131,7 +162,7 @@ function usageArgs(keyHash: string | null, workspaceId: string | null, now: Date
   return [shape, keyHash ?? "", workspaceId ?? "", day, week, month, all] as const;
 }
 
-function totalsOf(rows: readonly UsageRow[]): KeyAndWorkspaceTotals {
+export function totalsOf(rows: readonly UsageRow[]): KeyAndWorkspaceTotals {
   const out = { key: zeroTotals(), workspace: zeroTotals() };
   for (const r of rows) {
     const t = r.scope === "key" ? out.key : out.workspace;

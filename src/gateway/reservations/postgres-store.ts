@@ -1,11 +1,18 @@
 import { sql } from "kysely";
 import { lockWorkspaceRow } from "../../domain/workspaces/workspace-repo.js";
-import { readKeyAndWorkspaceUsage } from "../../domain/usage/ledger.js";
+import {
+  currentWindowIndexes,
+  currentWindowsMatch,
+  totalsOf,
+  type KeyAndWorkspaceTotals,
+  type UsageRow,
+} from "../../domain/usage/ledger.js";
 import { toBigInt } from "../../lib/money.js";
-import type { RecordStore } from "../../stores/record-store.js";
+import type { Db, RecordStore } from "../../stores/record-store.js";
 import type { HoldPlan } from "../enforcement.js";
 import type { ReservationStore } from "./reservation-store.js";
-import { roomOf, type HoldRequest, type Room } from "./room.js";
+import { roomOf, type Held, type HoldRequest, type Room } from "./room.js";
+import { QueryTemplate } from "../../stores/query-template.js";
 
 /**
  * Holds in a PostgreSQL table shared by every instance. A reserve runs in one transaction that
@@ -49,29 +56,8 @@ export class PostgresReservationStore implements ReservationStore {
     return this.store.transaction(async (trx) => {
       await lockWorkspaceRow(trx, req.workspace.id);
       const nowMs = Date.now();
-      const sums = await trx
-        .selectFrom("gateway_reservations")
-        .select([
-          sql<string>`coalesce(sum(case when counts_workspace = 1 then amount_nano else 0 end), 0)`.as("ws"),
-          sql<string>`coalesce(sum(case when counts_key = 1 and key_hash = ${req.key.hash} then amount_nano else 0 end), 0)`.as(
-            "key",
-          ),
-        ])
-        .where("workspace_id", "=", req.workspace.id)
-        .where("expires_at_ms", ">", nowMs)
-        .executeTakeFirst();
-      const { key: keyTotals, workspace: wsTotals } = await readKeyAndWorkspaceUsage(
-        trx,
-        req.countsKey && req.key.limitNano !== null ? req.key.hash : null,
-        req.countsWorkspace && req.workspace.budgets.length > 0 ? req.workspace.id : null,
-        req.now,
-      );
-      const plan = decide(
-        roomOf(req, keyTotals, wsTotals, {
-          key: toBigInt(sums?.key ?? 0),
-          workspace: toBigInt(sums?.ws ?? 0),
-        }),
-      );
+      const { held, key: keyTotals, workspace: wsTotals } = await readHoldsAndUsage(trx, req, nowMs);
+      const plan = decide(roomOf(req, keyTotals, wsTotals, held));
       await trx
         .insertInto("gateway_reservations")
         .values({
@@ -125,4 +111,82 @@ export class PostgresReservationStore implements ReservationStore {
       .executeTakeFirst();
     return Number(r?.n ?? 0);
   }
+}
+
+/**
+ * The workspace's unexpired holds (summed for the workspace and for the key) and the key's and
+ * workspace's current ledger windows, in ONE statement, so one snapshot: a settle commits its
+ * charge before it deletes its hold, so any snapshot holds the hold, the charge, or both (which
+ * only refuses more), never neither. One round trip of the five a reserve takes (begin, lock,
+ * this, insert, commit). The holds' one-row aggregate is left-joined to the counters, so a
+ * key and workspace with no spend yet still give one row (its counter columns null). Compiled
+ * once per shape (which ledger scopes are read: "key", "workspace", "both", "none").
+ */
+const holdsAndUsage = new QueryTemplate(
+  (
+    db: Db,
+    shape,
+    workspaceId: string,
+    keyHash: string,
+    nowMs: number,
+    day: number,
+    week: number,
+    month: number,
+    all: number,
+  ) => {
+    const holds = db
+      .selectFrom("gateway_reservations")
+      .select([
+        sql<string>`coalesce(sum(case when counts_workspace = 1 then amount_nano else 0 end), 0)`.as(
+          "held_ws",
+        ),
+        sql<string>`coalesce(sum(case when counts_key = 1 and key_hash = ${keyHash} then amount_nano else 0 end), 0)`.as(
+          "held_key",
+        ),
+      ])
+      .where("workspace_id", "=", workspaceId)
+      .where("expires_at_ms", ">", nowMs);
+    const indexes = { day, week, month, all };
+    const ledgerKey = shape === "key" || shape === "both" ? keyHash : null;
+    const ledgerWorkspace = shape === "workspace" || shape === "both" ? workspaceId : null;
+    return db
+      .selectFrom(holds.as("h"))
+      .leftJoin("usage_counters as u", (join) =>
+        join.on((eb) =>
+          shape === "none"
+            ? sql<boolean>`false` // the holds' row alone
+            : currentWindowsMatch(eb, "u", ledgerKey, ledgerWorkspace, indexes),
+        ),
+      )
+      .select(["h.held_ws", "h.held_key", "u.scope", "u.window", "u.usage_nano", "u.byok_nano"])
+      .compile();
+  },
+);
+
+async function readHoldsAndUsage(
+  trx: Db,
+  req: HoldRequest,
+  nowMs: number,
+): Promise<KeyAndWorkspaceTotals & { held: Held }> {
+  const readKey = req.countsKey && req.key.limitNano !== null;
+  const readWorkspace = req.countsWorkspace && req.workspace.budgets.length > 0;
+  const shape = readKey ? (readWorkspace ? "both" : "key") : readWorkspace ? "workspace" : "none";
+  const { day, week, month, all } = currentWindowIndexes(req.now);
+  const { rows } = await holdsAndUsage.execute(
+    trx,
+    shape,
+    req.workspace.id,
+    req.key.hash,
+    nowMs,
+    day,
+    week,
+    month,
+    all,
+  );
+  const first = rows[0];
+  const counters = rows.filter((r): r is typeof r & UsageRow => r.scope !== null);
+  return {
+    ...totalsOf(counters),
+    held: { key: toBigInt(first?.held_key ?? 0), workspace: toBigInt(first?.held_ws ?? 0) },
+  };
 }
