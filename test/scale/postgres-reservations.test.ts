@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createOrganization } from "../../src/domain/organizations/create-organization.js";
-import type { KeyPolicy, WorkspacePolicy } from "../../src/domain/policy/policy.js";
+import type { KeyPolicy } from "../../src/domain/policy/policy.js";
 import { createWorkspace } from "../../src/domain/workspaces/workspace-service.js";
 import { addUsage, readKeyAndWorkspaceUsage } from "../../src/domain/usage/ledger.js";
 import type { HoldPlan } from "../../src/gateway/enforcement.js";
