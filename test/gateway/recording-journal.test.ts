@@ -1,7 +1,7 @@
 import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, describe, expect, it, onTestFinished, vi } from "vitest";
+import { describe, expect, it, onTestFinished, vi } from "vitest";
 import { systemClock } from "../../src/lib/clock.js";
 import { decodeEntry, encodeEntry, RecordingJournal } from "../../src/gateway/journal.js";
 import type { ServedGeneration } from "../../src/gateway/recording.js";
@@ -18,13 +18,15 @@ import { gateTransactions, servedGeneration } from "../helpers/recording.js";
  * test/process/gateway-process.test.ts.
  */
 
-const dirs: string[] = [];
-afterEach(() => {
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
-});
+/**
+ * A directory removed when the test ends, after everything the test opened in it is closed:
+ * onTestFinished callbacks run last-registered first, and afterEach runs before any of them (a
+ * store closed after its directory was gone made its checkpointer's thread warn that it could not
+ * open the file).
+ */
 const tempDir = () => {
   const d = mkdtempSync(join(tmpdir(), "gatehouse-journal-"));
-  dirs.push(d);
+  onTestFinished(() => rmSync(d, { recursive: true, force: true }));
   return d;
 };
 

@@ -71,7 +71,10 @@ export function startCheckpointer(file: string, onError: (message: string) => vo
   worker.on("message", (m: { error?: string }) => {
     if (m.error) onError(m.error);
   });
-  worker.on("error", (err) => onError(err.message));
+  // What a thread's uncaught exception arrives as is not always an Error with a message.
+  worker.on("error", (err: unknown) =>
+    onError(err instanceof Error && err.message ? err.message : String(err)),
+  );
   // The thread must not keep a process alive that has nothing else to do.
   worker.unref();
   return {
