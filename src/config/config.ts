@@ -138,6 +138,11 @@ export interface GatewayConfig {
   /** Where holds live: one process (memory) or every instance sharing PostgreSQL (postgres). */
   reservations: "memory" | "postgres";
   /**
+   * PostgreSQL holds: rows an instance deletes or rewrites in `gateway_reservations` after which
+   * it vacuums the table (0: never, autovacuum alone).
+   */
+  reservationVacuumRows: number;
+  /**
    * At shutdown, how long model requests in flight may take to finish before they are cancelled
    * (what they generated is charged and recorded either way).
    */
@@ -363,6 +368,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
       upstreamTimeoutMs: int("GATEHOUSE_UPSTREAM_TIMEOUT_MS", 60_000, 100, 3_600_000),
       reservationTtlMs: int("GATEHOUSE_RESERVATION_TTL_MS", 60_000, 300, 3_600_000),
       reservations: reservationsRaw === "postgres" ? "postgres" : "memory",
+      reservationVacuumRows: int("GATEHOUSE_RESERVATION_VACUUM_ROWS", 2_000, 0, 100_000_000),
       shutdownGraceMs: int("GATEHOUSE_SHUTDOWN_GRACE_MS", 10_000, 0, 600_000),
       recording: recording === "deferred" ? "deferred" : "durable",
       recordingGatherMs: int("GATEHOUSE_RECORDING_GATHER_MS", 10, 0, 1_000),

@@ -47,6 +47,8 @@ export interface Gateway {
   inFlight: InFlight;
   byok: ByokRouting;
   clock: Clock;
+  /** Where trouble no request sees is reported (the app's logger): the reservation store's. */
+  onWarning(listener: (message: string) => void): void;
   /** Stores the generations still queued, then stops renewing holds. */
   close(): Promise<void>;
 }
@@ -68,7 +70,9 @@ export function createGateway(d: GatewayDeps): Gateway {
   // Shared holds need row locks (the workspace row, FOR UPDATE): a capability, not an engine name.
   const reservations =
     d.config.reservations === "postgres" && d.store.caps.supportsForUpdate
-      ? new PostgresReservationStore(d.store, d.config.reservationTtlMs)
+      ? new PostgresReservationStore(d.store, d.config.reservationTtlMs, {
+          vacuumRows: d.config.reservationVacuumRows,
+        })
       : new MemoryReservationStore(d.store, d.config.reservationTtlMs);
   const holds = new Holds(reservations, d.config.reservationTtlMs);
   const recording: RecordingDeps = {
@@ -106,10 +110,12 @@ export function createGateway(d: GatewayDeps): Gateway {
     inFlight,
     byok: new ByokRouting(d.store.db, d.secretBox),
     clock: d.clock,
+    onWarning: (listener) => reservations.onWarning(listener),
     close: async () => {
       await recorder.close();
       await journal?.close();
       holds.close();
+      await reservations.close();
     },
   };
 }

@@ -63,6 +63,7 @@ export async function buildApp(given: AppContext, opts: BuildOptions = {}): Prom
     forceCloseConnections: "idle",
     frameworkErrors: frameworkErrorHandler,
   });
+  gateway.onWarning((message) => app.log.warn(message));
   gateway.recorder.onFailure((err, generationId) =>
     app.log.error({ err, generation_id: generationId }, "generation not recorded (its answer was sent)"),
   );

@@ -151,3 +151,80 @@ describe.skipIf(SKIP)("PostgreSQL reservations: two instances, one limit, settle
     60_000,
   );
 });
+
+describe.skipIf(SKIP)("PostgreSQL reservations: the instance vacuums the holds' table it churns", () => {
+  let drop: () => Promise<void>;
+  let store: RecordStore;
+  let organizationId: string;
+  let workspaceId: string;
+
+  beforeAll(async () => {
+    const db = await freshPostgresDatabase();
+    drop = db.drop;
+    store = await openPostgresStore(db.url, 4);
+    const org = await createOrganization(store, systemClock, "vacuum");
+    organizationId = org.organizationId;
+    workspaceId = org.workspaceId;
+  });
+
+  afterAll(async () => {
+    await store?.close();
+    await drop?.();
+  });
+
+  /** `pairs` reserves, each settled (or released, every other one), one at a time. */
+  async function churn(rs: PostgresReservationStore, pairs: number, tag: string): Promise<void> {
+    const ws = workspacePolicy({ id: workspaceId, organizationId }, { isDefault: true });
+    const key = keyPolicy(ws, `vacuum-key-${tag}`);
+    for (let i = 0; i < pairs; i++) {
+      const id = `${tag}-${i}`;
+      await rs.reserve(
+        { id, organizationId, key, workspace: ws, countsKey: true, countsWorkspace: true, now: new Date() },
+        () => ({ amountNano: 1n, maxTokens: 1, capped: false }),
+      );
+      if (i % 2 === 0) await rs.settle(id, async () => undefined);
+      else await rs.release(id);
+    }
+    await rs.close(); // waits for a vacuum in progress
+  }
+
+  it("vacuums once per vacuumRows holds dropped, and never with 0", async () => {
+    const every50 = new PostgresReservationStore(store, 60_000, { vacuumRows: 50 });
+    const warnings: string[] = [];
+    every50.onWarning((m) => warnings.push(m));
+    await churn(every50, 120, "every50");
+    // 120 dropped: a vacuum at the 50th and the 100th (one at a time, each started in the background).
+    expect(every50.vacuums).toBeGreaterThanOrEqual(1);
+    expect(every50.vacuums).toBeLessThanOrEqual(2);
+    expect(warnings).toEqual([]);
+
+    const never = new PostgresReservationStore(store, 60_000, { vacuumRows: 0 });
+    await churn(never, 120, "never");
+    expect(never.vacuums).toBe(0);
+    expect(await never.openCount()).toBe(0);
+  });
+
+  it("a vacuum that fails is reported once, and the holds go on", async () => {
+    // A store whose connections say no to VACUUM alone (as a database would that refused it).
+    const refusing: RecordStore = {
+      ...store,
+      db: store.db.withPlugin({
+        transformQuery: (args) => {
+          if (args.node.kind === "RawNode" && /vacuum/i.test(args.node.sqlFragments.join(""))) {
+            throw Object.assign(new Error("permission denied to vacuum"), { code: "42501" });
+          }
+          return args.node;
+        },
+        transformResult: async (args) => args.result,
+      }),
+    };
+    const rs = new PostgresReservationStore(refusing, 60_000, { vacuumRows: 10 });
+    const warnings: string[] = [];
+    rs.onWarning((m) => warnings.push(m));
+    await churn(rs, 60, "refused");
+    expect(rs.vacuums).toBe(0);
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatch(/vacuum of gateway_reservations failed \(permission denied to vacuum\)/);
+    expect(await rs.openCount()).toBe(0);
+  });
+});

@@ -160,4 +160,12 @@ export class MemoryReservationStore implements ReservationStore {
     while (drop < this.lingering.length && (this.lingering[drop]?.settledSeq ?? 0) < oldest) drop++;
     if (drop > 0) this.lingering.splice(0, drop);
   }
+
+  onWarning(): void {
+    // Nothing runs in the background here.
+  }
+
+  async close(): Promise<void> {
+    // Nothing runs in the background here.
+  }
 }

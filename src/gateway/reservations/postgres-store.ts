@@ -17,12 +17,24 @@ import { QueryTemplate } from "../../stores/query-template.js";
 /**
  * Holds in a PostgreSQL table shared by every instance. A reserve runs in one transaction that
  * first locks the workspace row (every key belongs to one workspace, so this serialises the key
- * too), then sums the workspace's unexpired holds, reads the ledger and inserts the hold. A
- * settle records the charge first and then deletes the hold, so a reserve sees either the hold
- * or the charge (or both), never neither; it takes no lock (see settle), so the workspace's lock
- * is held once per request, by its reserve. A crashed instance's holds stop being renewed and
+ * too), then reads the workspace's unexpired holds and the ledger in one statement and inserts the
+ * hold. A settle records the charge first and then deletes the hold, so a reserve sees either the
+ * hold or the charge (or both), never neither; it takes no lock (see settle), so the workspace's
+ * lock is held once per request, by its reserve. A crashed instance's holds stop being renewed and
  * count for nothing after their expiry; they are deleted later.
+ *
+ * Every request inserts a row and deletes it: the table's dead rows pile up faster than
+ * autovacuum (a minute apart at best) takes them, and every reserve's sum walks them, so one
+ * workspace's admissions fell from ~700 to ~400 a second within a minute (docs/performance.md).
+ * So each instance vacuums the table itself once it has deleted or rewritten `vacuumRows` rows
+ * (`GATEHOUSE_RESERVATION_VACUUM_ROWS`; 0 leaves it to autovacuum): a few milliseconds, in the
+ * background, taking no lock that reserves or settles wait for.
  */
+export interface PostgresReservationOptions {
+  /** Rows deleted or rewritten by this instance after which it vacuums the table (0: never). */
+  vacuumRows?: number;
+}
+
 export class PostgresReservationStore implements ReservationStore {
   readonly kind = "postgres";
   /**
@@ -32,10 +44,61 @@ export class PostgresReservationStore implements ReservationStore {
    */
   private readonly queues = new Map<string, Promise<unknown>>();
 
+  private readonly vacuumRows: number;
+  /** Rows this instance deleted or rewrote since its last vacuum began. */
+  private churned = 0;
+  private vacuuming: Promise<void> | null = null;
+  /** The last vacuum failed (its warning given). */
+  private vacuumFailing = false;
+  private warn: (message: string) => void = () => undefined;
+  /** Vacuums run by this instance (tests and diagnostics). */
+  vacuums = 0;
+
   constructor(
     private readonly store: RecordStore,
     private readonly ttlMs: number,
-  ) {}
+    opts: PostgresReservationOptions = {},
+  ) {
+    this.vacuumRows = opts.vacuumRows ?? 0;
+  }
+
+  /** Where a failed vacuum is reported (the app's logger). */
+  onWarning(listener: (message: string) => void): void {
+    this.warn = listener;
+  }
+
+  /** Counts rows made dead; past vacuumRows, starts a vacuum unless one is running. */
+  private churn(rows: number): void {
+    this.churned += rows;
+    if (this.vacuumRows <= 0 || this.vacuuming || this.churned < this.vacuumRows) return;
+    this.churned = 0;
+    this.vacuuming = this.vacuum().finally(() => {
+      this.vacuuming = null;
+    });
+  }
+
+  private async vacuum(): Promise<void> {
+    try {
+      // SKIP_LOCKED: when another instance's vacuum of the table is running, this one is not needed.
+      // A role that does not own the table is skipped by PostgreSQL with a notice, not an error.
+      await sql`vacuum (skip_locked) gateway_reservations`.execute(this.store.db);
+      this.vacuums++;
+      this.vacuumFailing = false;
+    } catch (err) {
+      // Said once per run of failures (the database down fails every request anyway).
+      if (!this.vacuumFailing) {
+        this.warn(
+          `reservations: vacuum of gateway_reservations failed (${err instanceof Error ? err.message : String(err)})`,
+        );
+      }
+      this.vacuumFailing = true;
+    }
+  }
+
+  /** Waits for a vacuum in progress (before the store's pool closes). */
+  async close(): Promise<void> {
+    await this.vacuuming;
+  }
 
   private serial<T>(workspaceId: string, fn: () => Promise<T>): Promise<T> {
     const prev = this.queues.get(workspaceId) ?? Promise.resolve();
@@ -78,29 +141,36 @@ export class PostgresReservationStore implements ReservationStore {
   async settle(id: string, charge: () => Promise<void>): Promise<void> {
     await charge();
     // No lock: the charge is committed before the delete starts, and a reserve reads the holds
-    // before the ledger, each statement at a later snapshot (READ COMMITTED). A reserve whose
-    // read of the holds misses this one (the delete committed first) therefore sees the charge
-    // in its ledger read; one that sees the hold may see the charge too, which only refuses more.
-    await this.store.db.deleteFrom("gateway_reservations").where("id", "=", id).execute();
+    // and the ledger in one statement, one snapshot: one that misses this hold (the delete
+    // committed first) sees the charge; one that sees the hold may see the charge too, which
+    // only refuses more.
+    await this.drop(id);
   }
 
   async release(id: string): Promise<void> {
     // No lock needed: dropping a hold only makes room, and a reserve that counted it refused more.
+    await this.drop(id);
+  }
+
+  private async drop(id: string): Promise<void> {
     await this.store.db.deleteFrom("gateway_reservations").where("id", "=", id).execute();
+    this.churn(1);
   }
 
   async renew(ids: readonly string[]): Promise<void> {
     if (ids.length === 0) return;
-    await this.store.db
+    const [renewed] = await this.store.db
       .updateTable("gateway_reservations")
       .set({ expires_at_ms: Date.now() + this.ttlMs })
       .where("id", "in", [...ids])
       .execute();
     // Holds of crashed instances, long expired: gone (they already counted for nothing).
-    await this.store.db
+    const [deleted] = await this.store.db
       .deleteFrom("gateway_reservations")
       .where("expires_at_ms", "<", Date.now() - this.ttlMs)
       .execute();
+    // An update leaves the row's old version dead, as a delete does.
+    this.churn(Number(renewed?.numUpdatedRows ?? 0) + Number(deleted?.numDeletedRows ?? 0));
   }
 
   async openCount(): Promise<number> {

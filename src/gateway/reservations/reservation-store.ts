@@ -20,4 +20,8 @@ export interface ReservationStore {
   renew(ids: readonly string[]): Promise<void>;
   /** Open holds (tests and diagnostics). */
   openCount(): Promise<number>;
+  /** Where the store reports trouble that no request sees (the app's logger). */
+  onWarning(listener: (message: string) => void): void;
+  /** Waits for the store's own background work (before the record store closes). */
+  close(): Promise<void>;
 }
