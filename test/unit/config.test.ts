@@ -67,6 +67,7 @@ describe("loadConfig", () => {
         mockLatencyMs: 0,
         upstreamTimeoutMs: 60_000,
         reservationTtlMs: 60_000,
+        reservationVacuumRows: 2_000,
         shutdownGraceMs: 10_000,
         reservations: "memory",
         recording: "durable",
@@ -112,6 +113,12 @@ describe("loadConfig", () => {
     for (const bad of ["0", "100001", "many"]) {
       expect(() => loadConfig({ GATEHOUSE_RECORDING_MAX_QUEUED: bad }), bad).toThrow(
         /GATEHOUSE_RECORDING_MAX_QUEUED/,
+      );
+    }
+    expect(loadConfig({ GATEHOUSE_RESERVATION_VACUUM_ROWS: "0" }).gateway.reservationVacuumRows).toBe(0);
+    for (const bad of ["-1", "100000001", "often"]) {
+      expect(() => loadConfig({ GATEHOUSE_RESERVATION_VACUUM_ROWS: bad }), bad).toThrow(
+        /GATEHOUSE_RESERVATION_VACUUM_ROWS/,
       );
     }
     expect(() => loadConfig({ INGEST_FLUSH_LINGER_MS: "-1" })).toThrow(/INGEST_FLUSH_LINGER_MS/);
