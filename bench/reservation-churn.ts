@@ -18,7 +18,6 @@
  *                                      [--windows 8] [--window-s 5] [--lanes 8] [--open 2000]
  *                                      [--vacuum-rows 2000]
  */
-import { randomBytes } from "node:crypto";
 import pg from "pg";
 import { createOrganization } from "../src/domain/organizations/create-organization.js";
 import { PostgresReservationStore } from "../src/gateway/reservations/postgres-store.js";
@@ -28,6 +27,7 @@ import type { RecordStore } from "../src/stores/record-store.js";
 import { openPostgresStore } from "../src/stores/postgres/open-postgres.js";
 import { keyPolicy, monthlyBudget, workspacePolicy } from "../test/helpers/policies.js";
 import { numberOption, stringOption } from "./lib/args.js";
+import { freshPostgresDatabase } from "./lib/fresh-postgres.js";
 
 const args = process.argv.slice(2);
 const opt = numberOption(args);
@@ -50,13 +50,8 @@ interface Side {
 }
 
 async function side(label: string, vacuumRows: number): Promise<Side> {
-  const name = `gh_bench_churn_${Date.now().toString(36)}_${randomBytes(3).toString("hex")}`;
-  const admin = new pg.Client({ connectionString: PG_URL });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
-  const url = new URL(PG_URL);
-  url.pathname = `/${name}`;
-  const store = await openPostgresStore(url.toString(), LANES + 2);
+  const db = await freshPostgresDatabase(PG_URL);
+  const store = await openPostgresStore(db.url, LANES + 2);
   const org = await createOrganization(store, systemClock, `churn ${label}`);
   const ws = workspacePolicy(
     { id: org.workspaceId, organizationId: org.organizationId },
@@ -64,7 +59,7 @@ async function side(label: string, vacuumRows: number): Promise<Side> {
   );
   const key = keyPolicy(ws, `churn-${label}`, { limitNano: LIMIT });
   const rs = new PostgresReservationStore(store, 10 * 60_000, { vacuumRows });
-  const stats = new pg.Client({ connectionString: url.toString() });
+  const stats = new pg.Client({ connectionString: db.url });
   await stats.connect();
   const request = (id: string): HoldRequest => ({
     id,
@@ -86,8 +81,7 @@ async function side(label: string, vacuumRows: number): Promise<Side> {
       await rs.close();
       await stats.end();
       await store.close();
-      await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await admin.end();
+      await db.drop();
     },
   };
 }

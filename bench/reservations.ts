@@ -24,7 +24,6 @@ import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import pg from "pg";
 import type { KeyPolicy, WorkspacePolicy } from "../src/domain/policy/policy.js";
 import { createOrganization } from "../src/domain/organizations/create-organization.js";
 import type { HoldPlan } from "../src/gateway/enforcement.js";
@@ -38,7 +37,7 @@ import { openPostgresStore } from "../src/stores/postgres/open-postgres.js";
 import { openSqliteStore } from "../src/stores/sqlite/open-sqlite.js";
 import { keyPolicy, monthlyBudget, workspacePolicy } from "../test/helpers/policies.js";
 import { numberOption, stringOption } from "./lib/args.js";
-import { startDelayProxy } from "./lib/delay-proxy.js";
+import { freshPostgresDatabase } from "./lib/fresh-postgres.js";
 import { median } from "./lib/stats.js";
 
 const args = process.argv.slice(2);
@@ -154,37 +153,8 @@ async function memorySides(dir: string): Promise<{ sides: [Side, Side]; stores: 
   return { sides, stores };
 }
 
-/**
- * A new database beside `url`'s, and how to drop it; its url goes through a delaying proxy when
- * --pg-rtt-ms is given (the database is created and dropped directly).
- */
-async function freshDatabase(url: string): Promise<{ url: string; drop: () => Promise<void> }> {
-  const name = `gh_bench_${Date.now().toString(36)}_${randomBytes(3).toString("hex")}`;
-  const admin = new pg.Client({ connectionString: url });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
-  const dbUrl = new URL(url);
-  dbUrl.pathname = `/${name}`;
-  const proxy =
-    PG_RTT_MS > 0
-      ? await startDelayProxy({ host: dbUrl.hostname, port: Number(dbUrl.port || 5432) }, PG_RTT_MS / 2)
-      : null;
-  if (proxy) {
-    dbUrl.hostname = "127.0.0.1";
-    dbUrl.port = String(proxy.port);
-  }
-  return {
-    url: dbUrl.toString(),
-    drop: async () => {
-      await proxy?.close();
-      await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await admin.end();
-    },
-  };
-}
-
 async function postgresSides(url: string): Promise<{ sides: [Side, Side]; close: () => Promise<void> }> {
-  const db = await freshDatabase(url);
+  const db = await freshPostgresDatabase(url, PG_RTT_MS);
   const store = await openPostgresStore(db.url, 5);
   const sides = [] as unknown as [Side, Side];
   for (const label of ["empty", "loaded"]) {
@@ -213,7 +183,7 @@ async function postgresSides(url: string): Promise<{ sides: [Side, Side]; close:
  * so one workspace takes its reserves one at a time across all instances.
  */
 async function concurrentPostgres(url: string): Promise<void> {
-  const db = await freshDatabase(url);
+  const db = await freshPostgresDatabase(url, PG_RTT_MS);
   const stores = [await openPostgresStore(db.url, 8), await openPostgresStore(db.url, 8)];
   try {
     const instances = stores.map((st) => new PostgresReservationStore(st, TTL_MS));
