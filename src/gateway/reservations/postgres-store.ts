@@ -14,6 +14,11 @@ import type { ReservationStore } from "./reservation-store.js";
 import { roomOf, type Held, type HoldRequest, type Room } from "./room.js";
 import { QueryTemplate } from "../../stores/query-template.js";
 
+export interface PostgresReservationOptions {
+  /** Rows deleted or rewritten by this instance after which it vacuums the table (0: never). */
+  vacuumRows?: number;
+}
+
 /**
  * Holds in a PostgreSQL table shared by every instance. A reserve runs in one transaction that
  * first locks the workspace row (every key belongs to one workspace, so this serialises the key
@@ -30,11 +35,6 @@ import { QueryTemplate } from "../../stores/query-template.js";
  * (`GATEHOUSE_RESERVATION_VACUUM_ROWS`; 0 leaves it to autovacuum): a few milliseconds, in the
  * background, taking no lock that reserves or settles wait for.
  */
-export interface PostgresReservationOptions {
-  /** Rows deleted or rewritten by this instance after which it vacuums the table (0: never). */
-  vacuumRows?: number;
-}
-
 export class PostgresReservationStore implements ReservationStore {
   readonly kind = "postgres";
   /**
