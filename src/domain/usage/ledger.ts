@@ -157,7 +157,7 @@ type Nano = string | number | bigint | null;
 export type UsageRow = { scope: string; window: string; usage_nano: Nano; byok_nano: Nano };
 
 function usageArgs(keyHash: string | null, workspaceId: string | null, now: Date) {
-  const [day, week, month, all] = KINDS.map((k) => windowIndex(k, now)) as [number, number, number, number];
+  const { day, week, month, all } = currentWindowIndexes(now);
   const shape = keyHash === null ? "workspace" : workspaceId === null ? "key" : "both";
   return [shape, keyHash ?? "", workspaceId ?? "", day, week, month, all] as const;
 }
