@@ -5,6 +5,7 @@ import { POLICY_PROPAGATION_BOUND_MS } from "../../src/domain/policy/policy.js";
 import { POLICY_LISTENER_NAME } from "../../src/stores/postgres/pg-policy-channel.js";
 import { PG_SKIP_REASON, PG_URL, freshPostgresDatabase } from "../helpers/stores.js";
 import { http, killAll, startServer, stopServer, type ChildServer } from "../helpers/child-server.js";
+import { within } from "../helpers/within.js";
 
 /**
  * The policy cache across instances: two server processes on one PostgreSQL database. A change
@@ -13,16 +14,6 @@ import { http, killAll, startServer, stopServer, type ChildServer } from "../hel
  */
 const SKIP = !PG_URL;
 if (SKIP) console.warn(PG_SKIP_REASON);
-
-/** Polls fn every 10 ms until it returns true; the elapsed ms, or Infinity after `ms`. */
-async function within(ms: number, fn: () => Promise<boolean>): Promise<number> {
-  const t0 = performance.now();
-  while (performance.now() - t0 < ms) {
-    if (await fn()) return performance.now() - t0;
-    await new Promise((r) => setTimeout(r, 10));
-  }
-  return Infinity;
-}
 
 describe.skipIf(SKIP)("policy changes across two instances on one PostgreSQL database", () => {
   const bootKey = `ops-policy-${randomBytes(20).toString("hex")}`;

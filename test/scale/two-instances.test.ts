@@ -2,8 +2,10 @@ import { randomBytes } from "node:crypto";
 import { Redis } from "ioredis";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { within } from "../helpers/within.js";
 import { openConfig } from "../../src/domain/destinations/destination-record.js";
 import { hashKey } from "../../src/lib/ids.js";
+import { POLICY_PROPAGATION_BOUND_MS } from "../../src/domain/policy/policy.js";
 import { SecretBox } from "../../src/lib/secret-box.js";
 import { openPostgresStore } from "../../src/stores/postgres/open-postgres.js";
 import type { RecordStore } from "../../src/stores/record-store.js";
@@ -131,7 +133,7 @@ describe.skipIf(SKIP)("two server processes (src/main.ts) on one PostgreSQL data
     }
   });
 
-  it("an API key created on A is read, patched and deleted on B; A sees each change at once", async () => {
+  it("an API key created on A is read, patched and deleted on B; A sees each change", async () => {
     const created = await http(`${a.base}/keys`, {
       method: "POST",
       key: bootKey,
@@ -161,9 +163,13 @@ describe.skipIf(SKIP)("two server processes (src/main.ts) on one PostgreSQL data
       expect(self.body.data).toMatchObject({ label: created.body.data.label, is_management_key: false });
     }
 
-    // Deleted through B: refused by A from the next request on (no per-instance cache).
+    // Deleted through B: refused by B from the next request on, and by A within the policy
+    // cache's bound (A hears of it by notification; an assertion of "at once" on A failed when
+    // the notification came after A's next request, as docs/scaling.md allows).
     expect((await http(`${b.base}/keys/${hash}`, { method: "DELETE", key: bootKey })).status).toBe(200);
-    expect((await http(`${a.base}/key`, { key })).status).toBe(401);
+    expect((await http(`${b.base}/key`, { key })).status).toBe(401);
+    const onA = await within(5_000, async () => (await http(`${a.base}/key`, { key })).status === 401);
+    expect(onA).toBeLessThan(POLICY_PROPAGATION_BOUND_MS);
   });
 
   it("a workspace and its budget created on A are read on B", async () => {
