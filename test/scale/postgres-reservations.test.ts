@@ -1,10 +1,14 @@
+import { CompiledQuery, sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createOrganization } from "../../src/domain/organizations/create-organization.js";
 import type { KeyPolicy } from "../../src/domain/policy/policy.js";
 import { createWorkspace } from "../../src/domain/workspaces/workspace-service.js";
 import { addUsage, readKeyAndWorkspaceUsage } from "../../src/domain/usage/ledger.js";
 import type { HoldPlan } from "../../src/gateway/enforcement.js";
-import { PostgresReservationStore } from "../../src/gateway/reservations/postgres-store.js";
+import {
+  holdsAndUsageQuery,
+  PostgresReservationStore,
+} from "../../src/gateway/reservations/postgres-store.js";
 import type { Room } from "../../src/gateway/reservations/room.js";
 import { systemClock } from "../../src/lib/clock.js";
 import type { RecordStore } from "../../src/stores/record-store.js";
@@ -226,5 +230,55 @@ describe.skipIf(SKIP)("PostgreSQL reservations: the instance vacuums the holds' 
     expect(warnings).toHaveLength(1);
     expect(warnings[0]).toMatch(/vacuum of gateway_reservations failed \(permission denied to vacuum\)/);
     expect(await rs.openCount()).toBe(0);
+  });
+});
+
+describe.skipIf(SKIP)("PostgreSQL reservations: the reserve's read after a long history", () => {
+  it("looks up each current ledger window by its primary key, whatever the past windows", async () => {
+    const db = await freshPostgresDatabase();
+    const store = await openPostgresStore(db.url, 2);
+    try {
+      const org = await createOrganization(store, systemClock, "plan");
+      const ws = workspacePolicy(
+        { id: org.workspaceId, organizationId: org.organizationId },
+        { budgets: [monthlyBudget(HOLD * FITS)] },
+      );
+      const key = keyPolicy(ws, "plan-key", { limitNano: HOLD * FITS });
+      // Three years of daily, weekly and monthly windows for the key and its workspace.
+      await sql`
+        insert into usage_counters (scope, scope_id, "window", window_index, organization_id, usage_nano, byok_nano)
+        select s, case when s = 'key' then ${key.hash} else ${ws.id} end, w, i, ${org.organizationId}, 1, 0
+        from unnest(array['key', 'workspace']) s, unnest(array['day', 'week', 'month']) w,
+             generate_series(1, 1100) i
+        on conflict do nothing`.execute(store.db);
+      await sql`analyze usage_counters`.execute(store.db);
+      const q = holdsAndUsageQuery(
+        store.db,
+        {
+          id: "p",
+          organizationId: org.organizationId,
+          key,
+          workspace: ws,
+          countsKey: true,
+          countsWorkspace: true,
+          now: new Date(),
+        },
+        Date.now(),
+      );
+      const plan = await store.db.executeQuery<{ "QUERY PLAN": string }>(
+        CompiledQuery.raw(`EXPLAIN ${q.sql}`, [...q.parameters]),
+      );
+      const lines = plan.rows.map((r) => r["QUERY PLAN"]);
+      // Eight index lookups (four windows of the key, four of the workspace), no scan of the table.
+      expect(lines.filter((l) => /Index Scan on usage_counters_pk/.test(l))).toHaveLength(8);
+      expect(lines.some((l) => /Seq Scan on usage_counters/.test(l))).toBe(false);
+      // Each names the whole key, the window's index included: one row, not a walk over the past.
+      const conds = lines.filter((l) => /Index Cond: .*scope_id/.test(l));
+      expect(conds).toHaveLength(8);
+      for (const c of conds) expect(c).toMatch(/window_index = /);
+    } finally {
+      await store.close();
+      await db.drop();
+    }
   });
 });

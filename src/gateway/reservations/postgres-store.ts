@@ -233,26 +233,21 @@ const holdsAndUsage = new QueryTemplate(
   },
 );
 
+/** The statement readHoldsAndUsage runs, compiled with its values (also for its query-plan test). */
+export function holdsAndUsageQuery(db: Db, req: HoldRequest, nowMs: number) {
+  const readKey = req.countsKey && req.key.limitNano !== null;
+  const readWorkspace = req.countsWorkspace && req.workspace.budgets.length > 0;
+  const shape = readKey ? (readWorkspace ? "both" : "key") : readWorkspace ? "workspace" : "none";
+  const { day, week, month, all } = currentWindowIndexes(req.now);
+  return holdsAndUsage.bind(db, shape, req.workspace.id, req.key.hash, nowMs, day, week, month, all);
+}
+
 async function readHoldsAndUsage(
   trx: Db,
   req: HoldRequest,
   nowMs: number,
 ): Promise<KeyAndWorkspaceTotals & { held: Held }> {
-  const readKey = req.countsKey && req.key.limitNano !== null;
-  const readWorkspace = req.countsWorkspace && req.workspace.budgets.length > 0;
-  const shape = readKey ? (readWorkspace ? "both" : "key") : readWorkspace ? "workspace" : "none";
-  const { day, week, month, all } = currentWindowIndexes(req.now);
-  const { rows } = await holdsAndUsage.execute(
-    trx,
-    shape,
-    req.workspace.id,
-    req.key.hash,
-    nowMs,
-    day,
-    week,
-    month,
-    all,
-  );
+  const { rows } = await trx.executeQuery(holdsAndUsageQuery(trx, req, nowMs));
   const first = rows[0];
   const counters = rows.filter((r): r is typeof r & UsageRow => r.scope !== null);
   return {
