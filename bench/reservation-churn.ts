@@ -38,7 +38,8 @@ const LANES = opt("lanes", 8);
 const OPEN = opt("open", 2000);
 const VACUUM_ROWS = opt("vacuum-rows", 2000);
 const LIMIT = 10n ** 18n;
-const plan = () => ({ amountNano: 1_000n, maxTokens: 1, capped: false });
+const HOLD_NANO = 1_000n;
+const plan = () => ({ amountNano: HOLD_NANO, maxTokens: 1, capped: false });
 
 interface Side {
   label: string;
@@ -69,6 +70,7 @@ async function side(label: string, vacuumRows: number): Promise<Side> {
     countsKey: true,
     countsWorkspace: true,
     now: new Date(),
+    expectedNano: HOLD_NANO, // as the gateway does: what plan() decides
   });
   for (let i = 0; i < OPEN; i++) await rs.reserve(request(`open-${i}`), plan);
   return {

@@ -64,7 +64,8 @@ const benchWorkspace = (id: string, organizationId: string): WorkspacePolicy =>
 const benchKey = (n: number, ws: WorkspacePolicy): KeyPolicy =>
   keyPolicy(ws, `bench-key-${n}`, { id: n, limitNano: LIMIT });
 
-const plan = (): HoldPlan => ({ amountNano: 1_000n, maxTokens: 1, capped: false });
+const HOLD_NANO = 1_000n;
+const plan = (): HoldPlan => ({ amountNano: HOLD_NANO, maxTokens: 1, capped: false });
 const noCharge = async (): Promise<void> => undefined;
 
 interface Side {
@@ -83,6 +84,8 @@ const request = (side: Side, id: string, key: KeyPolicy): HoldRequest => ({
   countsKey: true,
   countsWorkspace: true,
   now: new Date(),
+  // As the gateway does: the hold's amount as expected (it is what plan() decides).
+  expectedNano: HOLD_NANO,
 });
 
 async function setOpen(side: Side, n: number): Promise<void> {

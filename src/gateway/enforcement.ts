@@ -86,6 +86,18 @@ function refuse(s: Scope, scopesFailing: Scope[], requested: number, affordable:
 }
 
 /**
+ * The completion tokens a request asks for (its max_tokens, or the model's maximum, never above
+ * the model's maximum) and what the prompt and those cost: the hold unless a limit caps it.
+ */
+export function worstCase(ask: HoldAsk): { wanted: number; worst: bigint } {
+  const wanted =
+    ask.requestedMaxTokens === null
+      ? ask.modelMaxCompletionTokens
+      : Math.min(ask.requestedMaxTokens, ask.modelMaxCompletionTokens);
+  return { wanted, worst: costNano(ask.prices, ask.promptTokens, wanted) };
+}
+
+/**
  * Decides a hold against the room: the worst case (prompt + max_tokens, or the model's maximum
  * completion capped by what the limits have left) must fit under the key's limit and every budget,
  * counting settled spend and every other open hold. Refusals: 403 when a limit is already spent or
@@ -94,11 +106,7 @@ function refuse(s: Scope, scopesFailing: Scope[], requested: number, affordable:
  */
 export function planHold(room: Room, ask: HoldAsk): HoldPlan {
   const scopes = [...(room.key ? [room.key] : []), ...room.budgets];
-  const wanted =
-    ask.requestedMaxTokens === null
-      ? ask.modelMaxCompletionTokens
-      : Math.min(ask.requestedMaxTokens, ask.modelMaxCompletionTokens);
-  const worst = costNano(ask.prices, ask.promptTokens, wanted);
+  const { wanted, worst } = worstCase(ask);
   // A limit already spent is refused first, whatever the request's size.
   const spent = scopes.filter((s) => s.spentNano >= s.limitNano);
   const firstSpent = spent[0];

@@ -108,6 +108,9 @@ describe.skipIf(SKIP)("PostgreSQL reservations: two instances, one limit, settle
                 countsKey: true,
                 countsWorkspace: true,
                 now: new Date(),
+                // The key race inserts its holds at the amount decide gives; the budget race
+                // (nothing expected: 0) has every hold corrected after decide.
+                ...(forKey ? { expectedNano: HOLD } : {}),
               },
               decide,
             );
@@ -233,6 +236,56 @@ describe.skipIf(SKIP)("PostgreSQL reservations: the instance vacuums the holds' 
   });
 });
 
+describe.skipIf(SKIP)("PostgreSQL reservations: the hold inserted with the read", () => {
+  it("holds what decide sized, expected or not; a refusal leaves no hold", async () => {
+    const db = await freshPostgresDatabase();
+    const store = await openPostgresStore(db.url, 2);
+    try {
+      const org = await createOrganization(store, systemClock, "amounts");
+      const ws = workspacePolicy(
+        { id: org.workspaceId, organizationId: org.organizationId },
+        { isDefault: true },
+      );
+      const key = keyPolicy(ws, "amounts-key");
+      const rs = new PostgresReservationStore(store, 60_000);
+      const reserve = (id: string, expectedNano: bigint | undefined, amountNano: bigint | null) =>
+        rs.reserve(
+          {
+            id,
+            organizationId: org.organizationId,
+            key,
+            workspace: ws,
+            countsKey: true,
+            countsWorkspace: true,
+            now: new Date(),
+            ...(expectedNano !== undefined ? { expectedNano } : {}),
+          },
+          () => {
+            if (amountNano === null) throw new Refused();
+            return { amountNano, maxTokens: 1, capped: false };
+          },
+        );
+      await reserve("as-expected", 500n, 500n);
+      await reserve("capped", 500n, 120n); // the limits left less than the worst case
+      await reserve("unexpected", undefined, 70n);
+      await expect(reserve("refused", 500n, null)).rejects.toBeInstanceOf(Refused);
+      const rows = await store.db
+        .selectFrom("gateway_reservations")
+        .select(["id", "amount_nano"])
+        .orderBy("id")
+        .execute();
+      expect(rows.map((r) => [r.id, BigInt(r.amount_nano)])).toEqual([
+        ["as-expected", 500n],
+        ["capped", 120n],
+        ["unexpected", 70n],
+      ]);
+    } finally {
+      await store.close();
+      await db.drop();
+    }
+  });
+});
+
 describe.skipIf(SKIP)("PostgreSQL reservations: the reserve's read after a long history", () => {
   it("looks up each current ledger window by its primary key, whatever the past windows", async () => {
     const db = await freshPostgresDatabase();
@@ -264,6 +317,8 @@ describe.skipIf(SKIP)("PostgreSQL reservations: the reserve's read after a long 
           now: new Date(),
         },
         Date.now(),
+        Date.now() + 60_000,
+        HOLD,
       );
       const plan = await store.db.executeQuery<{ "QUERY PLAN": string }>(
         CompiledQuery.raw(`EXPLAIN ${q.sql}`, [...q.parameters]),

@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { DomainError } from "../../domain/errors.js";
 import { countPromptTokens, countTextTokens } from "../tokens/count-tokens.js";
 import { contentText } from "./content-text.js";
-import { costNano, planHold, type Prices } from "../enforcement.js";
+import { costNano, planHold, worstCase, type HoldAsk, type Prices } from "../enforcement.js";
 import type { Gateway } from "../gateway.js";
 import type { HoldHandle } from "../hold.js";
 import type { KeyPolicy } from "../../domain/policy/policy.js";
@@ -122,6 +122,12 @@ export class ChatRun {
     const { key, body } = this.call;
     const workspace = await keyWorkspace(this.gw.policy, key);
     const requested = body.max_tokens ?? body.max_completion_tokens ?? null;
+    const ask: HoldAsk = {
+      prices: pricesOf(a),
+      promptTokens: this.promptEstimate,
+      requestedMaxTokens: requested,
+      modelMaxCompletionTokens: a.endpoint.maxCompletionTokens,
+    };
     const hold = await this.gw.holds.take(
       {
         id: `${this.id}:${n}`,
@@ -132,14 +138,9 @@ export class ChatRun {
         countsKey: !a.byok || key.includeByokInLimit,
         countsWorkspace: !a.byok || workspace.includeByokInBudgets,
         now: this.createdAt,
+        expectedNano: worstCase(ask).worst,
       },
-      (room) =>
-        planHold(room, {
-          prices: pricesOf(a),
-          promptTokens: this.promptEstimate,
-          requestedMaxTokens: requested,
-          modelMaxCompletionTokens: a.endpoint.maxCompletionTokens,
-        }),
+      (room) => planHold(room, ask),
     );
     const out: ChatRequestBody = { messages: body.messages };
     for (const [k, v] of Object.entries(body)) if (!EXTRAS.includes(k)) out[k] = v;

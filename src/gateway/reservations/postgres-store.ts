@@ -22,8 +22,8 @@ export interface PostgresReservationOptions {
 /**
  * Holds in a PostgreSQL table shared by every instance. A reserve runs in one transaction that
  * first locks the workspace row (every key belongs to one workspace, so this serialises the key
- * too), then reads the workspace's unexpired holds and the ledger in one statement and inserts the
- * hold. A settle records the charge first and then deletes the hold, so a reserve sees either the
+ * too), then inserts the hold and reads the workspace's other unexpired holds and the ledger in one
+ * statement (readHoldsAndUsage), and commits. A settle records the charge first and then deletes the hold, so a reserve sees either the
  * hold or the charge (or both), never neither; it takes no lock (see settle), so the workspace's
  * lock is held once per request, by its reserve. A crashed instance's holds stop being renewed and
  * count for nothing after their expiry; they are deleted later.
@@ -119,21 +119,22 @@ export class PostgresReservationStore implements ReservationStore {
     return this.store.transaction(async (trx) => {
       await lockWorkspaceRow(trx, req.workspace.id);
       const nowMs = Date.now();
-      const { held, key: keyTotals, workspace: wsTotals } = await readHoldsAndUsage(trx, req, nowMs);
+      const provisional = req.expectedNano ?? 0n;
+      // The hold goes in with the read (its amount expected, not yet decided): nobody sees it
+      // before the commit, and a refusal (decide throws) rolls it back with the transaction.
+      const {
+        held,
+        key: keyTotals,
+        workspace: wsTotals,
+      } = await readHoldsAndUsage(trx, req, nowMs, nowMs + this.ttlMs, provisional);
       const plan = decide(roomOf(req, keyTotals, wsTotals, held));
-      await trx
-        .insertInto("gateway_reservations")
-        .values({
-          id: req.id,
-          organization_id: req.organizationId,
-          key_hash: req.key.hash,
-          workspace_id: req.workspace.id,
-          amount_nano: plan.amountNano,
-          counts_key: req.countsKey ? 1 : 0,
-          counts_workspace: req.countsWorkspace ? 1 : 0,
-          expires_at_ms: nowMs + this.ttlMs,
-        })
-        .execute();
+      if (plan.amountNano !== provisional) {
+        await trx
+          .updateTable("gateway_reservations")
+          .set({ amount_nano: plan.amountNano })
+          .where("id", "=", req.id)
+          .execute();
+      }
       return plan;
     });
   }
@@ -184,20 +185,28 @@ export class PostgresReservationStore implements ReservationStore {
 }
 
 /**
- * The workspace's unexpired holds (summed for the workspace and for the key) and the key's and
- * workspace's current ledger windows, in ONE statement, so one snapshot: a settle commits its
- * charge before it deletes its hold, so any snapshot holds the hold, the charge, or both (which
- * only refuses more), never neither. One round trip of the five a reserve takes (begin, lock,
- * this, insert, commit). The holds' one-row aggregate is left-joined to the counters, so a
- * key and workspace with no spend yet still give one row (its counter columns null). Compiled
- * once per shape (which ledger scopes are read: "key", "workspace", "both", "none").
+ * In ONE statement: inserts the request's hold (a data-modifying WITH, whose row the statement's
+ * own read cannot see), and reads the workspace's other unexpired holds (summed for the workspace
+ * and for the key) and the key's and workspace's current ledger windows, at one snapshot. A settle
+ * commits its charge before it deletes its hold, so any snapshot holds the hold, the charge, or
+ * both (which only refuses more), never neither. So a reserve is four round trips (begin, lock,
+ * this, commit; five when decide sizes the hold otherwise than expected), two of them with the
+ * workspace locked. The holds' one-row aggregate is left-joined to the counters, so a key and
+ * workspace with no spend yet still give one row (its counter columns null). Compiled once per
+ * shape (which ledger scopes are read: "key", "workspace", "both", "none").
  */
 const holdsAndUsage = new QueryTemplate(
   (
     db: Db,
     shape,
+    holdId: string,
+    organizationId: string,
     workspaceId: string,
     keyHash: string,
+    amountNano: bigint,
+    countsKey: number,
+    countsWorkspace: number,
+    expiresAtMs: number,
     nowMs: number,
     day: number,
     week: number,
@@ -220,6 +229,21 @@ const holdsAndUsage = new QueryTemplate(
     const ledgerKey = shape === "key" || shape === "both" ? keyHash : null;
     const ledgerWorkspace = shape === "workspace" || shape === "both" ? workspaceId : null;
     return db
+      .with("hold", (w) =>
+        w
+          .insertInto("gateway_reservations")
+          .values({
+            id: holdId,
+            organization_id: organizationId,
+            key_hash: keyHash,
+            workspace_id: workspaceId,
+            amount_nano: amountNano,
+            counts_key: countsKey,
+            counts_workspace: countsWorkspace,
+            expires_at_ms: expiresAtMs,
+          })
+          .returning("id"),
+      )
       .selectFrom(holds.as("h"))
       .leftJoin("usage_counters as u", (join) =>
         join.on((eb) =>
@@ -234,20 +258,44 @@ const holdsAndUsage = new QueryTemplate(
 );
 
 /** The statement readHoldsAndUsage runs, compiled with its values (also for its query-plan test). */
-export function holdsAndUsageQuery(db: Db, req: HoldRequest, nowMs: number) {
+export function holdsAndUsageQuery(
+  db: Db,
+  req: HoldRequest,
+  nowMs: number,
+  expiresAtMs: number,
+  amountNano: bigint,
+) {
   const readKey = req.countsKey && req.key.limitNano !== null;
   const readWorkspace = req.countsWorkspace && req.workspace.budgets.length > 0;
   const shape = readKey ? (readWorkspace ? "both" : "key") : readWorkspace ? "workspace" : "none";
   const { day, week, month, all } = currentWindowIndexes(req.now);
-  return holdsAndUsage.bind(db, shape, req.workspace.id, req.key.hash, nowMs, day, week, month, all);
+  return holdsAndUsage.bind(
+    db,
+    shape,
+    req.id,
+    req.organizationId,
+    req.workspace.id,
+    req.key.hash,
+    amountNano,
+    req.countsKey ? 1 : 0,
+    req.countsWorkspace ? 1 : 0,
+    expiresAtMs,
+    nowMs,
+    day,
+    week,
+    month,
+    all,
+  );
 }
 
 async function readHoldsAndUsage(
   trx: Db,
   req: HoldRequest,
   nowMs: number,
+  expiresAtMs: number,
+  amountNano: bigint,
 ): Promise<KeyAndWorkspaceTotals & { held: Held }> {
-  const { rows } = await trx.executeQuery(holdsAndUsageQuery(trx, req, nowMs));
+  const { rows } = await trx.executeQuery(holdsAndUsageQuery(trx, req, nowMs, expiresAtMs, amountNano));
   const first = rows[0];
   const counters = rows.filter((r): r is typeof r & UsageRow => r.scope !== null);
   return {

@@ -33,6 +33,13 @@ export interface HoldRequest {
   countsKey: boolean;
   countsWorkspace: boolean;
   now: Date;
+  /**
+   * What the hold will most likely be (the request's worst case, before any capping). The
+   * PostgreSQL store inserts the hold with this amount in the statement that reads the room, and
+   * corrects it when `decide` sizes it otherwise: one round trip fewer under the workspace lock.
+   * Never decides anything; absent, the store inserts 0 and always corrects it.
+   */
+  expectedNano?: bigint;
 }
 
 /** Held amounts of other requests, by what they count toward. */
