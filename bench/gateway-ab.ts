@@ -14,9 +14,14 @@
  * `--node-args "…"` starts this side's server with extra Node flags (e.g. a GC setting, measured
  * against the same build: `--baseline .`).
  *
+ * `--postgres URL` puts each side's records on a database of its own created beside URL's (and
+ * dropped after): DATABASE_URL, so holds in PostgreSQL and durable answers after their commit,
+ * as on several instances (the activity store stays embedded DuckDB). "CPU per request" is then
+ * the server's alone, not PostgreSQL's.
+ *
  *   npx tsx bench/gateway-ab.ts --baseline ../main [--slices 12] [--slice-ms 1000]
  *                               [--connections 8] [--stream] [--recording durable|deferred]
- *                               [--node-args "--max-semi-space-size=32"]
+ *                               [--node-args "--max-semi-space-size=32"] [--postgres URL]
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -32,6 +37,7 @@ import {
   UPSTREAM_JS,
   type Target,
 } from "./lib/gateway-load.js";
+import { freshPostgresDatabase } from "./lib/fresh-postgres.js";
 import { startBenchServer, type BenchServer } from "./lib/query-server.js";
 import { quantile } from "./lib/stats.js";
 
@@ -47,6 +53,7 @@ const BASELINE = text("baseline");
 const RATE = opt("rate", 0);
 const REQUESTS = opt("requests", 50);
 const NODE_ARGS = (text("node-args") ?? "").split(" ").filter((a) => a !== "");
+const PG_URL = text("postgres");
 
 interface Side {
   label: string;
@@ -67,6 +74,7 @@ async function main(): Promise<void> {
   ];
   const upstream = childJson(UPSTREAM_JS);
   const dirs: string[] = [];
+  const databases: { drop: () => Promise<void> }[] = [];
   const sides: Side[] = [];
   try {
     const { port } = (await upstream.first) as { port: number };
@@ -74,7 +82,13 @@ async function main(): Promise<void> {
       const dir = mkdtempSync(join(tmpdir(), "gatehouse-bench-ab-"));
       dirs.push(dir);
       const nodeArgs = label === "this" ? NODE_ARGS : [];
-      const server = await startBenchServer(benchServerEnv(dir, port, RECORDING), nodeArgs, root);
+      const env = benchServerEnv(dir, port, RECORDING);
+      if (PG_URL) {
+        const db = await freshPostgresDatabase(PG_URL);
+        databases.push(db);
+        env.DATABASE_URL = db.url;
+      }
+      const server = await startBenchServer(env, nodeArgs, root);
       const key = await createBenchKey(server.base);
       sides.push({
         label,
@@ -111,7 +125,8 @@ async function main(): Promise<void> {
     }
     console.log(
       `\n${SLICES} slices of ${SLICE_MS} ms each, ${CONNECTIONS} connections, ${STREAM ? "streaming" : "JSON"}, ` +
-        `GATEHOUSE_RECORDING=${RECORDING}${NODE_ARGS.length > 0 ? `; this side: node ${NODE_ARGS.join(" ")}` : ""}\n`,
+        `GATEHOUSE_RECORDING=${RECORDING}${PG_URL ? ", records on PostgreSQL" : ""}` +
+        `${NODE_ARGS.length > 0 ? `; this side: node ${NODE_ARGS.join(" ")}` : ""}\n`,
     );
     console.log("| build | root | requests/s | server CPU per request |");
     console.log("| --- | --- | --- | --- |");
@@ -130,6 +145,7 @@ async function main(): Promise<void> {
     for (const s of sides) await s.server.stop();
     upstream.child.kill();
     for (const d of dirs) rmSync(d, { recursive: true, force: true });
+    for (const db of databases) await db.drop();
   }
 }
 

@@ -286,6 +286,76 @@ describe.skipIf(SKIP)("PostgreSQL reservations: the hold inserted with the read"
   });
 });
 
+describe.skipIf(SKIP)("PostgreSQL reservations: holds settled together are deleted together", () => {
+  it("the settles of one turn (a recorder's commit) delete their holds in one statement", async () => {
+    const db = await freshPostgresDatabase();
+    const store = await openPostgresStore(db.url, 4);
+    try {
+      const org = await createOrganization(store, systemClock, "drops");
+      const ws = workspacePolicy(
+        { id: org.workspaceId, organizationId: org.organizationId },
+        { isDefault: true },
+      );
+      const key = keyPolicy(ws, "drops-key");
+      let deletes = 0;
+      const counting: RecordStore = {
+        ...store,
+        db: store.db.withPlugin({
+          transformQuery: (args) => {
+            if (args.node.kind === "DeleteQueryNode") deletes++;
+            return args.node;
+          },
+          transformResult: async (args) => args.result,
+        }),
+      };
+      const rs = new PostgresReservationStore(counting, 60_000);
+      const ids = Array.from({ length: 12 }, (_, i) => `together-${i}`);
+      for (const id of ids) {
+        await rs.reserve(
+          {
+            id,
+            organizationId: org.organizationId,
+            key,
+            workspace: ws,
+            countsKey: true,
+            countsWorkspace: true,
+            now: new Date(),
+          },
+          () => ({ amountNano: 5n, maxTokens: 1, capped: false }),
+        );
+      }
+      // One commit stores every charge (as the recorder's group commit does), then all settle.
+      let commit!: () => void;
+      const committed = new Promise<void>((r) => (commit = r));
+      const settles = ids.slice(0, 10).map((id) => rs.settle(id, () => committed));
+      const releases = ids.slice(10).map((id) => rs.release(id));
+      commit();
+      await Promise.all([...settles, ...releases]);
+      expect(deletes).toBe(1);
+      expect(await rs.openCount()).toBe(0);
+      // Alone, a settle still goes at once.
+      await rs.reserve(
+        {
+          id: "alone",
+          organizationId: org.organizationId,
+          key,
+          workspace: ws,
+          countsKey: true,
+          countsWorkspace: true,
+          now: new Date(),
+        },
+        () => ({ amountNano: 5n, maxTokens: 1, capped: false }),
+      );
+      await rs.settle("alone", async () => undefined);
+      expect(deletes).toBe(2);
+      expect(await rs.openCount()).toBe(0);
+    } finally {
+      await store.close();
+      await db.drop();
+    }
+  });
+});
+
 describe.skipIf(SKIP)("PostgreSQL reservations: the reserve's read after a long history", () => {
   it("looks up each current ledger window by its primary key, whatever the past windows", async () => {
     const db = await freshPostgresDatabase();

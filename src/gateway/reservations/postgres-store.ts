@@ -14,6 +14,9 @@ import type { ReservationStore } from "./reservation-store.js";
 import { roomOf, type Held, type HoldRequest, type Room } from "./room.js";
 import { QueryTemplate } from "../../stores/query-template.js";
 
+/** Holds deleted by one statement at most. */
+const MAX_DROP_BATCH = 1_000;
+
 export interface PostgresReservationOptions {
   /** Rows deleted or rewritten by this instance after which it vacuums the table (0: never). */
   vacuumRows?: number;
@@ -44,6 +47,10 @@ export class PostgresReservationStore implements ReservationStore {
    */
   private readonly queues = new Map<string, Promise<unknown>>();
 
+  /** Holds to delete in the next turn (drop). */
+  private drops: { id: string; done: () => void; fail: (err: unknown) => void }[] = [];
+  /** Delete statements running. */
+  private dropsInFlight = 0;
   private readonly vacuumRows: number;
   /** Rows this instance deleted or rewrote since its last vacuum began. */
   private churned = 0;
@@ -95,8 +102,9 @@ export class PostgresReservationStore implements ReservationStore {
     }
   }
 
-  /** Waits for a vacuum in progress (before the store's pool closes). */
+  /** Waits for the drops asked for and a vacuum in progress (before the store's pool closes). */
   async close(): Promise<void> {
+    while (this.drops.length > 0 || this.dropsInFlight > 0) await new Promise((r) => setTimeout(r, 1));
     await this.vacuuming;
   }
 
@@ -153,9 +161,39 @@ export class PostgresReservationStore implements ReservationStore {
     await this.drop(id);
   }
 
-  private async drop(id: string): Promise<void> {
-    await this.store.db.deleteFrom("gateway_reservations").where("id", "=", id).execute();
-    this.churn(1);
+  /**
+   * Deletes a hold, with every other drop asked for in the same turn of the event loop: the
+   * recorder commits the records of the requests finishing together in one transaction, and their
+   * settles then drop their holds together, in one statement and one commit instead of one each.
+   */
+  private drop(id: string): Promise<void> {
+    return new Promise<void>((done, fail) => {
+      this.drops.push({ id, done, fail });
+      if (this.drops.length === 1) setImmediate(() => void this.dropNow());
+    });
+  }
+
+  private async dropNow(): Promise<void> {
+    const batch = this.drops.splice(0, MAX_DROP_BATCH);
+    // More than a statement takes: the rest in the next turn.
+    if (this.drops.length > 0) setImmediate(() => void this.dropNow());
+    this.dropsInFlight++;
+    try {
+      await this.store.db
+        .deleteFrom("gateway_reservations")
+        .where(
+          "id",
+          "in",
+          batch.map((d) => d.id),
+        )
+        .execute();
+      this.churn(batch.length);
+      for (const d of batch) d.done();
+    } catch (err) {
+      for (const d of batch) d.fail(err);
+    } finally {
+      this.dropsInFlight--;
+    }
   }
 
   async renew(ids: readonly string[]): Promise<void> {
