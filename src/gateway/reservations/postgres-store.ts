@@ -25,8 +25,9 @@ export interface PostgresReservationOptions {
 /**
  * Holds in a PostgreSQL table shared by every instance. A reserve runs in one transaction that
  * first locks the workspace row (every key belongs to one workspace, so this serialises the key
- * too), then inserts the hold and reads the workspace's other unexpired holds and the ledger in one
- * statement (readHoldsAndUsage), and commits. A settle records the charge first and then deletes the hold, so a reserve sees either the
+ * too), then inserts the hold and reads the workspace's other unexpired holds and the ledger in
+ * one statement (readHoldsAndUsage), and commits. A settle records the charge first and then
+ * deletes the hold (with the others settled in the same turn: drop), so a reserve sees either the
  * hold or the charge (or both), never neither; it takes no lock (see settle), so the workspace's
  * lock is held once per request, by its reserve. A crashed instance's holds stop being renewed and
  * count for nothing after their expiry; they are deleted later.
