@@ -25,7 +25,13 @@ import type { HoldRequest } from "../src/gateway/reservations/room.js";
 import { systemClock } from "../src/lib/clock.js";
 import type { RecordStore } from "../src/stores/record-store.js";
 import { openPostgresStore } from "../src/stores/postgres/open-postgres.js";
-import { keyPolicy, monthlyBudget, workspacePolicy } from "../test/helpers/policies.js";
+import {
+  fixedPlan,
+  holdRequest,
+  keyPolicy,
+  monthlyBudget,
+  workspacePolicy,
+} from "../test/helpers/policies.js";
 import { numberOption, stringOption } from "./lib/args.js";
 import { freshPostgresDatabase } from "./lib/fresh-postgres.js";
 
@@ -39,7 +45,7 @@ const OPEN = opt("open", 2000);
 const VACUUM_ROWS = opt("vacuum-rows", 2000);
 const LIMIT = 10n ** 18n;
 const HOLD_NANO = 1_000n;
-const plan = () => ({ amountNano: HOLD_NANO, maxTokens: 1, capped: false });
+const plan = fixedPlan(HOLD_NANO);
 
 interface Side {
   label: string;
@@ -62,16 +68,8 @@ async function side(label: string, vacuumRows: number): Promise<Side> {
   const rs = new PostgresReservationStore(store, 10 * 60_000, { vacuumRows });
   const stats = new pg.Client({ connectionString: db.url });
   await stats.connect();
-  const request = (id: string): HoldRequest => ({
-    id,
-    organizationId: org.organizationId,
-    key,
-    workspace: ws,
-    countsKey: true,
-    countsWorkspace: true,
-    now: new Date(),
-    expectedNano: HOLD_NANO, // as the gateway does: what plan() decides
-  });
+  // As the gateway does: the hold's amount as expected (it is what plan() decides).
+  const request = (id: string): HoldRequest => holdRequest(ws, key, id, { expectedNano: HOLD_NANO });
   for (let i = 0; i < OPEN; i++) await rs.reserve(request(`open-${i}`), plan);
   return {
     label,

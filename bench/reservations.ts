@@ -26,7 +26,6 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { KeyPolicy, WorkspacePolicy } from "../src/domain/policy/policy.js";
 import { createOrganization } from "../src/domain/organizations/create-organization.js";
-import type { HoldPlan } from "../src/gateway/enforcement.js";
 import { MemoryReservationStore } from "../src/gateway/reservations/memory-store.js";
 import { PostgresReservationStore } from "../src/gateway/reservations/postgres-store.js";
 import type { ReservationStore } from "../src/gateway/reservations/reservation-store.js";
@@ -35,7 +34,13 @@ import { systemClock } from "../src/lib/clock.js";
 import type { RecordStore } from "../src/stores/record-store.js";
 import { openPostgresStore } from "../src/stores/postgres/open-postgres.js";
 import { openSqliteStore } from "../src/stores/sqlite/open-sqlite.js";
-import { keyPolicy, monthlyBudget, workspacePolicy } from "../test/helpers/policies.js";
+import {
+  fixedPlan,
+  holdRequest,
+  keyPolicy,
+  monthlyBudget,
+  workspacePolicy,
+} from "../test/helpers/policies.js";
 import { numberOption, stringOption } from "./lib/args.js";
 import { freshPostgresDatabase } from "./lib/fresh-postgres.js";
 import { median } from "./lib/stats.js";
@@ -65,7 +70,7 @@ const benchKey = (n: number, ws: WorkspacePolicy): KeyPolicy =>
   keyPolicy(ws, `bench-key-${n}`, { id: n, limitNano: LIMIT });
 
 const HOLD_NANO = 1_000n;
-const plan = (): HoldPlan => ({ amountNano: HOLD_NANO, maxTokens: 1, capped: false });
+const plan = fixedPlan(HOLD_NANO);
 const noCharge = async (): Promise<void> => undefined;
 
 interface Side {
@@ -76,17 +81,9 @@ interface Side {
   open: string[];
 }
 
-const request = (side: Side, id: string, key: KeyPolicy): HoldRequest => ({
-  id,
-  organizationId: side.ws.organizationId,
-  key,
-  workspace: side.ws,
-  countsKey: true,
-  countsWorkspace: true,
-  now: new Date(),
-  // As the gateway does: the hold's amount as expected (it is what plan() decides).
-  expectedNano: HOLD_NANO,
-});
+// As the gateway does: the hold's amount as expected (it is what plan() decides).
+const request = (side: Side, id: string, key: KeyPolicy): HoldRequest =>
+  holdRequest(side.ws, key, id, { expectedNano: HOLD_NANO });
 
 async function setOpen(side: Side, n: number): Promise<void> {
   while (side.open.length > n) await side.rs.release(side.open.pop() as string);

@@ -7,7 +7,7 @@ import { MemoryReservationStore } from "../../src/gateway/reservations/memory-st
 import type { HoldRequest, Room } from "../../src/gateway/reservations/room.js";
 import type { RecordStore } from "../../src/stores/record-store.js";
 import { openSqliteStore } from "../../src/stores/sqlite/open-sqlite.js";
-import { keyPolicy, monthlyBudget, workspacePolicy } from "../helpers/policies.js";
+import { holdRequest, keyPolicy, monthlyBudget, workspacePolicy } from "../helpers/policies.js";
 
 /**
  * The in-process reservation store's arithmetic: what a reserve sees as held by other requests
@@ -29,15 +29,12 @@ const request = (
   counts: { key?: boolean; workspace?: boolean } = {},
 ): HoldRequest => {
   const ws = { id: workspaceId, organizationId: "org" };
-  return {
+  return holdRequest(
+    workspacePolicy(ws, { budgets: [monthlyBudget(LIMIT)] }),
+    keyPolicy(ws, keyHash, { limitNano: LIMIT }),
     id,
-    organizationId: "org",
-    key: keyPolicy(ws, keyHash, { limitNano: LIMIT }),
-    workspace: workspacePolicy(ws, { budgets: [monthlyBudget(LIMIT)] }),
-    countsKey: counts.key ?? true,
-    countsWorkspace: counts.workspace ?? true,
-    now: new Date(),
-  };
+    { countsKey: counts.key ?? true, countsWorkspace: counts.workspace ?? true },
+  );
 };
 
 /** Reserves `amount` and returns what the reserve saw held by others (key, workspace). */

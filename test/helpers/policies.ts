@@ -1,3 +1,5 @@
+import type { HoldPlan } from "../../src/gateway/enforcement.js";
+import type { HoldRequest } from "../../src/gateway/reservations/room.js";
 import type { BudgetPolicy, KeyPolicy, WorkspacePolicy } from "../../src/domain/policy/policy.js";
 
 /**
@@ -44,4 +46,31 @@ export const keyPolicy = (ws: WorkspaceRef, hash: string, over: Partial<KeyPolic
   label: "sk-gh-v1-abc...xyz",
   creatorUserId: null,
   ...over,
+});
+
+/**
+ * A hold request of `key` in `ws`, counting toward both the key's limit and the workspace's
+ * budgets, at the present moment, unless `over` says otherwise.
+ */
+export const holdRequest = (
+  ws: WorkspacePolicy,
+  key: KeyPolicy,
+  id: string,
+  over: Partial<HoldRequest> = {},
+): HoldRequest => ({
+  id,
+  organizationId: ws.organizationId,
+  key,
+  workspace: ws,
+  countsKey: true,
+  countsWorkspace: true,
+  now: new Date(),
+  ...over,
+});
+
+/** A `decide` that takes a hold of `amountNano` whatever the room. */
+export const fixedPlan = (amountNano: bigint) => (): HoldPlan => ({
+  amountNano,
+  maxTokens: 1,
+  capped: false,
 });

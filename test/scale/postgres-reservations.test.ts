@@ -1,7 +1,7 @@
-import { CompiledQuery, sql } from "kysely";
+import { CompiledQuery, sql, type RootOperationNode } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createOrganization } from "../../src/domain/organizations/create-organization.js";
-import type { KeyPolicy } from "../../src/domain/policy/policy.js";
+import type { KeyPolicy, WorkspacePolicy } from "../../src/domain/policy/policy.js";
 import { createWorkspace } from "../../src/domain/workspaces/workspace-service.js";
 import { addUsage, readKeyAndWorkspaceUsage } from "../../src/domain/usage/ledger.js";
 import type { HoldPlan } from "../../src/gateway/enforcement.js";
@@ -13,14 +13,15 @@ import type { Room } from "../../src/gateway/reservations/room.js";
 import { systemClock } from "../../src/lib/clock.js";
 import type { RecordStore } from "../../src/stores/record-store.js";
 import { openPostgresStore } from "../../src/stores/postgres/open-postgres.js";
-import { keyPolicy, monthlyBudget, workspacePolicy } from "../helpers/policies.js";
+import { fixedPlan, holdRequest, keyPolicy, monthlyBudget, workspacePolicy } from "../helpers/policies.js";
 import { freshPostgresDatabase, PG_SKIP_REASON, PG_URL } from "../helpers/stores.js";
 
 /**
  * PostgreSQL's shared reservation store under contention, at the store's own level: two instances
  * (two stores, two pools, one database) reserve against one key whose lifetime limit fits exactly
- * 20 holds (and, in a second race, a workspace budget that does, over four keys), and every hold is settled for its whole amount (the charge written to the ledger, in
- * its own transaction, as a generation record does). Reserves and settles interleave freely; a
+ * 20 holds (and, in a second race, a workspace budget that does, over four keys), and every hold
+ * is settled for its whole amount (the charge written to the ledger, in its own transaction, as a
+ * generation record does). Reserves and settles interleave freely; a
  * settle takes no lock, and the store relies on the charge committing before the hold's delete.
  * Were a reserve ever to see neither the hold nor its charge, more than 20 would be admitted.
  */
@@ -32,6 +33,40 @@ const HOLD = 1_000_000n;
 const FITS = 20n;
 
 class Refused extends Error {}
+
+/**
+ * A fresh database with one organization, for one test: its store, and its default workspace's
+ * policy (`over` laid on it); closed and dropped when `fn` ends.
+ */
+async function withOrganization(
+  name: string,
+  over: Partial<WorkspacePolicy>,
+  fn: (store: RecordStore, ws: WorkspacePolicy) => Promise<void>,
+): Promise<void> {
+  const db = await freshPostgresDatabase();
+  const store = await openPostgresStore(db.url, 4);
+  try {
+    const org = await createOrganization(store, systemClock, name);
+    await fn(store, workspacePolicy({ id: org.workspaceId, organizationId: org.organizationId }, over));
+  } finally {
+    await store.close();
+    await db.drop();
+  }
+}
+
+/** The store with `onQuery` shown every statement before it runs (it may throw instead). */
+function withQueryHook(store: RecordStore, onQuery: (node: RootOperationNode) => void): RecordStore {
+  return {
+    ...store,
+    db: store.db.withPlugin({
+      transformQuery: (args) => {
+        onQuery(args.node);
+        return args.node;
+      },
+      transformResult: async (args) => args.result,
+    }),
+  };
+}
 
 /** What a race runs against: one key's lifetime limit, or a monthly workspace budget over 4 keys. */
 type Target = "key limit" | "workspace budget";
@@ -100,18 +135,9 @@ describe.skipIf(SKIP)("PostgreSQL reservations: two instances, one limit, settle
           const id = `race-${target}-${++n}`;
           try {
             await rs.reserve(
-              {
-                id,
-                organizationId,
-                key,
-                workspace: ws,
-                countsKey: true,
-                countsWorkspace: true,
-                now: new Date(),
-                // The key race inserts its holds at the amount decide gives; the budget race
-                // (nothing expected: 0) has every hold corrected after decide.
-                ...(forKey ? { expectedNano: HOLD } : {}),
-              },
+              // The key race inserts its holds at the amount decide gives; the budget race
+              // (nothing expected: 0) has every hold corrected after decide.
+              holdRequest(ws, key, id, forKey ? { expectedNano: HOLD } : {}),
               decide,
             );
           } catch (err) {
@@ -185,10 +211,7 @@ describe.skipIf(SKIP)("PostgreSQL reservations: the instance vacuums the holds' 
     const key = keyPolicy(ws, `vacuum-key-${tag}`);
     for (let i = 0; i < pairs; i++) {
       const id = `${tag}-${i}`;
-      await rs.reserve(
-        { id, organizationId, key, workspace: ws, countsKey: true, countsWorkspace: true, now: new Date() },
-        () => ({ amountNano: 1n, maxTokens: 1, capped: false }),
-      );
+      await rs.reserve(holdRequest(ws, key, id), fixedPlan(1n));
       if (i % 2 === 0) await rs.settle(id, async () => undefined);
       else await rs.release(id);
     }
@@ -213,18 +236,11 @@ describe.skipIf(SKIP)("PostgreSQL reservations: the instance vacuums the holds' 
 
   it("a vacuum that fails is reported once, and the holds go on", async () => {
     // A store whose connections say no to VACUUM alone (as a database would that refused it).
-    const refusing: RecordStore = {
-      ...store,
-      db: store.db.withPlugin({
-        transformQuery: (args) => {
-          if (args.node.kind === "RawNode" && /vacuum/i.test(args.node.sqlFragments.join(""))) {
-            throw Object.assign(new Error("permission denied to vacuum"), { code: "42501" });
-          }
-          return args.node;
-        },
-        transformResult: async (args) => args.result,
-      }),
-    };
+    const refusing = withQueryHook(store, (node) => {
+      if (node.kind === "RawNode" && /vacuum/i.test(node.sqlFragments.join(""))) {
+        throw Object.assign(new Error("permission denied to vacuum"), { code: "42501" });
+      }
+    });
     const rs = new PostgresReservationStore(refusing, 60_000, { vacuumRows: 10 });
     const warnings: string[] = [];
     rs.onWarning((m) => warnings.push(m));
@@ -238,33 +254,14 @@ describe.skipIf(SKIP)("PostgreSQL reservations: the instance vacuums the holds' 
 
 describe.skipIf(SKIP)("PostgreSQL reservations: the hold inserted with the read", () => {
   it("holds what decide sized, expected or not; a refusal leaves no hold", async () => {
-    const db = await freshPostgresDatabase();
-    const store = await openPostgresStore(db.url, 2);
-    try {
-      const org = await createOrganization(store, systemClock, "amounts");
-      const ws = workspacePolicy(
-        { id: org.workspaceId, organizationId: org.organizationId },
-        { isDefault: true },
-      );
+    await withOrganization("amounts", { isDefault: true }, async (store, ws) => {
       const key = keyPolicy(ws, "amounts-key");
       const rs = new PostgresReservationStore(store, 60_000);
       const reserve = (id: string, expectedNano: bigint | undefined, amountNano: bigint | null) =>
-        rs.reserve(
-          {
-            id,
-            organizationId: org.organizationId,
-            key,
-            workspace: ws,
-            countsKey: true,
-            countsWorkspace: true,
-            now: new Date(),
-            ...(expectedNano !== undefined ? { expectedNano } : {}),
-          },
-          () => {
-            if (amountNano === null) throw new Refused();
-            return { amountNano, maxTokens: 1, capped: false };
-          },
-        );
+        rs.reserve(holdRequest(ws, key, id, expectedNano !== undefined ? { expectedNano } : {}), () => {
+          if (amountNano === null) throw new Refused();
+          return fixedPlan(amountNano)();
+        });
       await reserve("as-expected", 500n, 500n);
       await reserve("capped", 500n, 120n); // the limits left less than the worst case
       await reserve("unexpected", undefined, 70n);
@@ -279,51 +276,21 @@ describe.skipIf(SKIP)("PostgreSQL reservations: the hold inserted with the read"
         ["capped", 120n],
         ["unexpected", 70n],
       ]);
-    } finally {
-      await store.close();
-      await db.drop();
-    }
+    });
   });
 });
 
 describe.skipIf(SKIP)("PostgreSQL reservations: holds settled together are deleted together", () => {
   it("the settles of one turn (a recorder's commit) delete their holds in one statement", async () => {
-    const db = await freshPostgresDatabase();
-    const store = await openPostgresStore(db.url, 4);
-    try {
-      const org = await createOrganization(store, systemClock, "drops");
-      const ws = workspacePolicy(
-        { id: org.workspaceId, organizationId: org.organizationId },
-        { isDefault: true },
-      );
+    await withOrganization("drops", { isDefault: true }, async (store, ws) => {
       const key = keyPolicy(ws, "drops-key");
       let deletes = 0;
-      const counting: RecordStore = {
-        ...store,
-        db: store.db.withPlugin({
-          transformQuery: (args) => {
-            if (args.node.kind === "DeleteQueryNode") deletes++;
-            return args.node;
-          },
-          transformResult: async (args) => args.result,
-        }),
-      };
+      const counting = withQueryHook(store, (node) => {
+        if (node.kind === "DeleteQueryNode") deletes++;
+      });
       const rs = new PostgresReservationStore(counting, 60_000);
       const ids = Array.from({ length: 12 }, (_, i) => `together-${i}`);
-      for (const id of ids) {
-        await rs.reserve(
-          {
-            id,
-            organizationId: org.organizationId,
-            key,
-            workspace: ws,
-            countsKey: true,
-            countsWorkspace: true,
-            now: new Date(),
-          },
-          () => ({ amountNano: 5n, maxTokens: 1, capped: false }),
-        );
-      }
+      for (const id of ids) await rs.reserve(holdRequest(ws, key, id), fixedPlan(5n));
       // One commit stores every charge (as the recorder's group commit does), then all settle.
       let commit!: () => void;
       const committed = new Promise<void>((r) => (commit = r));
@@ -334,62 +301,28 @@ describe.skipIf(SKIP)("PostgreSQL reservations: holds settled together are delet
       expect(deletes).toBe(1);
       expect(await rs.openCount()).toBe(0);
       // Alone, a settle still goes at once.
-      await rs.reserve(
-        {
-          id: "alone",
-          organizationId: org.organizationId,
-          key,
-          workspace: ws,
-          countsKey: true,
-          countsWorkspace: true,
-          now: new Date(),
-        },
-        () => ({ amountNano: 5n, maxTokens: 1, capped: false }),
-      );
+      await rs.reserve(holdRequest(ws, key, "alone"), fixedPlan(5n));
       await rs.settle("alone", async () => undefined);
       expect(deletes).toBe(2);
       expect(await rs.openCount()).toBe(0);
-    } finally {
-      await store.close();
-      await db.drop();
-    }
+    });
   });
 });
 
 describe.skipIf(SKIP)("PostgreSQL reservations: the reserve's read after a long history", () => {
   it("looks up each current ledger window by its primary key, whatever the past windows", async () => {
-    const db = await freshPostgresDatabase();
-    const store = await openPostgresStore(db.url, 2);
-    try {
-      const org = await createOrganization(store, systemClock, "plan");
-      const ws = workspacePolicy(
-        { id: org.workspaceId, organizationId: org.organizationId },
-        { budgets: [monthlyBudget(HOLD * FITS)] },
-      );
+    await withOrganization("plan", { budgets: [monthlyBudget(HOLD * FITS)] }, async (store, ws) => {
       const key = keyPolicy(ws, "plan-key", { limitNano: HOLD * FITS });
       // Three years of daily, weekly and monthly windows for the key and its workspace.
       await sql`
         insert into usage_counters (scope, scope_id, "window", window_index, organization_id, usage_nano, byok_nano)
-        select s, case when s = 'key' then ${key.hash} else ${ws.id} end, w, i, ${org.organizationId}, 1, 0
+        select s, case when s = 'key' then ${key.hash} else ${ws.id} end, w, i, ${ws.organizationId}, 1, 0
         from unnest(array['key', 'workspace']) s, unnest(array['day', 'week', 'month']) w,
              generate_series(1, 1100) i
         on conflict do nothing`.execute(store.db);
       await sql`analyze usage_counters`.execute(store.db);
-      const q = holdsAndUsageQuery(
-        store.db,
-        {
-          id: "p",
-          organizationId: org.organizationId,
-          key,
-          workspace: ws,
-          countsKey: true,
-          countsWorkspace: true,
-          now: new Date(),
-        },
-        Date.now(),
-        Date.now() + 60_000,
-        HOLD,
-      );
+      const now = Date.now();
+      const q = holdsAndUsageQuery(store.db, holdRequest(ws, key, "p"), now, now + 60_000, HOLD);
       const plan = await store.db.executeQuery<{ "QUERY PLAN": string }>(
         CompiledQuery.raw(`EXPLAIN ${q.sql}`, [...q.parameters]),
       );
@@ -401,9 +334,6 @@ describe.skipIf(SKIP)("PostgreSQL reservations: the reserve's read after a long 
       const conds = lines.filter((l) => /Index Cond: .*scope_id/.test(l));
       expect(conds).toHaveLength(8);
       for (const c of conds) expect(c).toMatch(/window_index = /);
-    } finally {
-      await store.close();
-      await db.drop();
-    }
+    });
   });
 });
