@@ -307,6 +307,43 @@ describe.skipIf(SKIP)("PostgreSQL reservations: holds settled together are delet
       expect(await rs.openCount()).toBe(0);
     });
   });
+
+  it("close waits for the deletes asked for and not awaited, and returns at once with none", async () => {
+    await withOrganization("drops-close", { isDefault: true }, async (store, ws) => {
+      const key = keyPolicy(ws, "drops-close-key");
+      // Each delete's answer is held until unblocked, so close() must wait for it.
+      let unblock!: () => void;
+      const blocked = new Promise<void>((r) => (unblock = r));
+      const deletes = new Set<unknown>();
+      const slow: RecordStore = {
+        ...store,
+        db: store.db.withPlugin({
+          transformQuery: (args) => {
+            if (args.node.kind === "DeleteQueryNode") deletes.add(args.queryId);
+            return args.node;
+          },
+          transformResult: async (args) => {
+            if (deletes.has(args.queryId)) await blocked;
+            return args.result;
+          },
+        }),
+      };
+      const rs = new PostgresReservationStore(slow, 60_000);
+      await rs.reserve(holdRequest(ws, key, "pending-a"), fixedPlan(5n));
+      await rs.reserve(holdRequest(ws, key, "pending-b"), fixedPlan(5n));
+      const released = [rs.release("pending-a"), rs.release("pending-b")];
+      let closed = false;
+      const closing = rs.close().then(() => (closed = true));
+      await new Promise((r) => setTimeout(r, 50));
+      expect(closed).toBe(false); // the delete is still running
+      unblock();
+      await closing;
+      await Promise.all(released);
+      expect(await rs.openCount()).toBe(0);
+      // Nothing pending: close returns without waiting for anything.
+      await rs.close();
+    });
+  });
 });
 
 describe.skipIf(SKIP)("PostgreSQL reservations: the reserve's read after a long history", () => {

@@ -52,6 +52,8 @@ export class PostgresReservationStore implements ReservationStore {
   private drops: { id: string; done: () => void; fail: (err: unknown) => void }[] = [];
   /** Delete statements running. */
   private dropsInFlight = 0;
+  /** close() calls waiting for the drops asked for (and running) to end. */
+  private dropWaiters: (() => void)[] = [];
   private readonly vacuumRows: number;
   /** Rows this instance deleted or rewrote since its last vacuum began. */
   private churned = 0;
@@ -105,7 +107,9 @@ export class PostgresReservationStore implements ReservationStore {
 
   /** Waits for the drops asked for and a vacuum in progress (before the store's pool closes). */
   async close(): Promise<void> {
-    while (this.drops.length > 0 || this.dropsInFlight > 0) await new Promise((r) => setTimeout(r, 1));
+    if (this.drops.length > 0 || this.dropsInFlight > 0) {
+      await new Promise<void>((done) => this.dropWaiters.push(done));
+    }
     await this.vacuuming;
   }
 
@@ -194,6 +198,9 @@ export class PostgresReservationStore implements ReservationStore {
       for (const d of batch) d.fail(err);
     } finally {
       this.dropsInFlight--;
+      if (this.drops.length === 0 && this.dropsInFlight === 0) {
+        for (const done of this.dropWaiters.splice(0)) done();
+      }
     }
   }
 
