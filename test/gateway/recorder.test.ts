@@ -144,6 +144,35 @@ describe("gateway recorder: group commit", () => {
     expect(await usageOf(key)).toBeCloseTo(6 * 20_000e-9, 12);
   });
 
+  it("one flush of 40 records (details in statements of 16, 16 and 8 rows) stores every detail as its own", async () => {
+    const key = await createKey("forty");
+    const policy = await policyOf(key);
+    const recorder = new GenerationRecorder(s.app.gateway.recording);
+    const gs = Array.from({ length: 40 }, (_, i) =>
+      served(policy, { completionTokens: i + 1, sessionId: `s-${i}` }),
+    );
+    await Promise.all(gs.map((g) => recorder.record(g)));
+    expect(recorder.flushes).toBe(1);
+    const rows = await s.ctx.store.db
+      .selectFrom("gateway_generations")
+      .select(["id", "key_hash", "detail"])
+      .where("organization_id", "=", s.organizationId)
+      .where(
+        "id",
+        "in",
+        gs.map((g) => g.id),
+      )
+      .execute();
+    expect(rows).toHaveLength(40);
+    const byId = new Map(rows.map((r) => [r.id, r]));
+    for (const [i, g] of gs.entries()) {
+      const row = byId.get(g.id);
+      expect(row?.key_hash).toBe(policy.hash);
+      const detail = JSON.parse(row?.detail ?? "{}") as { tokens_completion: number; session_id: string };
+      expect(detail).toMatchObject({ tokens_completion: i + 1, session_id: `s-${i}` });
+    }
+  });
+
   it("the same generation recorded twice (one batch, then again) counts once", async () => {
     const key = await createKey("twice");
     const policy = await policyOf(key);
