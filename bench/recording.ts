@@ -13,11 +13,12 @@
  *
  *   npx tsx bench/recording.ts [--records 4000] [--rounds 3] [--sizes 1,4,20,50] [--statements]
  */
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import BetterSqlite3 from "better-sqlite3";
 import { numberOption, stringOption } from "./lib/args.js";
+import { cpuMsOf } from "./lib/child-process.js";
 import { median } from "./lib/stats.js";
 import { systemClock } from "../src/lib/clock.js";
 import { hashKey } from "../src/lib/ids.js";
@@ -38,12 +39,10 @@ const STATEMENTS = args.includes("--statements");
 
 /** CPU time so far in ms (clock ticks of 10 ms): the main thread's, and the whole process's. */
 function cpuMs(): { main: number; all: number } {
-  const ticks = (path: string): number => {
-    const stat = readFileSync(path, "utf8");
-    const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return (Number(f[11]) + Number(f[12])) * 10;
-  };
-  return { main: ticks(`/proc/self/task/${process.pid}/stat`), all: ticks("/proc/self/stat") };
+  const main = cpuMsOf(process.pid, process.pid);
+  const all = cpuMsOf(process.pid);
+  if (main === null || all === null) throw new Error("bench/recording.ts reads CPU times from /proc (Linux)");
+  return { main, all };
 }
 
 /** SQLite statements' own time, by statement text (--statements). */

@@ -27,10 +27,16 @@ export function childJson(js: string, argv: string[] = []): { child: ChildProces
   return { child, first };
 }
 
-/** CPU time (user + system, every thread) of a process so far, in ms; null off Linux. */
-export function cpuMsOf(pid: number): number | null {
+/**
+ * CPU time (user + system) of a process so far, in ms: every thread's, or with `tid` that one
+ * thread's (the main thread's tid is the pid); null off Linux.
+ */
+export function cpuMsOf(pid: number, tid?: number): number | null {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const stat = readFileSync(
+      tid === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${tid}/stat`,
+      "utf8",
+    );
     const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
     return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // clock ticks: 100 Hz
   } catch {
