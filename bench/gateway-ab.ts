@@ -22,6 +22,7 @@
  *   npx tsx bench/gateway-ab.ts --baseline ../main [--slices 12] [--slice-ms 1000]
  *                               [--connections 8] [--stream] [--recording durable|deferred]
  *                               [--node-args "--max-semi-space-size=32"] [--postgres URL]
+ *                               [--warm-seconds 10]
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -54,6 +55,8 @@ const RATE = opt("rate", 0);
 const REQUESTS = opt("requests", 50);
 const NODE_ARGS = (text("node-args") ?? "").split(" ").filter((a) => a !== "");
 const PG_URL = text("postgres");
+/** Closed-loop warm-up of each side before the slices, in seconds. */
+const WARM_SECONDS = opt("warm-seconds", 10);
 
 interface Side {
   label: string;
@@ -100,8 +103,9 @@ async function main(): Promise<void> {
         ttfb: [],
       });
     }
-    // Warm-up (JIT, caches), then the slices: A B, B A, A B, … so that neither always goes first.
-    for (const s of sides) await closedLoop(s.target, null, CONNECTIONS, 2000);
+    // Warm-up (JIT, caches: a server reaches its steady rate after several seconds under load),
+    // then the slices: A B, B A, A B, … so that neither always goes first.
+    for (const s of sides) await closedLoop(s.target, null, CONNECTIONS, WARM_SECONDS * 1000);
     if (RATE > 0) {
       for (let i = 0; i < SLICES; i++) {
         for (const s of i % 2 === 0 ? sides : [...sides].reverse()) {
