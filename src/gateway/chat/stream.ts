@@ -8,7 +8,7 @@ import {
 import type { HoldHandle } from "../hold.js";
 import type { Attempt } from "./attempts.js";
 import { ChatRun, pricesOf, upstreamFailure, type ChatCall } from "./serve.js";
-import { SSE_DONE, contentChunk, errorChunk, sse, usageChunk, usageWire, type ChunkHead } from "./wire.js";
+import { ChunkEncoder, SSE_DONE, errorChunk, sse, usageWire, type ChunkHead } from "./wire.js";
 
 /** Where a stream goes: the HTTP response, opened on the first upstream byte. */
 export interface SseSink {
@@ -66,6 +66,7 @@ async function forward(
   sink: SseSink,
 ): Promise<void> {
   const h: ChunkHead = { id: run.id, created: run.created, model: a.model.id, provider: a.provider.name };
+  const encode = new ChunkEncoder(h);
   const latencyMs = performance.now() - t0;
   sink.start({
     ...run.holdHeaders,
@@ -88,7 +89,7 @@ async function forward(
         if (typeof ch.delta.content === "string") text += ch.delta.content;
         if (ch.finish_reason !== null) finishReason = ch.finish_reason;
       }
-      if (c.choices.length > 0 && !run.call.clientGone.aborted) sink.write(sse(contentChunk(h, c)));
+      if (c.choices.length > 0 && !run.call.clientGone.aborted) sink.write(encode.content(c));
       if (run.call.clientGone.aborted) break;
       next = await it.next();
     }
@@ -121,7 +122,7 @@ async function forward(
       ),
     );
   } else if (!cancelled) {
-    sink.write(sse(usageChunk(h, usageWireObj)));
+    sink.write(encode.usage(usageWireObj));
   }
   try {
     await run.settle(hold, a, charge, {

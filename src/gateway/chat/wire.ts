@@ -56,19 +56,35 @@ function cleanDelta(delta: Record<string, unknown>): Record<string, unknown> {
   return out;
 }
 
-export function contentChunk(h: ChunkHead, c: ProviderChunk): Record<string, unknown> {
-  return {
-    ...head(h),
-    choices: c.choices.map((ch) => ({
-      index: ch.index,
-      delta: cleanDelta(ch.delta),
-      finish_reason: ch.finish_reason,
-    })),
-  };
-}
+const choicesOf = (c: ProviderChunk) =>
+  c.choices.map((ch) => ({
+    index: ch.index,
+    delta: cleanDelta(ch.delta),
+    finish_reason: ch.finish_reason,
+  }));
 
-export function usageChunk(h: ChunkHead, usage: Record<string, unknown>): Record<string, unknown> {
-  return { ...head(h), choices: [], usage };
+/**
+ * A stream's events (`data: {chunk}` and a blank line): a content chunk, or the usage chunk
+ * (`choices: []`) that ends a stream. The fields every chunk repeats (id, provider, model,
+ * object, created) are serialized once per stream instead of once per chunk: the same bytes as
+ * `sse({ ...head, choices })`, at about a third of the CPU per chunk (docs/performance.md).
+ */
+export class ChunkEncoder {
+  /** `data: {"id":…,…,"created":…,` */
+  private readonly prefix: string;
+
+  constructor(h: ChunkHead) {
+    const headJson = JSON.stringify(head(h));
+    this.prefix = `data: ${headJson.slice(0, -1)},`;
+  }
+
+  content(c: ProviderChunk): string {
+    return `${this.prefix}"choices":${JSON.stringify(choicesOf(c))}}\n\n`;
+  }
+
+  usage(usage: Record<string, unknown>): string {
+    return `${this.prefix}"choices":[],"usage":${JSON.stringify(usage)}}\n\n`;
+  }
 }
 
 /** The in-band error after the first byte: a complete chunk with finish_reason "error". */
