@@ -5,10 +5,8 @@ import type { KeyPolicy, WorkspacePolicy } from "../../src/domain/policy/policy.
 import { createWorkspace } from "../../src/domain/workspaces/workspace-service.js";
 import { addUsage, readKeyAndWorkspaceUsage } from "../../src/domain/usage/ledger.js";
 import type { HoldPlan } from "../../src/gateway/enforcement.js";
-import {
-  holdsAndUsageQuery,
-  PostgresReservationStore,
-} from "../../src/gateway/reservations/postgres-store.js";
+import { holdsAndUsageQuery } from "../../src/gateway/reservations/holds-and-usage.js";
+import { PostgresReservationStore } from "../../src/gateway/reservations/postgres-store.js";
 import type { Room } from "../../src/gateway/reservations/room.js";
 import { systemClock } from "../../src/lib/clock.js";
 import type { RecordStore } from "../../src/stores/record-store.js";

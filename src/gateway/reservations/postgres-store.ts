@@ -1,18 +1,10 @@
 import { sql } from "kysely";
 import { lockWorkspaceRow } from "../../domain/workspaces/workspace-repo.js";
-import {
-  currentWindowIndexes,
-  currentWindowsMatch,
-  totalsOf,
-  type KeyAndWorkspaceTotals,
-  type UsageRow,
-} from "../../domain/usage/ledger.js";
-import { toBigInt } from "../../lib/money.js";
-import type { Db, RecordStore } from "../../stores/record-store.js";
+import type { RecordStore } from "../../stores/record-store.js";
 import type { HoldPlan } from "../enforcement.js";
 import type { ReservationStore } from "./reservation-store.js";
-import { roomOf, type Held, type HoldRequest, type Room } from "./room.js";
-import { QueryTemplate } from "../../stores/query-template.js";
+import { roomOf, type HoldRequest, type Room } from "./room.js";
+import { readHoldsAndUsage } from "./holds-and-usage.js";
 
 /** Holds deleted by one statement at most. */
 const MAX_DROP_BATCH = 1_000;
@@ -228,124 +220,4 @@ export class PostgresReservationStore implements ReservationStore {
       .executeTakeFirst();
     return Number(r?.n ?? 0);
   }
-}
-
-/**
- * In ONE statement: inserts the request's hold (a data-modifying WITH, whose row the statement's
- * own read cannot see), and reads the workspace's other unexpired holds (summed for the workspace
- * and for the key) and the key's and workspace's current ledger windows, at one snapshot. A settle
- * commits its charge before it deletes its hold, so any snapshot holds the hold, the charge, or
- * both (which only refuses more), never neither. So a reserve is four round trips (begin, lock,
- * this, commit; five when decide sizes the hold otherwise than expected), two of them with the
- * workspace locked. The holds' one-row aggregate is left-joined to the counters, so a key and
- * workspace with no spend yet still give one row (its counter columns null). Compiled once per
- * shape (which ledger scopes are read: "key", "workspace", "both", "none").
- */
-const holdsAndUsage = new QueryTemplate(
-  (
-    db: Db,
-    shape,
-    holdId: string,
-    organizationId: string,
-    workspaceId: string,
-    keyHash: string,
-    amountNano: bigint,
-    countsKey: number,
-    countsWorkspace: number,
-    expiresAtMs: number,
-    nowMs: number,
-    day: number,
-    week: number,
-    month: number,
-    all: number,
-  ) => {
-    const holds = db
-      .selectFrom("gateway_reservations")
-      .select([
-        sql<string>`coalesce(sum(case when counts_workspace = 1 then amount_nano else 0 end), 0)`.as(
-          "held_ws",
-        ),
-        sql<string>`coalesce(sum(case when counts_key = 1 and key_hash = ${keyHash} then amount_nano else 0 end), 0)`.as(
-          "held_key",
-        ),
-      ])
-      .where("workspace_id", "=", workspaceId)
-      .where("expires_at_ms", ">", nowMs);
-    const indexes = { day, week, month, all };
-    const ledgerKey = shape === "key" || shape === "both" ? keyHash : null;
-    const ledgerWorkspace = shape === "workspace" || shape === "both" ? workspaceId : null;
-    return db
-      .with("hold", (w) =>
-        w
-          .insertInto("gateway_reservations")
-          .values({
-            id: holdId,
-            organization_id: organizationId,
-            key_hash: keyHash,
-            workspace_id: workspaceId,
-            amount_nano: amountNano,
-            counts_key: countsKey,
-            counts_workspace: countsWorkspace,
-            expires_at_ms: expiresAtMs,
-          })
-          .returning("id"),
-      )
-      .selectFrom(holds.as("h"))
-      .leftJoin("usage_counters as u", (join) =>
-        join.on((eb) =>
-          shape === "none"
-            ? sql<boolean>`false` // the holds' row alone
-            : currentWindowsMatch(eb, "u", ledgerKey, ledgerWorkspace, indexes),
-        ),
-      )
-      .select(["h.held_ws", "h.held_key", "u.scope", "u.window", "u.usage_nano", "u.byok_nano"])
-      .compile();
-  },
-);
-
-/** The statement readHoldsAndUsage runs, compiled with its values (also for its query-plan test). */
-export function holdsAndUsageQuery(
-  db: Db,
-  req: HoldRequest,
-  nowMs: number,
-  expiresAtMs: number,
-  amountNano: bigint,
-) {
-  const readKey = req.countsKey && req.key.limitNano !== null;
-  const readWorkspace = req.countsWorkspace && req.workspace.budgets.length > 0;
-  const shape = readKey ? (readWorkspace ? "both" : "key") : readWorkspace ? "workspace" : "none";
-  const { day, week, month, all } = currentWindowIndexes(req.now);
-  return holdsAndUsage.bind(
-    db,
-    shape,
-    req.id,
-    req.organizationId,
-    req.workspace.id,
-    req.key.hash,
-    amountNano,
-    req.countsKey ? 1 : 0,
-    req.countsWorkspace ? 1 : 0,
-    expiresAtMs,
-    nowMs,
-    day,
-    week,
-    month,
-    all,
-  );
-}
-
-async function readHoldsAndUsage(
-  trx: Db,
-  req: HoldRequest,
-  nowMs: number,
-  expiresAtMs: number,
-  amountNano: bigint,
-): Promise<KeyAndWorkspaceTotals & { held: Held }> {
-  const { rows } = await trx.executeQuery(holdsAndUsageQuery(trx, req, nowMs, expiresAtMs, amountNano));
-  const first = rows[0];
-  const counters = rows.filter((r): r is typeof r & UsageRow => r.scope !== null);
-  return {
-    ...totalsOf(counters),
-    held: { key: toBigInt(first?.held_key ?? 0), workspace: toBigInt(first?.held_ws ?? 0) },
-  };
 }
