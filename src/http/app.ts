@@ -4,6 +4,7 @@ import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions
 import type { AppContext } from "./context.js";
 import { charsetProblem, utf8Problem, wholeBody } from "./utf8-only.js";
 import { errorHandler, frameworkErrorHandler, notFoundHandler } from "./error-handler.js";
+import { deferredChildLogger } from "./request-logger.js";
 import { authPlugin } from "./plugins/auth.js";
 import { registerDashboard } from "./plugins/dashboard.js";
 import { rateLimitPlugin } from "./plugins/rate-limit.js";
@@ -60,6 +61,8 @@ export async function buildApp(given: AppContext, opts: BuildOptions = {}): Prom
     return503OnClosing: true,
     // One log line per request (onResponse below) instead of Fastify's two.
     logController: new LogController({ disableRequestLogging: true }),
+    // request.log is made when a request first logs through it (src/http/request-logger.ts).
+    childLoggerFactory: deferredChildLogger,
     forceCloseConnections: "idle",
     frameworkErrors: frameworkErrorHandler,
   });
