@@ -1,3 +1,5 @@
+import type { Cancellation } from "./cancellation.js";
+
 /**
  * The model requests this instance is serving, so a shutdown can let them finish and, past a grace
  * period, cancel the rest through the same path as a client that disconnects: the upstream call is
@@ -5,7 +7,7 @@
  * stream that outlives the shutdown would be cut by the process exit, its usage never recorded.
  */
 export class InFlight {
-  private readonly requests = new Set<AbortController>();
+  private readonly requests = new Set<Cancellation>();
   private idle: (() => void) | null = null;
 
   get size(): number {
@@ -13,7 +15,7 @@ export class InFlight {
   }
 
   /** Tracks one request; `cancel` is aborted if the drain's grace runs out. Returns the untrack step. */
-  track(cancel: AbortController): () => void {
+  track(cancel: Cancellation): () => void {
     this.requests.add(cancel);
     return () => {
       this.requests.delete(cancel);
@@ -38,7 +40,7 @@ export class InFlight {
       if (await waited(graceMs)) return { cancelled: 0 };
       clearTimeout(timer);
       const cancelled = this.requests.size;
-      for (const ac of this.requests) ac.abort(new Error("server shutting down"));
+      for (const c of this.requests) c.abort();
       await waited(settleMs);
       return { cancelled };
     } finally {

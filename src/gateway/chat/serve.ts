@@ -17,6 +17,7 @@ import {
 import type { ServedGeneration } from "../recording.js";
 import { planAttempts, type Attempt, type ProviderPrefs } from "./attempts.js";
 import type { Charge } from "./wire.js";
+import type { CancelSignal } from "../cancellation.js";
 
 /** A validated chat request (schemas/chat.ts) and who sent it. */
 export interface ChatBody extends ChatRequestBody {
@@ -36,7 +37,7 @@ export interface ChatCall {
   /** process.hrtime.bigint() when the request arrived. */
   arrivedNs: bigint;
   /** Aborted when the client goes away. */
-  clientGone: AbortSignal;
+  clientGone: CancelSignal;
 }
 
 /** Router extras that are not forwarded (the rest of the OpenAI body is). */

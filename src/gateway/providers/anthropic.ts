@@ -5,6 +5,7 @@ import { DEFAULT_IDLE_TIMEOUT_MS, joinUrl, type UpstreamEndpointOptions } from "
 import type { ProviderAdapter, UpstreamCall } from "./provider.js";
 import { sseEvents } from "./sse-events.js";
 import { createUpstreamPool, readWholeBody, sendUpstream, type UpstreamExchange } from "./upstream-http.js";
+import type { CancelSignal } from "../cancellation.js";
 
 /**
  * Anthropic's Messages API: POST {base}/v1/messages with `x-api-key` and
@@ -21,7 +22,7 @@ export function createAnthropicAdapter(opts: UpstreamEndpointOptions): ProviderA
   });
   const url = joinUrl(opts.baseUrl.replace(/\/+$/, "").replace(/\/v1$/, ""), "/v1/messages");
 
-  const send = (call: UpstreamCall, stream: boolean, signal: AbortSignal): Promise<UpstreamExchange> => {
+  const send = (call: UpstreamCall, stream: boolean, signal: CancelSignal): Promise<UpstreamExchange> => {
     // Translation first: a request Anthropic cannot express fails before anything is sent.
     const body = JSON.stringify(toAnthropicRequest(call, stream));
     // The organization's own key (BYOK) when the attempt has one, else the provider's.

@@ -8,6 +8,7 @@ import {
   type ProviderCompletion,
   type UpstreamCall,
 } from "./provider.js";
+import type { CancelSignal } from "../cancellation.js";
 
 /**
  * The built-in mock provider: no network, deterministic. `echo` answers "Echo: <last user text>",
@@ -94,7 +95,7 @@ function replyTo(call: UpstreamCall): Reply {
   };
 }
 
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
+function sleep(ms: number, signal: CancelSignal): Promise<void> {
   if (ms <= 0) return signal.aborted ? Promise.reject(aborted()) : Promise.resolve();
   return new Promise((resolve, reject) => {
     const t = setTimeout(() => {
@@ -115,7 +116,7 @@ const aborted = () => new UpstreamError("request cancelled", null, false);
  * The mock's first byte after `latencyMs`, under the call's first-byte deadline as a real
  * upstream's: a latency past the deadline waits the deadline, then fails with UpstreamTimeout.
  */
-async function firstByte(latencyMs: number, call: UpstreamCall, signal: AbortSignal): Promise<void> {
+async function firstByte(latencyMs: number, call: UpstreamCall, signal: CancelSignal): Promise<void> {
   if (latencyMs < call.timeoutMs) return sleep(latencyMs, signal);
   await sleep(call.timeoutMs, signal);
   throw new UpstreamTimeout("first-byte", call.timeoutMs);
@@ -150,7 +151,7 @@ export class MockAdapter implements ProviderAdapter {
     return null;
   }
 
-  async complete(call: UpstreamCall, signal: AbortSignal): Promise<ProviderCompletion> {
+  async complete(call: UpstreamCall, signal: CancelSignal): Promise<ProviderCompletion> {
     const r = replyTo(call);
     await firstByte(this.opts.latencyMs, call, signal);
     const f = this.failure(call, r.directives);
@@ -167,7 +168,7 @@ export class MockAdapter implements ProviderAdapter {
     };
   }
 
-  async *stream(call: UpstreamCall, signal: AbortSignal): AsyncIterable<ProviderChunk> {
+  async *stream(call: UpstreamCall, signal: CancelSignal): AsyncIterable<ProviderChunk> {
     const r = replyTo(call);
     const id = upstreamId();
     await firstByte(this.opts.latencyMs, call, signal);

@@ -16,6 +16,7 @@ import {
   sendUpstream,
   type UpstreamExchange,
 } from "./upstream-http.js";
+import type { CancelSignal } from "../cancellation.js";
 
 /**
  * OpenAI's chat-completions wire format, spoken by OpenAI, Groq, DeepInfra, Together, Fireworks,
@@ -50,7 +51,7 @@ export function createOpenAICompatibleAdapter(opts: UpstreamEndpointOptions): Pr
   });
   const url = joinUrl(opts.baseUrl, "/chat/completions");
 
-  const send = (call: UpstreamCall, stream: boolean, signal: AbortSignal): Promise<UpstreamExchange> => {
+  const send = (call: UpstreamCall, stream: boolean, signal: CancelSignal): Promise<UpstreamExchange> => {
     const body: Record<string, unknown> = { ...call.body, model: call.upstreamModel, stream };
     if (stream) {
       const asked = call.body.stream_options;

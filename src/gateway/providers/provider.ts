@@ -1,3 +1,5 @@
+import type { CancelSignal } from "../cancellation.js";
+
 /**
  * The provider port: one small interface that every upstream wire format implements
  * (OpenAI-compatible, Anthropic Messages, the built-in mock). Adapters translate to and from the
@@ -107,13 +109,13 @@ export class UpstreamTimeout extends UpstreamError {
 
 export interface ProviderAdapter {
   /** A whole answer. Throws UpstreamError. */
-  complete(call: UpstreamCall, signal: AbortSignal): Promise<ProviderCompletion>;
+  complete(call: UpstreamCall, signal: CancelSignal): Promise<ProviderCompletion>;
   /**
    * A stream of chunks. A failure before the first chunk throws UpstreamError from the first
    * iteration; a failure later throws UpstreamError from the iteration where it happened. Aborting
    * `signal` cancels the upstream request.
    */
-  stream(call: UpstreamCall, signal: AbortSignal): AsyncIterable<ProviderChunk>;
+  stream(call: UpstreamCall, signal: CancelSignal): AsyncIterable<ProviderChunk>;
   /** Releases pooled connections (at shutdown). Adapters without any may omit it. */
   close?(): Promise<void>;
 }

@@ -2,6 +2,7 @@ import type { IncomingHttpHeaders } from "node:http";
 import { Agent, type Dispatcher } from "undici";
 import { UpstreamBody } from "./upstream-body.js";
 import { UpstreamError, UpstreamTimeout } from "./provider.js";
+import type { CancelSignal } from "../cancellation.js";
 
 /**
  * The HTTP side shared by the adapters: one keep-alive pool per provider, a first-byte deadline,
@@ -79,7 +80,7 @@ export interface UpstreamExchange {
 export function sendUpstream(
   pool: UpstreamPool,
   req: UpstreamRequest,
-  signal: AbortSignal,
+  signal: CancelSignal,
 ): Promise<UpstreamExchange> {
   if (signal.aborted) return Promise.reject(cancelled());
   return new Promise<UpstreamExchange>((resolve, reject) => {
@@ -132,7 +133,7 @@ class UpstreamCallHandler implements Dispatcher.DispatchHandler, UpstreamExchang
   constructor(
     private readonly idleTimeoutMs: number,
     private readonly firstByteTimeoutMs: number,
-    private readonly signal: AbortSignal,
+    private readonly signal: CancelSignal,
     private readonly resolve: (x: UpstreamExchange) => void,
     private readonly reject: (err: UpstreamError) => void,
   ) {

@@ -8,6 +8,7 @@ import type { KeyPolicy } from "../../domain/policy/policy.js";
 import type { AppContext } from "../context.js";
 import { ChatRequestBody } from "../schemas/chat.js";
 import { routeLimit } from "../plugins/rate-limit.js";
+import { Cancellation } from "../../gateway/cancellation.js";
 
 const header = (v: string | string[] | undefined): string | null =>
   typeof v === "string" && v.length > 0 ? v.slice(0, 1024) : null;
@@ -38,7 +39,7 @@ export async function chatRoutes(root: FastifyInstance, ctx: AppContext, gw: Gat
       },
     },
     async (request, reply) => {
-      const gone = new AbortController();
+      const gone = new Cancellation();
       reply.raw.on("close", () => {
         if (!reply.raw.writableFinished) gone.abort();
       });
@@ -51,18 +52,14 @@ export async function chatRoutes(root: FastifyInstance, ctx: AppContext, gw: Gat
     },
   );
 
-  async function serve(
-    request: FastifyRequest,
-    reply: FastifyReply,
-    gone: AbortController,
-  ): Promise<unknown> {
+  async function serve(request: FastifyRequest, reply: FastifyReply, gone: Cancellation): Promise<unknown> {
     const call = {
       key: request.inferenceKey as KeyPolicy,
       body: request.body as ChatBody,
       referer: header(request.headers["http-referer"]) ?? header(request.headers.referer),
       appTitle: header(request.headers["x-openrouter-title"]) ?? header(request.headers["x-title"]),
       arrivedNs: request.arrivedNs,
-      clientGone: gone.signal,
+      clientGone: gone,
     };
     if (call.body.stream === true) {
       let opened = false;
