@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { hash } from "node:crypto";
 import type { LiveContext } from "../broadcast/live-context.js";
 import type { BroadcastMessage } from "../broadcast/encoders/encoder.js";
 import { ingestGenerations, type IngestDeps } from "../domain/ingest/ingest-generations.js";
@@ -49,7 +49,7 @@ export interface ServedGeneration {
 export function appIdOf(referer: string | null, title: string | null): number | null {
   const basis = referer ?? title;
   if (basis === null) return null;
-  const n = createHash("sha256").update(basis, "utf8").digest().readUIntBE(0, 6);
+  const n = hash("sha256", basis, "buffer").readUIntBE(0, 6);
   return n === 0 ? 1 : n;
 }
 

@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { hash } from "node:crypto";
 
 /**
  * Deterministic identifiers. Every id a payload carries derives from the generation (its id, or
@@ -6,7 +6,7 @@ import { createHash } from "node:crypto";
  * deduplication (event ids, object keys, insert tokens) recognises a retry.
  */
 
-export const sha256Hex = (text: string): string => createHash("sha256").update(text).digest("hex");
+export const sha256Hex = (text: string): string => hash("sha256", text, "hex");
 
 const HEX32 = /^[0-9a-f]{32}$/;
 const HEX16 = /^[0-9a-f]{16}$/;
