@@ -71,19 +71,46 @@ const pointer = (at: At | null): string => {
 /**
  * The JSON pointer of the first string (or object key) that contains U+0000, or null. PostgreSQL
  * text cannot store that character, so it is refused at the edge on every store alike. Iterative:
- * a 1 MiB body can nest far deeper than the call stack.
+ * a 1 MiB body can nest far deeper than the call stack. Every body is scanned, and nearly none
+ * holds the character: the scan keeps no positions, and only a body that has one is walked again
+ * to name it.
  */
 export function findNul(root: unknown): string | null {
+  return hasNul(root) ? locateNul(root) : null;
+}
+
+function hasNul(root: unknown): boolean {
+  const stack: unknown[] = [root];
+  while (stack.length > 0) {
+    const value = stack.pop();
+    if (typeof value === "string") {
+      if (value.includes(NUL)) return true;
+    } else if (Array.isArray(value)) {
+      for (const v of value) stack.push(v);
+    } else if (value !== null && typeof value === "object") {
+      for (const k of Object.keys(value)) {
+        if (k.includes(NUL)) return true;
+        stack.push((value as Record<string, unknown>)[k]);
+      }
+    }
+  }
+  return false;
+}
+
+/** The first position in document order whose key or string holds U+0000 (see findNul). */
+function locateNul(root: unknown): string | null {
   const stack: [unknown, At | null][] = [[root, null]];
   while (stack.length > 0) {
     const [value, at] = stack.pop()!;
+    if (at !== null && at.key.includes(NUL)) return pointer(at);
     if (typeof value === "string") {
       if (value.includes(NUL)) return pointer(at);
     } else if (Array.isArray(value)) {
-      value.forEach((v, i) => stack.push([v, { key: String(i), parent: at }]));
+      for (let i = value.length - 1; i >= 0; i--) stack.push([value[i], { key: String(i), parent: at }]);
     } else if (value !== null && typeof value === "object") {
-      for (const [k, v] of Object.entries(value)) {
-        if (k.includes(NUL)) return pointer({ key: k, parent: at });
+      const entries = Object.entries(value as Record<string, unknown>);
+      for (let i = entries.length - 1; i >= 0; i--) {
+        const [k, v] = entries[i]!;
         stack.push([v, { key: k, parent: at }]);
       }
     }

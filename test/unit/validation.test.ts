@@ -1,7 +1,7 @@
 import type { ErrorObject } from "ajv";
 import { Type } from "typebox";
 import { describe, expect, it } from "vitest";
-import { fieldPath, formatValidationErrors, validatorCompiler } from "../../src/http/validation.js";
+import { fieldPath, findNul, formatValidationErrors, validatorCompiler } from "../../src/http/validation.js";
 
 /** Validates with the app's own compiler and returns the message a client would see. */
 function messageFor(
@@ -92,5 +92,37 @@ describe("formatValidationErrors", () => {
 
   it("falls back to a generic message without errors", () => {
     expect(formatValidationErrors([], "body")).toBe("Invalid request");
+  });
+});
+
+describe("findNul: where a body holds U+0000 (PostgreSQL text cannot store it)", () => {
+  it.each([
+    [{ a: "ok", b: ["x", { c: "y\u0000z" }] }, "/b/1/c"],
+    [{ a: { "k\u0000": 1 } }, "/a/k\u0000"],
+    [["a", "b", "\u0000"], "/2"],
+    [{ "a/b": { "c~d": "\u0000" } }, "/a~1b/c~0d"],
+    ["\u0000", ""],
+  ])("%j → %j", (body, pointer) => {
+    expect(findNul(body)).toBe(pointer);
+  });
+
+  it("null when nothing holds it, whatever the shape", () => {
+    for (const body of [
+      null,
+      1,
+      true,
+      "text",
+      [],
+      {},
+      { a: [1, "two", { three: null }], "\\u0000": "\\u0000" },
+    ])
+      expect(findNul(body)).toBeNull();
+  });
+
+  it("the first in document order when several do, and depth past the call stack", () => {
+    expect(findNul({ a: { b: "\u0000" }, c: "\u0000" })).toBe("/a/b");
+    let deep: unknown = "\u0000";
+    for (let i = 0; i < 100_000; i++) deep = [deep];
+    expect(findNul(deep)).toBe("/0".repeat(100_000));
   });
 });
