@@ -14,12 +14,20 @@
  *                 src/gateway/cancellation.ts.
  *   key hash      the SHA-256 of the presented key (hashKey): a Hash object (createHash) against
  *                 the one-shot crypto.hash.
+ *   NUL scan      the body's search for U+0000 (src/http/validation.ts findNul), on the bench's
+ *                 chat body and on a 20-message chat: the walk that builds every position as it
+ *                 goes (the baseline, as it was up to this bench's commit) against the scan that
+ *                 keeps none unless it finds one.
+ *   SSE decoding  a streamed answer's bytes to text (src/gateway/providers/sse-events.ts): the
+ *                 bench upstream's answer (bench/lib/gateway-load.ts) in two reads, through a
+ *                 TextDecoder (the baseline) against a StringDecoder.
  *
  * Printed: µs per request of each (median of the rounds), and the ratio.
  *
  *   npx tsx bench/per-request.ts [--requests 200000] [--rounds 4]
  */
 import { createHash } from "node:crypto";
+import { StringDecoder } from "node:string_decoder";
 import { openSync } from "node:fs";
 import pino from "pino";
 import type { FastifyBaseLogger } from "fastify";
@@ -29,6 +37,8 @@ import { Cancellation, type CancelSignal } from "../src/gateway/cancellation.js"
 import { LogDestination, loggerOptions } from "../src/http/logger.js";
 import { deferredChildLogger } from "../src/http/request-logger.js";
 import { hashKey, newKeyString } from "../src/lib/ids.js";
+import { findNul } from "../src/http/validation.js";
+import { chatBody } from "./lib/gateway-load.js";
 
 const opt = numberOption(process.argv.slice(2));
 const REQUESTS = opt("requests", 200_000);
@@ -122,6 +132,97 @@ compare(
   },
   (i) => {
     sink += hashKey(keys[i & 1023]!).length;
+  },
+);
+
+// --- the body's NUL scan
+interface At {
+  key: string;
+  parent: At | null;
+}
+/** The baseline: findNul as it was, every position built while walking (found: its depth). */
+function walkWithPositions(root: unknown): number | null {
+  const stack: [unknown, At | null][] = [[root, null]];
+  const depth = (at: At | null) => {
+    let n = 0;
+    for (let a = at; a; a = a.parent) n++;
+    return n;
+  };
+  while (stack.length > 0) {
+    const [value, at] = stack.pop()!;
+    if (typeof value === "string") {
+      if (value.includes("\u0000")) return depth(at);
+    } else if (Array.isArray(value)) {
+      value.forEach((v, i) => stack.push([v, { key: String(i), parent: at }]));
+    } else if (value !== null && typeof value === "object") {
+      for (const [k, v] of Object.entries(value)) {
+        if (k.includes("\u0000")) return depth({ key: k, parent: at });
+        stack.push([v, { key: k, parent: at }]);
+      }
+    }
+  }
+  return null;
+}
+const benchBody = JSON.parse(chatBody("bench/tiny", false)) as unknown;
+const longChat = {
+  model: "bench/tiny",
+  messages: Array.from({ length: 20 }, (_, i) => ({
+    role: i % 2 === 0 ? "user" : "assistant",
+    content: `turn ${i}: ${"some words of a conversation ".repeat(8)}`,
+  })),
+  temperature: 0.2,
+  max_tokens: 256,
+};
+for (const [name, body] of [
+  ["bench chat body", benchBody],
+  ["20-message chat", longChat],
+] as const) {
+  if (findNul(body) !== null || walkWithPositions(body) !== null) throw new Error("the bodies hold no NUL");
+  compare(
+    `NUL scan, ${name}`,
+    ["positions built", "positions only when found"],
+    () => {
+      sink += walkWithPositions(body) ?? 1;
+    },
+    () => {
+      sink += findNul(body) === null ? 1 : 0;
+    },
+  );
+}
+
+// --- a stream's bytes to text
+const streamed = Buffer.from(
+  [
+    { role: "assistant", content: "" },
+    { content: "Hello there," },
+    { content: " bench" },
+    { content: " friend." },
+  ]
+    .map((delta) =>
+      JSON.stringify({
+        id: "chatcmpl-1",
+        object: "chat.completion.chunk",
+        created: 1795773012,
+        model: "tiny",
+        choices: [{ index: 0, delta, finish_reason: null }],
+      }),
+    )
+    .map((json) => `data: ${json}\n\n`)
+    .join("") + "data: [DONE]\n\n",
+);
+const reads = [streamed.subarray(0, streamed.length >> 1), streamed.subarray(streamed.length >> 1)];
+compare(
+  "SSE decoding, one streamed answer",
+  ["TextDecoder", "StringDecoder"],
+  () => {
+    const d = new TextDecoder();
+    for (const r of reads) sink += d.decode(r, { stream: true }).length;
+    sink += d.decode().length;
+  },
+  () => {
+    const d = new StringDecoder("utf8");
+    for (const r of reads) sink += d.write(r).length;
+    sink += d.end().length;
   },
 );
 

@@ -1,3 +1,5 @@
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createOpenAICompatibleAdapter } from "../../../src/gateway/providers/openai-compatible.js";
 import {
@@ -263,5 +265,53 @@ describe("OpenAI-compatible adapter: stream", () => {
     expect(fake.requests.length - from).toBe(8);
     // undici may open a second connection while the first is being released; never one per request.
     expect(ports.size).toBeLessThanOrEqual(2);
+  });
+});
+
+describe("OpenAI-compatible adapter: a stream's bytes", () => {
+  it("drops a leading byte-order mark and keeps characters cut between reads whole", async () => {
+    const text = "héllo ☃ 𝄞 done";
+    const event = (o: unknown) => `data: ${JSON.stringify(o)}\n\n`;
+    const bytes = Buffer.concat([
+      Buffer.from([0xef, 0xbb, 0xbf]),
+      Buffer.from(
+        event({
+          id: "u-1",
+          choices: [{ index: 0, delta: { role: "assistant", content: text }, finish_reason: null }],
+        }) +
+          event({ id: "u-1", choices: [{ index: 0, delta: {}, finish_reason: "stop" }] }) +
+          "data: [DONE]\n\n",
+      ),
+    ]);
+    // Cut inside the mark, and inside each multi-byte character (2, 3 and 4 bytes), each piece
+    // sent on its own after a pause, so that the adapter reads them separately.
+    const cuts = [1, ...["é", "☃", "𝄞"].map((c) => bytes.indexOf(Buffer.from(c)) + 1), bytes.length];
+    const pieces = cuts.map((end, i) => bytes.subarray(i === 0 ? 0 : cuts[i - 1], end));
+    expect(Buffer.concat(pieces).equals(bytes)).toBe(true);
+    const server = createServer((req, res) => {
+      req.resume();
+      req.on("end", () => {
+        res.writeHead(200, { "content-type": "text/event-stream" });
+        void (async () => {
+          for (const p of pieces) {
+            res.write(p);
+            await new Promise((r) => setTimeout(r, 15));
+          }
+          res.end();
+        })();
+      });
+    });
+    await new Promise<void>((done) => server.listen(0, "127.0.0.1", done));
+    const { port } = server.address() as AddressInfo;
+    const marked = createOpenAICompatibleAdapter({ baseUrl: `http://127.0.0.1:${port}/v1`, apiKey: null });
+    try {
+      const chunks = await collect(marked.stream(call("marked"), signal()));
+      expect(chunks.map((c) => c.choices[0]?.delta.content as string | undefined).join("")).toBe(text);
+      expect(chunks[0]!.upstreamId).toBe("u-1");
+      expect(chunks.at(-1)!.choices[0]!.finish_reason).toBe("stop");
+    } finally {
+      await marked.close?.();
+      await new Promise((done) => server.close(done));
+    }
   });
 });
