@@ -8,6 +8,7 @@ import type { KeyPolicy } from "../../domain/policy/policy.js";
 import type { AppContext } from "../context.js";
 import { ChatRequestBody } from "../schemas/chat.js";
 import { routeLimit } from "../plugins/rate-limit.js";
+import { sseResponse } from "./sse-response.js";
 import { Cancellation } from "../../gateway/cancellation.js";
 
 const header = (v: string | string[] | undefined): string | null =>
@@ -64,21 +65,10 @@ export async function chatRoutes(root: FastifyInstance, ctx: AppContext, gw: Gat
     if (call.body.stream === true) {
       let opened = false;
       const res = reply.raw;
-      // What is written in one turn of the event loop (the head and the first chunk; the chunks of
-      // one upstream read) leaves in one socket write at the end of that turn: one system call
-      // instead of one per chunk, and no chunk waits for a later upstream read.
-      let corked = false;
-      const corkTurn = () => {
-        if (corked) return;
-        corked = true;
-        res.cork();
-        process.nextTick(() => {
-          corked = false;
-          res.uncork();
-        });
-      };
-      await streamChat(gw, call, {
-        start: (headers) => {
+      await streamChat(
+        gw,
+        call,
+        sseResponse(res, (headers) => {
           opened = true;
           void reply.hijack();
           res.writeHead(200, {
@@ -88,19 +78,8 @@ export async function chatRoutes(root: FastifyInstance, ctx: AppContext, gw: Gat
             "x-request-id": String(request.id),
             ...headers,
           });
-          // The head is sent at the end of the turn even when no chunk follows.
-          corkTurn();
-          res.flushHeaders();
-        },
-        write: (text) => {
-          if (res.destroyed) return;
-          corkTurn();
-          res.write(text);
-        },
-        end: (last) => {
-          if (!res.destroyed) res.end(last);
-        },
-      });
+        }),
+      );
       if (!opened) {
         // The client left (or the server is shutting down) before any answer: nothing to send.
         void reply.hijack();

@@ -1,0 +1,54 @@
+import type { ServerResponse } from "node:http";
+import type { SseSink } from "../../gateway/chat/stream.js";
+
+/**
+ * A streamed answer's HTTP response, as the data plane's sink. What is written in one turn of the
+ * event loop (the head and the first events; the events of one upstream read) leaves at the end of
+ * that turn as one HTTP chunk in one socket write: no event waits for a later upstream read, and a
+ * turn costs one system call and one chunk frame, not one frame per event (Node frames each write
+ * of a chunked response with four socket writes). `head` writes the status and headers (without
+ * sending them: they leave with the turn's first write, or alone when it has none).
+ */
+export function sseResponse(res: ServerResponse, head: (headers: Record<string, string>) => void): SseSink {
+  let pending = "";
+  let scheduled = false;
+  const flush = (): void => {
+    scheduled = false;
+    if (res.destroyed || res.writableEnded) {
+      pending = "";
+      return;
+    }
+    if (pending === "") {
+      if (!res.headersSent) res.flushHeaders();
+      return;
+    }
+    const text = pending;
+    pending = "";
+    res.cork();
+    res.write(text);
+    res.uncork();
+  };
+  const atEndOfTurn = (): void => {
+    if (scheduled) return;
+    scheduled = true;
+    process.nextTick(flush);
+  };
+  return {
+    start(headers) {
+      head(headers);
+      atEndOfTurn();
+    },
+    write(text) {
+      if (res.destroyed) return;
+      pending += text;
+      atEndOfTurn();
+    },
+    end(last) {
+      if (res.destroyed) return;
+      const text = pending + (last ?? "");
+      pending = "";
+      if (text === "") res.end();
+      else res.end(text);
+    },
+  };
+}
