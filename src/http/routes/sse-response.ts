@@ -19,7 +19,9 @@ export function sseResponse(res: ServerResponse, head: (headers: Record<string, 
       return;
     }
     if (pending === "") {
-      if (!res.headersSent) res.flushHeaders();
+      // Only the turn of start() can have nothing pending (a write always adds): the head alone.
+      // (Not `headersSent`: it is true from writeHead on, before the head has left.)
+      res.flushHeaders();
       return;
     }
     const text = pending;
