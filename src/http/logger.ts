@@ -70,8 +70,13 @@ export class LogDestination {
   /** Bytes handed to the stream, and bytes it has written. */
   private noted = 0;
   private written = 0;
-  /** A flush is wanted until everything noted is written. */
-  private flushWanted = false;
+  /**
+   * What the last flush asked for: everything noted up to this many bytes. A flush that found the
+   * stream busy is repeated when the write ends until these bytes are written, and no further:
+   * lines noted after the flush wait for minLength or the next flush, as they would have without
+   * it (a flush that kept itself going would write every few lines under load).
+   */
+  private flushThrough = 0;
   private closed = false;
 
   /** Lines dropped because the buffer was full (stdout stalled). */
@@ -90,7 +95,7 @@ export class LogDestination {
       this.written += Buffer.byteLength(line); // never written: not waiting either
     });
     this.stream.on("drain", () => {
-      if (this.flushWanted) this.flush();
+      if (this.written < this.flushThrough) this.writeBuffered();
     });
     const timer = setInterval(() => this.flush(), flushMs);
     timer.unref();
@@ -110,13 +115,15 @@ export class LogDestination {
     return this.noted - this.written;
   }
 
+  /** Writes everything noted so far, now or, if a write is in progress, when it ends. */
   flush(): void {
+    if (this.buffered <= 0) return;
+    this.flushThrough = this.noted;
+    this.writeBuffered();
+  }
+
+  private writeBuffered(): void {
     if (this.closed) return;
-    if (this.buffered <= 0) {
-      this.flushWanted = false;
-      return;
-    }
-    this.flushWanted = true;
     try {
       this.stream.flush();
     } catch {

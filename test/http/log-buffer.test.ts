@@ -5,7 +5,7 @@ import { join } from "node:path";
 import pino from "pino";
 import { afterEach, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config/config.js";
-import { LogDestination, loggerOptions } from "../../src/http/logger.js";
+import { LOG_BUFFER_BYTES, LogDestination, loggerOptions } from "../../src/http/logger.js";
 
 /**
  * The production log destination (src/http/logger.ts) writing to a real file: request lines are
@@ -42,7 +42,7 @@ describe("log lines: buffered writes", () => {
         .split("\n")
         .filter((l) => l.length > 0)
         .map((l) => JSON.parse(l) as { msg: string; level: number });
-    return { log, lines, out, writes: () => writes };
+    return { log, lines, out, file, writes: () => writes };
   };
 
   const until = async (cond: () => boolean, ms = 10_000): Promise<void> => {
@@ -99,6 +99,34 @@ describe("log lines: buffered writes", () => {
     f.out.flush();
     await new Promise((r) => setTimeout(r, 200));
     expect(f.writes()).toBe(writes);
+  });
+
+  it("after a flush, lines logged turn after turn still go out in writes of LOG_BUFFER_BYTES, not one per write's end", async () => {
+    // The periodic flush an hour away: only the explicit flush below and minLength write.
+    const f = fileLogger(3_600_000);
+    f.log.info("before the flush");
+    f.out.flush();
+    await until(() => f.lines().length === 1);
+    // A steady stream of request lines, a few per turn, as under load. A flush that repeated
+    // itself at every write's end (as it did until this test) wrote a few lines at a time.
+    const bytesBefore = readFileSync(f.file).length;
+    const writesBefore = f.writes();
+    const line = {
+      reqId: "req-123456",
+      req: { method: "POST", url: "/api/v1/chat/completions" },
+      res: { statusCode: 200 },
+    };
+    for (let i = 0; i < 2_000; i++) {
+      f.log.info(line, "request completed");
+      if (i % 4 === 3) await new Promise((r) => setImmediate(r));
+    }
+    f.out.flush();
+    await until(() => f.lines().length === 2_001);
+    const bytes = readFileSync(f.file).length - bytesBefore;
+    const writes = f.writes() - writesBefore;
+    // Every write but the last (the flush's) carries at least LOG_BUFFER_BYTES.
+    expect(writes).toBeLessThanOrEqual(Math.ceil(bytes / LOG_BUFFER_BYTES) + 1);
+    expect(writes).toBeGreaterThan(1);
   });
 
   it("while stdout takes nothing (a stalled reader), lines past the buffer's bound are dropped and counted", async () => {
