@@ -32,7 +32,12 @@ export class RecordingJournal {
   /** Opens the journal in `dir` (null: in memory, for a store in memory), reading what it holds. */
   static open(dir: string | null): RecordingJournal {
     return new RecordingJournal(
-      SegmentLog.open(dir, { suffix: ".journal", keepAppended: false, segmentBytes: SEGMENT_BYTES }),
+      SegmentLog.open(dir, {
+        suffix: ".journal",
+        keepAppended: false,
+        segmentBytes: SEGMENT_BYTES,
+        gatherTurn: true,
+      }),
     );
   }
 

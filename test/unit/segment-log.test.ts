@@ -164,6 +164,71 @@ describe("segment log", () => {
     await again.close();
   });
 
+  describe("appends of one turn in one write (gatherTurn, the journal's setting)", () => {
+    it("the appends of a turn share one write, each resolving after it; a later turn's get another; all read back", async () => {
+      const dir = newDir();
+      const log = SegmentLog.open(dir, { suffix: ".journal", keepAppended: false, gatherTurn: true });
+      const settled: string[] = [];
+      const first = ["a", "b", "c", "d", "e"].map((t) =>
+        log.append(t, `${t}: ünï € 😀\n`.repeat(20), false).then(() => settled.push(t)),
+      );
+      // Nothing is written within the turn: the write waits for its end.
+      expect(log.writes).toBe(0);
+      await Promise.all(first);
+      expect(log.writes).toBe(1);
+      expect(settled).toEqual(["a", "b", "c", "d", "e"]);
+      await Promise.all([log.append("f", "f", false), log.append("g", "g", false)]);
+      expect(log.writes).toBe(2);
+      await log.close();
+
+      const again = SegmentLog.open(dir, { suffix: ".journal" });
+      expect(again.held()).toEqual(
+        ["a", "b", "c", "d", "e", "f", "g"].map((t) => [
+          t,
+          "fg".includes(t) ? t : `${t}: ünï € 😀\n`.repeat(20),
+        ]),
+      );
+      await again.close();
+    });
+
+    it("more than 256 appends in one turn take more than one write; without gatherTurn, one write per append", async () => {
+      const gathered = SegmentLog.open(newDir(), { gatherTurn: true });
+      await Promise.all(
+        Array.from({ length: 300 }, (_, i) => gathered.append(`t${i}`, "x".repeat(100), false)),
+      );
+      expect(gathered.writes).toBe(2);
+      expect(gathered.tokens()).toHaveLength(300);
+      await gathered.close();
+
+      const plain = SegmentLog.open(newDir());
+      await Promise.all(Array.from({ length: 5 }, (_, i) => plain.append(`t${i}`, "x", false)));
+      expect(plain.writes).toBe(5);
+      await plain.close();
+    });
+
+    it("a write that fails half-way fails every append of its turn; the next turn's go to a new file and are read back", async () => {
+      const dir = newDir();
+      const log = SegmentLog.open(dir, { suffix: ".journal", gatherTurn: true });
+      await log.append("before", "kept", false);
+      const restore = await tearNextWrite(dir, "sync");
+      const outcomes = await Promise.allSettled(["x", "y", "z"].map((t) => log.append(t, t, false)));
+      restore();
+      expect(outcomes.map((o) => o.status)).toEqual(["rejected", "rejected", "rejected"]);
+      expect(log.tokens()).toEqual(["before"]);
+      await Promise.all([log.append("after1", "1", false), log.append("after2", "2", false)]);
+      await log.close();
+      expect(readdirSync(dir).filter((f) => f.endsWith(".journal"))).toHaveLength(2);
+
+      const again = SegmentLog.open(dir, { suffix: ".journal" });
+      expect(again.held()).toEqual([
+        ["before", "kept"],
+        ["after1", "1"],
+        ["after2", "2"],
+      ]);
+      await again.close();
+    });
+  });
+
   it("keeps payloads in memory only for a store in memory", async () => {
     const log = SegmentLog.open(null);
     await log.append("m", "payload", true);
