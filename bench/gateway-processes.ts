@@ -11,11 +11,12 @@
  *
  *   npx tsx bench/gateway-processes.ts [--rounds 3] [--seconds 3] [--connections 4]
  */
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { numberOption } from "./lib/args.js";
 import { childJson } from "./lib/child-process.js";
+import { cpuTicks, idleShare } from "./lib/cpu-share.js";
 import {
   benchServerEnv,
   chatBody,
@@ -33,28 +34,22 @@ const ROUNDS = opt("rounds", 3);
 const SECONDS = opt("seconds", 3);
 const CONNECTIONS = opt("connections", 4);
 
-/** The machine's CPU counters (the first line of /proc/stat). */
-const cpuTicks = (): number[] =>
-  (readFileSync("/proc/stat", "utf8").split("\n")[0] as string).split(/\s+/).slice(1).map(Number);
-
 /** Closed-loop load on each target at once (one load process each): total requests/s, idle %. */
 async function load(targets: Target[], ms: number): Promise<{ rps: number; idle: number }> {
-  const before = cpuTicks();
+  const before = cpuTicks() ?? [];
   const results = (await Promise.all(
     targets.map(
       (t) =>
         childJson(LOAD_JS, [JSON.stringify({ mode: "closed", ...t, connections: CONNECTIONS, ms })]).first,
     ),
   )) as ({ rps: number } | { error: string })[];
-  const d = cpuTicks().map((v, i) => v - (before[i] ?? 0));
-  const total = d.reduce((a, b) => a + b, 0);
+  const idle = idleShare(before, cpuTicks() ?? []);
   let rps = 0;
   for (const r of results) {
     if ("error" in r) throw new Error(r.error);
     rps += r.rps;
   }
-  // idle + iowait over all ticks
-  return { rps, idle: (100 * ((d[3] ?? 0) + (d[4] ?? 0))) / total };
+  return { rps, idle };
 }
 
 async function main(): Promise<void> {

@@ -14,8 +14,10 @@
  *               streams, to the first body byte: TTFB); p50/p99 per round; and the server's CPU
  *               time per request meanwhile;
  *   saturation  closed loop: --connections keep-alive lanes, each sending its next request when the
- *               previous one is answered, for --seconds; requests/s, and the server's CPU time per
- *               request (all its threads, from /proc), which a busy machine disturbs far less.
+ *               previous one is answered, for --seconds; requests/s, the server's CPU time per
+ *               request (all its threads, from /proc), which a busy machine disturbs far less, and
+ *               the share of wall time the server's main thread ran and waited for a CPU, with the
+ *               machine's idle share (bench/lib/cpu-share.ts): whether the event loop is the bound.
  * The load runs in a third process. Rounds (--rounds) are interleaved in a shuffled order per round;
  * medians over rounds are reported, with added latency = through - direct of the same round.
  *
@@ -40,6 +42,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { numberOption, stringOption } from "./lib/args.js";
 import { childJson, cpuMsOf } from "./lib/child-process.js";
+import { cpuShareWindow, type CpuShare } from "./lib/cpu-share.js";
 import {
   BENCH_MANAGEMENT_KEY,
   benchServerEnv,
@@ -163,6 +166,7 @@ async function main(): Promise<void> {
     const opened = new Map<string, OpenRun[]>(targets.map((t) => [t.name, []]));
     const sat = new Map<string, number[]>(targets.map((t) => [t.name, []]));
     const cpu = new Map<string, number[]>(targets.map((t) => [t.name, []]));
+    const shares = new Map<string, CpuShare[]>(targets.map((t) => [t.name, []]));
     const openCpu = new Map<string, number[]>(targets.map((t) => [t.name, []]));
     const pidOf = (t: Target): number | null =>
       t.name.startsWith("direct")
@@ -180,9 +184,12 @@ async function main(): Promise<void> {
       }
       for (const t of [...targets].sort(() => Math.random() - 0.5)) {
         const pid = pidOf(t);
+        const window = pid === null ? null : cpuShareWindow(pid);
         const [rps, perRequest] = await closed(t, pid);
+        const share = window?.() ?? null;
         sat.get(t.name)!.push(rps);
         if (perRequest !== null) cpu.get(t.name)!.push(perRequest);
+        if (share !== null) shares.get(t.name)!.push(share);
       }
       process.stderr.write(`round ${r + 1}/${ROUNDS} done\n`);
     }
@@ -248,6 +255,23 @@ async function main(): Promise<void> {
         const perRequest = c.length > 0 ? ms(median(c)) : "(no /proc)";
         console.log(
           `| ${kind}${suffix} | ${range(d)} | ${range(g)} | ${(ratio * 100).toFixed(1)} % | ${perRequest} |`,
+        );
+      }
+    }
+    // Whether the server's event loop is the bottleneck at saturation (bench/lib/cpu-share.ts).
+    console.log(
+      "\nSaturation: the server's main thread (share of wall time) and the machine (medians over rounds)\n",
+    );
+    console.log("| mode | main thread running | main thread waiting for a CPU | machine idle |");
+    console.log("| --- | --- | --- | --- |");
+    const pct = (xs: number[]) => `${median(xs).toFixed(1)} %`;
+    for (const kind of ["json", "stream"]) {
+      for (const [suffix, name] of variants(kind)) {
+        const sh = shares.get(name)!;
+        if (sh.length === 0) continue;
+        console.log(
+          `| ${kind}${suffix} | ${pct(sh.map((x) => x.running))} | ${pct(sh.map((x) => x.waiting))} | ` +
+            `${pct(sh.map((x) => x.machineIdle))} |`,
         );
       }
     }
