@@ -68,6 +68,46 @@ describe("sseResponse", () => {
     expect(writes).toEqual([2]); // the two turns; "e" left with the end
   });
 
+  it("settling: the turn's events wait for the end of its I/O and leave with an end that comes by then, in one write", async () => {
+    const { port, writes } = await serve(async (sink) => {
+      sink.start({});
+      sink.write("a\n\n");
+      sink.write("usage\n\n");
+      sink.settling();
+      // The record's write, as the journal makes it: at the end of the turn's I/O (an earlier
+      // immediate), then the answer's end in the microtasks that follow it.
+      await turn();
+      sink.end("data: [DONE]\n\n");
+    });
+    const res = await get(port);
+    expect(await body(res)).toBe("a\n\nusage\n\ndata: [DONE]\n\n");
+    expect(writes).toEqual([0]); // everything left with the end
+  });
+
+  it("settling: when the end takes longer than the turn, the pending events leave at the end of that turn", async () => {
+    let release: () => void = () => undefined;
+    const later = new Promise<void>((r) => (release = r));
+    const { port, writes } = await serve(async (sink) => {
+      sink.start({});
+      sink.write("a\n\n");
+      sink.settling();
+      await later; // a commit that takes a while
+      sink.end("data: [DONE]\n\n");
+    });
+    const res = await get(port);
+    let text = "";
+    res.setEncoding("utf8");
+    const first = new Promise<void>((done) => res.once("data", (c: string) => ((text += c), done())));
+    await first; // arrives while the end is still held back
+    expect(text).toBe("a\n\n");
+    res.on("data", (c: string) => (text += c));
+    const ended = new Promise((done) => res.on("end", done));
+    release();
+    await ended;
+    expect(text).toBe("a\n\ndata: [DONE]\n\n");
+    expect(writes).toEqual([1]);
+  });
+
   it("sends the head at the end of the turn that wrote it, before any event", async () => {
     let release: () => void = () => undefined;
     const later = new Promise<void>((r) => (release = r));

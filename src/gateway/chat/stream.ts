@@ -14,6 +14,11 @@ import { ChunkEncoder, SSE_DONE, errorChunk, sse, usageWire, type ChunkHead } fr
 export interface SseSink {
   start(headers: Record<string, string>): void;
   write(text: string): void;
+  /**
+   * The end is being recorded: what is pending may wait for the end of the turn's I/O to leave
+   * with the final events (not longer).
+   */
+  settling(): void;
   /** Ends the response, after `last` when given (one socket write for both). */
   end(last?: string): void;
 }
@@ -124,6 +129,7 @@ async function forward(
   } else if (!cancelled) {
     sink.write(encode.usage(usageWireObj));
   }
+  sink.settling();
   try {
     await run.settle(hold, a, charge, {
       finishReason: cancelled ? (finishReason ?? "cancelled") : finishReason,

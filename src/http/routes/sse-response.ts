@@ -8,11 +8,23 @@ import type { SseSink } from "../../gateway/chat/stream.js";
  * turn costs one system call and one chunk frame, not one frame per event (Node frames each write
  * of a chunked response with four socket writes). `head` writes the status and headers (without
  * sending them: they leave with the turn's first write, or alone when it has none).
+ *
+ * Once the stream's end is being recorded (`settling`), what is pending waits for the end of the
+ * turn's I/O (setImmediate) instead: the recording journal's write of that turn runs first, so the
+ * final events (usage, `[DONE]`) that follow it leave with the rest in one write, and nothing waits
+ * past that turn when the record takes longer.
  */
 export function sseResponse(res: ServerResponse, head: (headers: Record<string, string>) => void): SseSink {
   let pending = "";
   let scheduled = false;
+  let settling = false;
+  let deferred = false;
   const flush = (): void => {
+    if (settling && !deferred) {
+      deferred = true;
+      setImmediate(flush);
+      return;
+    }
     scheduled = false;
     if (res.destroyed || res.writableEnded) {
       pending = "";
@@ -44,6 +56,9 @@ export function sseResponse(res: ServerResponse, head: (headers: Record<string, 
       if (res.destroyed) return;
       pending += text;
       atEndOfTurn();
+    },
+    settling() {
+      settling = true;
     },
     end(last) {
       if (res.destroyed) return;
