@@ -1,0 +1,148 @@
+/**
+ * Writes that every model request's answer causes, against what they were, in the same run,
+ * alternating (A B B A …), after a warm-up of both:
+ *
+ *   request log  request lines at a few per event-loop turn, as under load, after a flush (the
+ *                periodic one runs every 100 ms): src/http/logger.ts's LogDestination as it is
+ *                (a flush writes what was buffered when it was asked for) against its behaviour
+ *                up to this bench's commit (a flush, once asked for, repeated itself at the end of
+ *                every write while anything was buffered), to a file.
+ *   journal      the recording journal's appends (src/gateway/journal.ts) at 3.4 a turn, the
+ *                average number of answers that finish in one turn at saturation
+ *                (docs/performance.md): a SegmentLog gathering a turn's appends into one write
+ *                (gatherTurn) against one write per append.
+ *
+ * Printed: the process's CPU time (all threads: the log's writes run on libuv's pool) per line or
+ * append, writes per 1,000, medians of the rounds, and the ratios.
+ *
+ *   npx tsx bench/write-batching.ts [--lines 40000] [--appends 20000] [--rounds 4]
+ */
+import { mkdtempSync, openSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import pino from "pino";
+import { numberOption } from "./lib/args.js";
+import { median } from "./lib/stats.js";
+import { LogDestination, loggerOptions } from "../src/http/logger.js";
+import { SegmentLog } from "../src/stores/segment-log.js";
+
+const opt = numberOption(process.argv.slice(2));
+const LINES = opt("lines", 40_000);
+const APPENDS = opt("appends", 20_000);
+const ROUNDS = opt("rounds", 4);
+const dir = mkdtempSync(join(tmpdir(), "gatehouse-bench-writes-"));
+
+const nextTurn = () => new Promise<void>((done) => setImmediate(done));
+const cpuUs = () => {
+  const u = process.cpuUsage();
+  return u.user + u.system;
+};
+
+interface Run {
+  /** CPU µs per line or append. */
+  cpu: number;
+  /** Writes per 1,000 lines or appends. */
+  writes: number;
+}
+
+/** Request lines, four a turn, after one flush; `repeating` emulates the former flush. */
+async function logLines(repeating: boolean): Promise<Run> {
+  const out = new LogDestination(openSync(join(dir, "log"), "w"), 3_600_000);
+  let writes = 0;
+  out.stream.on("write", () => writes++);
+  const log = pino(loggerOptions({ logLevel: "info" }, out) as pino.LoggerOptions, out.stream);
+  let wanted = false;
+  const formerFlush = (): void => {
+    if (out.buffered <= 0) {
+      wanted = false;
+      return;
+    }
+    wanted = true;
+    out.stream.flush();
+  };
+  if (repeating) out.stream.on("drain", () => wanted && formerFlush());
+  const req = { id: "req-1a2b", method: "POST", url: "/api/v1/chat/completions" };
+  log.info({ reqId: "req-0", req, res: { statusCode: 200 }, responseTime: 1.2 }, "request completed");
+  if (repeating) formerFlush();
+  else out.flush();
+  const c0 = cpuUs();
+  for (let i = 0; i < LINES; i++) {
+    log.info({ reqId: `req-${i}`, req, res: { statusCode: 200 }, responseTime: 1.2345 }, "request completed");
+    if (i % 4 === 3) await nextTurn();
+  }
+  const cpu = (cpuUs() - c0) / LINES;
+  const w = writes;
+  out.flush();
+  while (out.buffered > 0) await new Promise((r) => setTimeout(r, 5));
+  out.stream.destroy();
+  return { cpu, writes: (1000 * w) / LINES };
+}
+
+/** Journal-sized payloads (~700 bytes), 3.4 appends a turn on average (3 and 4 alternating, 2:3). */
+async function journalAppends(gatherTurn: boolean, round: number): Promise<Run> {
+  const log = SegmentLog.open(join(dir, `journal-${gatherTurn}-${round}`), {
+    suffix: ".journal",
+    keepAppended: false,
+    segmentBytes: 1024 * 1024,
+    gatherTurn,
+  });
+  const payload = JSON.stringify({ id: "gen-x", model: "bench/tiny", usage: "u".repeat(600) });
+  const c0 = cpuUs();
+  let made = 0;
+  for (let turn = 0; made < APPENDS; turn++) {
+    const n = turn % 5 < 2 ? 3 : 4;
+    const appends: Promise<void>[] = [];
+    for (let i = 0; i < n; i++) appends.push(log.append(`gen-${made++}`, payload, false));
+    await Promise.all(appends);
+    log.release(Array.from({ length: n }, (_, i) => `gen-${made - n + i}`));
+  }
+  const cpu = (cpuUs() - c0) / made;
+  const writes = (1000 * log.writes) / made;
+  await log.close();
+  return { cpu, writes };
+}
+
+async function compare(
+  what: string,
+  names: [string, string],
+  base: (r: number) => Promise<Run>,
+  next: (r: number) => Promise<Run>,
+): Promise<void> {
+  await base(-1);
+  await next(-1);
+  const a: Run[] = [];
+  const b: Run[] = [];
+  for (let r = 0; r < ROUNDS; r++) {
+    if (r % 2 === 0) {
+      a.push(await base(r));
+      b.push(await next(r));
+    } else {
+      b.push(await next(r));
+      a.push(await base(r));
+    }
+  }
+  const [ca, cb] = [median(a.map((x) => x.cpu)), median(b.map((x) => x.cpu))];
+  const [wa, wb] = [median(a.map((x) => x.writes)), median(b.map((x) => x.writes))];
+  console.log(
+    `${what}: ${names[0]} ${ca.toFixed(2)} µs CPU, ${wa.toFixed(0)} writes per 1,000; ` +
+      `${names[1]} ${cb.toFixed(2)} µs CPU, ${wb.toFixed(0)} writes per 1,000 ` +
+      `(CPU ${((100 * cb) / ca).toFixed(1)} %, writes ${((100 * wb) / wa).toFixed(1)} %)`,
+  );
+}
+
+try {
+  await compare(
+    "request log, per line",
+    ["flush repeated at every write's end", "flush through what was asked"],
+    () => logLines(true),
+    () => logLines(false),
+  );
+  await compare(
+    "journal, per append",
+    ["one write per append", "one write per turn"],
+    (r) => journalAppends(false, r),
+    (r) => journalAppends(true, r),
+  );
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}
