@@ -1,4 +1,5 @@
 import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { ServerResponse } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it, onTestFinished, vi } from "vitest";
@@ -7,6 +8,7 @@ import { decodeEntry, encodeEntry, RecordingJournal } from "../../src/gateway/jo
 import type { ServedGeneration } from "../../src/gateway/recording.js";
 import { openSqliteStore } from "../../src/stores/sqlite/open-sqlite.js";
 import { makeTestApp, type TestApp } from "../helpers/app.js";
+import { startListening } from "../helpers/server.js";
 import { gateTransactions, servedGeneration } from "../helpers/recording.js";
 
 /**
@@ -183,6 +185,52 @@ describe("recording journal: answered before the commit, recorded by the next st
     expect(await usageOf(t, key)).toBeCloseTo(r.json<{ usage: { cost: number } }>().usage.cost, 12);
     expect(journal.held()).toEqual([]);
     expect(reported).toEqual([]);
+  });
+
+  it("a journaled stream's events leave with its usage chunk and [DONE] in one write, after the journal's", async () => {
+    // The journal writes at the end of the turn's I/O; without the sink waiting for it
+    // (stream.ts `settling`), the events and the usage chunk left in a write of their own,
+    // before the journal's, and [DONE] in a second.
+    const store = await openSqliteStore(join(tempDir(), "gatehouse.sqlite"));
+    const s = await startListening({ store, clock: systemClock, env: { GATEHOUSE_RECORDING: "durable" } });
+    onTestFinished(async () => {
+      await s.close();
+      await store.close();
+    });
+    expect(s.app.gateway.journal).not.toBeNull();
+    const key = (
+      await s.call({ method: "POST", url: "/api/v1/keys", payload: { name: "stream", limit: 1 } })
+    ).json<{ key: string }>().key;
+    // What the server's responses write before their end (the end's own text is not a write).
+    const writes: string[] = [];
+    const original = ServerResponse.prototype.write as (this: ServerResponse, ...args: unknown[]) => boolean;
+    vi.spyOn(ServerResponse.prototype, "write").mockImplementation(function (this: ServerResponse, ...args) {
+      if (typeof args[0] === "string") writes.push(args[0]);
+      return original.apply(this, args);
+    });
+    onTestFinished(() => {
+      vi.restoreAllMocks();
+    });
+    const stream = async () => {
+      const res = await fetch(`${s.baseUrl}/chat/completions`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+        body: JSON.stringify({
+          model: "mock/echo",
+          stream: true,
+          messages: [{ role: "user", content: "hi" }],
+        }),
+      });
+      return res.text();
+    };
+    // The first append opens the journal's segment file, which takes longer than a turn: the
+    // events leave at the end of the turn anyway, before the end.
+    await stream();
+    writes.length = 0;
+    const body = await stream();
+    expect(body).toContain('"choices":[],"usage":');
+    expect(body.endsWith("data: [DONE]\n\n")).toBe(true);
+    expect(writes.some((w) => w.includes("chat.completion.chunk"))).toBe(false);
   });
 
   it("replay records the good entries, drops what ingest refuses or cannot read, and keeps all when the store is down", async () => {
