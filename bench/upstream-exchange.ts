@@ -15,6 +15,7 @@ import { Agent, request } from "undici";
 import { numberOption } from "./lib/args.js";
 import { childJson } from "./lib/child-process.js";
 import { chatBody, UPSTREAM_JS } from "./lib/gateway-load.js";
+import { alternate } from "./lib/alternate.js";
 import { median } from "./lib/stats.js";
 import { createUpstreamPool, readWholeBody, sendUpstream } from "../src/gateway/providers/upstream-http.js";
 
@@ -72,19 +73,12 @@ async function measure(exchange: (caller: AbortSignal) => Promise<string>): Prom
 }
 
 try {
-  await measure(viaRequest); // warm-up (JIT, connections)
-  await measure(viaGateway);
-  const base: number[] = [];
-  const gw: number[] = [];
-  for (let r = 0; r < ROUNDS; r++) {
-    if (r % 2 === 0) {
-      base.push(await measure(viaRequest));
-      gw.push(await measure(viaGateway));
-    } else {
-      gw.push(await measure(viaGateway));
-      base.push(await measure(viaRequest));
-    }
-  }
+  // The unmeasured first run of each warms the JIT and the connections.
+  const [base, gw] = await alternate(
+    ROUNDS,
+    () => measure(viaRequest),
+    () => measure(viaGateway),
+  );
   console.log(`\n${ROUNDS} rounds of ${EXCHANGES} exchanges, ${LANES} at a time; CPU time of this process\n`);
   console.log("| way | CPU per exchange (median) | rounds |");
   console.log("| --- | --- | --- |");

@@ -22,6 +22,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pino from "pino";
 import { numberOption } from "./lib/args.js";
+import { alternate } from "./lib/alternate.js";
 import { median } from "./lib/stats.js";
 import { LogDestination, loggerOptions } from "../src/http/logger.js";
 import { SegmentLog } from "../src/stores/segment-log.js";
@@ -108,19 +109,7 @@ async function compare(
   base: (r: number) => Promise<Run>,
   next: (r: number) => Promise<Run>,
 ): Promise<void> {
-  await base(-1);
-  await next(-1);
-  const a: Run[] = [];
-  const b: Run[] = [];
-  for (let r = 0; r < ROUNDS; r++) {
-    if (r % 2 === 0) {
-      a.push(await base(r));
-      b.push(await next(r));
-    } else {
-      b.push(await next(r));
-      a.push(await base(r));
-    }
-  }
+  const [a, b] = await alternate(ROUNDS, base, next);
   const [ca, cb] = [median(a.map((x) => x.cpu)), median(b.map((x) => x.cpu))];
   const [wa, wb] = [median(a.map((x) => x.writes)), median(b.map((x) => x.writes))];
   console.log(
