@@ -34,38 +34,40 @@ export class DeferredChildLogger implements FastifyBaseLogger {
   }
 
   fatal(...args: unknown[]): void {
-    const l = this.logger;
-    Reflect.apply(l.fatal, l, args);
+    this.log("fatal", args);
   }
 
   error(...args: unknown[]): void {
-    const l = this.logger;
-    Reflect.apply(l.error, l, args);
+    this.log("error", args);
   }
 
   warn(...args: unknown[]): void {
-    const l = this.logger;
-    Reflect.apply(l.warn, l, args);
+    this.log("warn", args);
   }
 
   info(...args: unknown[]): void {
-    const l = this.logger;
-    Reflect.apply(l.info, l, args);
+    this.log("info", args);
   }
 
   debug(...args: unknown[]): void {
-    const l = this.logger;
-    Reflect.apply(l.debug, l, args);
+    this.log("debug", args);
   }
 
   trace(...args: unknown[]): void {
-    const l = this.logger;
-    Reflect.apply(l.trace, l, args);
+    this.log("trace", args);
   }
 
   silent(...args: unknown[]): void {
+    this.log("silent", args);
+  }
+
+  /** A call at `level` on the pino child, with the caller's arguments as they are. */
+  private log(
+    level: "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent",
+    args: unknown[],
+  ): void {
     const l = this.logger;
-    Reflect.apply(l.silent, l, args);
+    Reflect.apply(l[level], l, args);
   }
 
   child(bindings: Bindings, options?: ChildLoggerOptions): FastifyBaseLogger {
