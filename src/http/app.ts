@@ -3,6 +3,7 @@ import swagger from "@fastify/swagger";
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from "fastify";
 import type { AppContext } from "./context.js";
 import { charsetProblem, utf8Problem, wholeBody } from "./utf8-only.js";
+import { readWholeBody } from "./request-body.js";
 import { errorHandler, frameworkErrorHandler, notFoundHandler } from "./error-handler.js";
 import { deferredChildLogger } from "./request-logger.js";
 import { authPlugin } from "./plugins/auth.js";
@@ -108,10 +109,13 @@ export async function buildApp(given: AppContext, opts: BuildOptions = {}): Prom
   app.removeContentTypeParser("application/json");
   // Bytes first: a body that is not valid UTF-8, or that escapes a lone surrogate, is 400 naming
   // the field rather than decoded with replacement characters (which would merge distinct values).
-  app.addContentTypeParser("application/json", { parseAs: "buffer" }, (request, body, done) => {
-    const problem = charsetProblem(request) ?? utf8Problem(body as Buffer, wholeBody);
-    if (problem) done(problem, undefined);
-    else void parseJson(request, (body as Buffer).toString("utf8"), done);
+  app.addContentTypeParser("application/json", (request, payload, done) => {
+    readWholeBody(request.raw, payload, request.routeOptions.bodyLimit ?? BODY_LIMIT, (err, body) => {
+      if (err || body === undefined) return done(err ?? null, undefined);
+      const problem = charsetProblem(request) ?? utf8Problem(body, wholeBody);
+      if (problem) done(problem, undefined);
+      else void parseJson(request, body.toString("utf8"), done);
+    });
   });
   app.decorate("gateway", gateway);
   if (ownGateway) {
