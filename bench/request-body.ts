@@ -3,7 +3,8 @@
  * request's buffer taken at once) against what it replaced (the baseline: Fastify's own
  * `parseAs: "buffer"` reading, through the request stream's `data` and `end` events), in one
  * Fastify server process with one route for each, the bench's chat body (bench/lib/gateway-load.ts)
- * parsed and part of it answered. Measured alternating (A B B A …) from a load process:
+ * parsed and part of it answered. Measured alternating (bench/lib/alternate.ts: one unmeasured
+ * slice of each, then A B, B A, …) from a load process:
  *
  *   - at a fixed rate (50 requests/s, open loop): latency from the scheduled send to the last
  *     byte, p50 and p99 over all slices, where every request finds the server idle;
@@ -12,6 +13,7 @@
  *
  *   npm run build:server && npx tsx bench/request-body.ts [--slices 8] [--requests 300] [--slice-ms 1000]
  */
+import { alternate } from "./lib/alternate.js";
 import { numberOption } from "./lib/args.js";
 import { childJson, cpuMsOf } from "./lib/child-process.js";
 import { chatBody, closedLoop, openLoop, type Target } from "./lib/gateway-load.js";
@@ -65,36 +67,29 @@ try {
     headers: { "content-type": "application/json" },
     body: chatBody("bench/tiny", false),
   });
-  const sides = { baseline: target("/baseline"), candidate: target("/candidate") };
-  type Side = keyof typeof sides;
-  const totals = {
-    baseline: { requests: 0, cpu: 0, ms: 0, latency: [] as number[] },
-    candidate: { requests: 0, cpu: 0, ms: 0, latency: [] as number[] },
+  /** One slice of a side: the fixed-rate latencies, then the closed loop's requests and CPU. */
+  const slice = async (t: Target) => {
+    const { total } = await openLoop(t, 50, REQUESTS);
+    const cpu0 = cpuMsOf(pid) ?? 0;
+    const [rps] = await closedLoop(t, null, CONNECTIONS, SLICE_MS);
+    return { latency: total, cpu: (cpuMsOf(pid) ?? 0) - cpu0, requests: (rps * SLICE_MS) / 1000 };
   };
-  // Warm both (JIT), then alternate.
-  for (const t of Object.values(sides)) await closedLoop(t, pid, CONNECTIONS, 2_000);
-  for (let s = 0; s < SLICES; s++) {
-    const order: Side[] = s % 4 === 0 || s % 4 === 3 ? ["baseline", "candidate"] : ["candidate", "baseline"];
-    for (const k of order) {
-      const run = await openLoop(sides[k], 50, REQUESTS);
-      totals[k].latency.push(...run.total);
-      const cpu0 = cpuMsOf(pid) ?? 0;
-      const [rps] = await closedLoop(sides[k], null, CONNECTIONS, SLICE_MS);
-      totals[k].cpu += (cpuMsOf(pid) ?? 0) - cpu0;
-      totals[k].requests += (rps * SLICE_MS) / 1000;
-      totals[k].ms += SLICE_MS;
-    }
-  }
-  const row = (k: Side) => {
-    const t = totals[k];
+  const [baseline, candidate] = await alternate(
+    SLICES,
+    () => slice(target("/baseline")),
+    () => slice(target("/candidate")),
+  );
+  const row = (slices: Awaited<ReturnType<typeof slice>>[]) => {
+    const requests = slices.reduce((n, s) => n + s.requests, 0);
+    const latency = slices.flatMap((s) => s.latency);
     return {
-      rps: (t.requests * 1000) / t.ms,
-      cpu: t.cpu / t.requests,
-      p50: quantile(t.latency, 0.5),
-      p99: quantile(t.latency, 0.99),
+      rps: (requests * 1000) / (slices.length * SLICE_MS),
+      cpu: slices.reduce((n, s) => n + s.cpu, 0) / requests,
+      p50: quantile(latency, 0.5),
+      p99: quantile(latency, 0.99),
     };
   };
-  const [a, b] = [row("baseline"), row("candidate")];
+  const [a, b] = [row(baseline), row(candidate)];
   console.log(
     `${SLICES} slices: ${REQUESTS} requests at 50/s, then ${SLICE_MS} ms closed loop on ${CONNECTIONS} connections\n`,
   );

@@ -111,7 +111,7 @@ export async function buildApp(given: AppContext, opts: BuildOptions = {}): Prom
   // the field rather than decoded with replacement characters (which would merge distinct values).
   app.addContentTypeParser("application/json", (request, payload, done) => {
     readWholeBody(request.raw, payload, request.routeOptions.bodyLimit ?? BODY_LIMIT, (err, body) => {
-      if (err || body === undefined) return done(err ?? null, undefined);
+      if (body === undefined) return done(err, undefined);
       const problem = charsetProblem(request) ?? utf8Problem(body, wholeBody);
       if (problem) done(problem, undefined);
       else void parseJson(request, body.toString("utf8"), done);

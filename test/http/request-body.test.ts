@@ -1,4 +1,4 @@
-import { createServer, request, type IncomingMessage, type ServerResponse } from "node:http";
+import { Agent, createServer, request, type IncomingMessage, type ServerResponse } from "node:http";
 import { connect, type AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { readWholeBody } from "../../src/http/request-body.js";
@@ -129,6 +129,7 @@ describe("JSON bodies through the app, on real sockets", () => {
       await s.call({ method: "POST", url: "/api/v1/keys", payload: { name: "body", limit: 1 } })
     ).json<{ key: string }>().key;
     const url = new URL(`${s.baseUrl}/chat/completions`);
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
     const send = (content: string) =>
       new Promise<{ status: number; text: string }>((done, fail) => {
         const body = JSON.stringify({ model: "mock/echo", messages: [{ role: "user", content }] });
@@ -155,8 +156,6 @@ describe("JSON bodies through the app, on real sockets", () => {
         req.on("error", fail);
         req.end(body);
       });
-    const { Agent } = await import("node:http");
-    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
     try {
       for (const word of ["one", "two", "three"]) {
         const r = await send(`say ${word}`);
