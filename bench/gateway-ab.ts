@@ -12,7 +12,8 @@
  * the same build (`--baseline .`) to see the bias of the method itself (about ±6 % here).
  *
  * `--node-args "…"` starts this side's server with extra Node flags (e.g. a GC setting, measured
- * against the same build: `--baseline .`).
+ * against the same build: `--baseline .`), and `--env "K=V …"` with extra environment (a setting
+ * such as GATEHOUSE_RECORDING_GATHER_MS against its default, the same way).
  *
  * `--postgres URL` puts each side's records on a database of its own created beside URL's (and
  * dropped after): DATABASE_URL, so holds in PostgreSQL and durable answers after their commit,
@@ -21,7 +22,7 @@
  *
  *   npx tsx bench/gateway-ab.ts --baseline ../main [--slices 12] [--slice-ms 1000]
  *                               [--connections 8] [--stream] [--recording durable|deferred]
- *                               [--node-args "--max-semi-space-size=32"] [--postgres URL]
+ *                               [--node-args "--max-semi-space-size=32"] [--env "K=V …"] [--postgres URL]
  *                               [--warm-seconds 10]
  */
 import { mkdtempSync, rmSync } from "node:fs";
@@ -54,6 +55,7 @@ const BASELINE = text("baseline");
 const RATE = opt("rate", 0);
 const REQUESTS = opt("requests", 50);
 const NODE_ARGS = (text("node-args") ?? "").split(" ").filter((a) => a !== "");
+const EXTRA_ENV = envPairs(text("env") ?? "");
 const PG_URL = text("postgres");
 /** Closed-loop warm-up of each side before the slices, in seconds. */
 const WARM_SECONDS = opt("warm-seconds", 10);
@@ -85,7 +87,7 @@ async function main(): Promise<void> {
       const dir = mkdtempSync(join(tmpdir(), "gatehouse-bench-ab-"));
       dirs.push(dir);
       const nodeArgs = label === "this" ? NODE_ARGS : [];
-      const env = benchServerEnv(dir, port, RECORDING);
+      const env = { ...benchServerEnv(dir, port, RECORDING), ...(label === "this" ? EXTRA_ENV : {}) };
       if (PG_URL) {
         const db = await freshPostgresDatabase(PG_URL);
         databases.push(db);
@@ -109,7 +111,11 @@ async function main(): Promise<void> {
     if (RATE > 0) {
       for (let i = 0; i < SLICES; i++) {
         for (const s of i % 2 === 0 ? sides : [...sides].reverse()) {
+          const cpu0 = cpuMsOf(s.server.pid);
           const run = await openLoop(s.target, RATE, REQUESTS);
+          const cpu1 = cpuMsOf(s.server.pid);
+          if (cpu0 !== null && cpu1 !== null) s.cpuMs += cpu1 - cpu0;
+          s.requests += REQUESTS;
           s.total.push(...run.total);
           s.ttfb.push(...run.ttfb);
         }
@@ -130,7 +136,7 @@ async function main(): Promise<void> {
     console.log(
       `\n${SLICES} slices of ${SLICE_MS} ms each, ${CONNECTIONS} connections, ${STREAM ? "streaming" : "JSON"}, ` +
         `GATEHOUSE_RECORDING=${RECORDING}${PG_URL ? ", records on PostgreSQL" : ""}` +
-        `${NODE_ARGS.length > 0 ? `; this side: node ${NODE_ARGS.join(" ")}` : ""}\n`,
+        `${NODE_ARGS.length > 0 ? `; this side: node ${NODE_ARGS.join(" ")}` : ""}${envNote()}\n`,
     );
     console.log("| build | root | requests/s | server CPU per request |");
     console.log("| --- | --- | --- | --- |");
@@ -153,11 +159,27 @@ async function main(): Promise<void> {
   }
 }
 
+/** `--env "K=V K2=V2"` as variables; a pair without `=` or with an empty name is refused. */
+function envPairs(spec: string): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const pair of spec.split(" ").filter((p) => p !== "")) {
+    const eq = pair.indexOf("=");
+    if (eq <= 0) throw new Error(`--env: "${pair}" is not NAME=VALUE`);
+    env[pair.slice(0, eq)] = pair.slice(eq + 1);
+  }
+  return env;
+}
+
+function envNote(): string {
+  const pairs = Object.entries(EXTRA_ENV).map(([k, v]) => `${k}=${v}`);
+  return pairs.length > 0 ? `; this side's environment: ${pairs.join(" ")}` : "";
+}
+
 /** The fixed-rate result: each build's pooled p50 / p99, and this - baseline. */
 function printLatency(sides: Side[], roots: [string, string][]): void {
   console.log(
     `\n${SLICES} slices of ${REQUESTS} requests at ${RATE}/s each, ${STREAM ? "streaming" : "JSON"}, ` +
-      `GATEHOUSE_RECORDING=${RECORDING}; latency from the scheduled send\n`,
+      `GATEHOUSE_RECORDING=${RECORDING}${envNote()}; latency from the scheduled send\n`,
   );
   const series: [string, keyof Pick<Side, "total" | "ttfb">][] = STREAM
     ? [
@@ -179,6 +201,15 @@ function printLatency(sides: Side[], roots: [string, string][]): void {
     const d50 = quantile(b[k], 0.5) - quantile(a[k], 0.5);
     const d99 = quantile(b[k], 0.99) - quantile(a[k], 0.99);
     console.log(`\nthis - baseline, ${label}: p50 ${d50.toFixed(3)} ms, p99 ${d99.toFixed(3)} ms`);
+  }
+  // Whatever the server did in the slices, divided by the answers: at a fixed rate this includes
+  // its background work (group commits, flushes, timers), which an idle server pays per request.
+  if (a.requests > 0 && b.requests > 0 && a.cpuMs > 0) {
+    const per = (s: Side): number => s.cpuMs / s.requests;
+    console.log(
+      `server CPU per request: baseline ${per(a).toFixed(3)} ms, this ${per(b).toFixed(3)} ms ` +
+        `(${((per(b) / per(a)) * 100).toFixed(1)} %)`,
+    );
   }
 }
 
