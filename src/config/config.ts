@@ -159,9 +159,7 @@ export interface GatewayConfig {
   /**
    * With deferred or journaled recording, how long a generation's record may wait for others to
    * share its group commit, in ms (GenerationRecorder's gatherMs; reads on this instance never
-   * wait for it). By default 50 with durable recording (journaled answers wait for no commit: a
-   * longer window only shares commits more, ~7-10 % less CPU per request at saturation,
-   * docs/performance.md) and 10 with deferred (the window is what a kill -9 loses).
+   * wait for it).
    */
   recordingGatherMs: number;
   /**
@@ -373,7 +371,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
       reservationVacuumRows: int("GATEHOUSE_RESERVATION_VACUUM_ROWS", 2_000, 0, 100_000_000),
       shutdownGraceMs: int("GATEHOUSE_SHUTDOWN_GRACE_MS", 10_000, 0, 600_000),
       recording: recording === "deferred" ? "deferred" : "durable",
-      recordingGatherMs: int("GATEHOUSE_RECORDING_GATHER_MS", recording === "deferred" ? 10 : 50, 0, 1_000),
+      recordingGatherMs: int("GATEHOUSE_RECORDING_GATHER_MS", 10, 0, 1_000),
       recordingCommitDelayMs: int("GATEHOUSE_RECORDING_COMMIT_DELAY_MS", 2, 0, 1_000),
       recordingMaxQueued: int("GATEHOUSE_RECORDING_MAX_QUEUED", 1_000, 1, 100_000),
     },

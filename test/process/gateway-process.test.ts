@@ -99,6 +99,10 @@ for (const target of cliStoreTargets("gh-gw-crash-")) {
             : (JSON.parse(text) as { usage: { cost: number } }).usage.cost;
         }
 
+        // Their records committed, so their holds (each counting its worst case until then) are
+        // gone whatever GATEHOUSE_RECORDING_GATHER_MS is: a non-model request waits for them.
+        expect((await http(`${s.base}/key`, { key })).status).toBe(200);
+
         // In flight at the crash: four slow streams, each holding about 0.0022 USD (the model's
         // 1024 completion tokens), each having sent its first chunk (so its hold is taken).
         const inFlight = await Promise.all(

@@ -71,7 +71,7 @@ describe("loadConfig", () => {
         shutdownGraceMs: 10_000,
         reservations: "memory",
         recording: "durable",
-        recordingGatherMs: 50,
+        recordingGatherMs: 10,
         recordingCommitDelayMs: 2,
         recordingMaxQueued: 1_000,
       },
@@ -95,14 +95,7 @@ describe("loadConfig", () => {
     expect(() => loadConfig({ GATEHOUSE_RECORDING: "later" })).toThrow(
       /GATEHOUSE_RECORDING: must be durable or deferred/,
     );
-    // Journaled (durable) answers wait for no commit: a longer window by default; deferred
-    // answers' window is what a kill -9 loses: a short one.
-    expect(loadConfig({}).gateway.recordingGatherMs).toBe(50);
-    expect(loadConfig({ GATEHOUSE_RECORDING: "deferred" }).gateway.recordingGatherMs).toBe(10);
-    expect(
-      loadConfig({ GATEHOUSE_RECORDING: "deferred", GATEHOUSE_RECORDING_GATHER_MS: "200" }).gateway
-        .recordingGatherMs,
-    ).toBe(200);
+    expect(loadConfig({}).gateway.recordingGatherMs).toBe(10);
     expect(loadConfig({ GATEHOUSE_RECORDING_GATHER_MS: "0" }).gateway.recordingGatherMs).toBe(0);
     for (const bad of ["-1", "1001", "soon"]) {
       expect(() => loadConfig({ GATEHOUSE_RECORDING_GATHER_MS: bad }), bad).toThrow(
