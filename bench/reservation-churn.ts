@@ -97,7 +97,7 @@ async function window(s: Side): Promise<number> {
       while (performance.now() < until) {
         const id = `c-${++seq}`;
         await s.rs.reserve(s.request(id), plan);
-        await s.rs.settle(id, async () => undefined);
+        await s.rs.settle(id, async () => undefined, 0n);
         done++;
       }
     }),

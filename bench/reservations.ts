@@ -102,7 +102,7 @@ async function time(side: Side, pairs: number): Promise<number> {
   for (let i = 0; i < pairs; i++) {
     const id = `t-${++seq}`;
     await side.rs.reserve(request(side, id, key), plan);
-    await side.rs.settle(id, noCharge);
+    await side.rs.settle(id, noCharge, 0n);
   }
   return ((performance.now() - t0) * 1000) / pairs;
 }
@@ -208,7 +208,7 @@ async function concurrentPostgres(url: string): Promise<void> {
           while (performance.now() < until) {
             const id = `c-${++seq}`;
             await side.rs.reserve(request(side, id, side.keys[0] as KeyPolicy), plan);
-            await side.rs.settle(id, noCharge);
+            await side.rs.settle(id, noCharge, 0n);
             done++;
           }
         }),

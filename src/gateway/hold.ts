@@ -18,9 +18,12 @@ export class HoldHandle {
     return this.done !== null;
   }
 
-  /** Records the charge (the generation record), then drops the hold. */
-  settle(charge: () => Promise<void>): Promise<void> {
-    this.done ??= this.holds.finish(this.id, () => this.holds.store.settle(this.id, charge));
+  /**
+   * Records the charge (the generation record), then drops the hold. `chargedNano`: what the
+   * record adds where the hold counts (cost plus BYOK cost; see ReservationStore).
+   */
+  settle(charge: () => Promise<void>, chargedNano: bigint): Promise<void> {
+    this.done ??= this.holds.finish(this.id, () => this.holds.store.settle(this.id, charge, chargedNano));
     return this.done;
   }
 

@@ -99,17 +99,19 @@ for (const mode of MODES) {
         // Journaled: the answered generation is in the journal until its commit.
         if (s.app.gateway.journal) expect(s.app.gateway.journal.held()).toEqual([body.id]);
 
-        // A second worst case does not fit beside the standing hold: refused, not forwarded.
-        const second = await chat(true);
-        expect(second.status).toBe(402);
-        await second.text();
+        // The standing hold counts the answer's charge now, no longer its worst case: a second
+        // worst case fits beside it (it did not when the hold kept its worst case to the commit).
+        const second = await chat(false);
+        expect(second.status).toBe(200);
+        const secondCost = ((await second.json()) as { usage: { cost: number } }).usage.cost;
+        expect(s.app.gateway.holds.liveCount).toBe(2); // neither record is stored: both holds stand
 
         // A read on this instance waits for the record; a health check does not.
         const read = keyRead();
         expect(await Promise.race([read, settle(300)])).toBe("pending");
         expect((await fetch(`${s.baseUrl.replace(/\/api\/v1$/, "")}/healthz`)).status).toBe(200);
         g.open();
-        expect((await read).data.usage).toBeCloseTo(body.usage.cost, 12);
+        expect((await read).data.usage).toBeCloseTo(body.usage.cost + secondCost, 12);
         const gen = await s.call({ method: "GET", url: `/api/v1/generation?id=${body.id}`, auth: key });
         expect(gen.statusCode).toBe(200);
         expect(s.app.gateway.holds.liveCount).toBe(0);

@@ -96,15 +96,45 @@ for (const [name, open] of stores) {
       await rs.release("r1");
       expect(await reserve(rs, request("r3", "k", "w"), 1n)).toEqual({ key: 30n, workspace: 30n });
       let held: { key: bigint | null; workspace: bigint | null } | null = null;
-      await rs.settle("r2", async () => {
-        // While its charge is being recorded, the hold still counts.
-        held = await reserve(rs, request("r4", "k", "w"), 2n);
-      });
-      expect(held).toEqual({ key: 31n, workspace: 31n });
+      await rs.settle(
+        "r2",
+        async () => {
+          // While its charge is being recorded, the hold still counts: at the charge (12), no
+          // longer at the worst case it was taken for (30).
+          held = await reserve(rs, request("r4", "k", "w"), 2n);
+        },
+        12n,
+      );
+      expect(held).toEqual({ key: 13n, workspace: 13n });
       await rs.release("r3");
       await rs.release("r4");
       expect(await reserve(rs, request("r5", "k", "w"), 1n)).toEqual({ key: 0n, workspace: 0n });
       expect(await rs.openCount()).toBe(1);
+    });
+
+    it("a settling hold counts its charge where the hold counts, even a charge over the worst case", async () => {
+      const rs = await reservations();
+      await reserve(rs, request("small", "k", "w"), 100n);
+      await reserve(rs, request("byok", "k", "w", { key: false }), 50n);
+      await reserve(rs, request("over", "k", "w"), 10n);
+      const seen: { key: bigint | null; workspace: bigint | null }[] = [];
+      let commit!: () => void;
+      const committed = new Promise<void>((done) => (commit = done));
+      // Three charges recorded at once, none committed yet: 100 → 4, 50 → 7 (workspace only),
+      // 10 → 25 (the upstream reported more than the estimate: the hold grows, never undercounts).
+      const settles = [
+        rs.settle("small", () => committed, 4n),
+        rs.settle("byok", () => committed, 7n),
+        rs.settle("over", () => committed, 25n),
+      ];
+      seen.push(await reserve(rs, request("probe", "k", "w"), 1n));
+      commit();
+      await Promise.all(settles);
+      seen.push(await reserve(rs, request("after", "k", "w"), 1n));
+      expect(seen).toEqual([
+        { key: 29n, workspace: 36n },
+        { key: 1n, workspace: 1n }, // only "probe" is still open
+      ]);
     });
 
     it("an expired hold counts for nothing; a renewed one keeps counting", async () => {

@@ -101,6 +101,49 @@ describe("recording journal: answered before the commit, recorded by the next st
     await first.close();
   });
 
+  it("an answer's hold counts its charge, not its worst case, while its record waits to commit", async () => {
+    const { store, t } = await appOnFile(join(tempDir(), "gatehouse.sqlite"));
+    const models = (await t.call({ method: "GET", url: "/api/v1/models" })).json<{
+      data: { id: string; pricing: { completion: string } }[];
+    }>().data;
+    const perToken = Number(models.find((m) => m.id === "mock/echo")!.pricing.completion);
+    // One worst case (1,000 completion tokens) fits the limit; two do not; one worst case and a
+    // short answer's charge do.
+    const worst = 1_000 * perToken;
+    const created = await t.call({
+      method: "POST",
+      url: "/api/v1/keys",
+      payload: { name: "near its limit", limit: 1.6 * worst },
+    });
+    const key = created.json<{ key: string }>().key;
+    const ask = () =>
+      t.call({
+        method: "POST",
+        url: "/api/v1/chat/completions",
+        auth: key,
+        payload: { model: "mock/echo", max_tokens: 1_000, messages: [{ role: "user", content: "hi" }] },
+      });
+    // No commit lands until the end: the first answer's record waits, and so does its hold.
+    const g = gateTransactions(store);
+    onTestFinished(() => g.open());
+    const first = await ask();
+    expect(first.statusCode).toBe(200);
+    const charged = first.json<{ usage: { cost: number } }>().usage.cost;
+    expect(charged).toBeGreaterThan(0);
+    expect(charged).toBeLessThan(0.05 * worst);
+    expect(await t.app.gateway.holds.store.openCount()).toBe(1);
+    // Counted at its worst case, the open hold would leave 0.6 of one: refused (402).
+    const second = await ask();
+    expect(second.statusCode).toBe(200);
+    const third = await ask();
+    expect(third.statusCode).toBe(200);
+    expect(await t.app.gateway.holds.store.openCount()).toBe(3);
+    g.open();
+    const cost = (r: typeof first) => r.json<{ usage: { cost: number } }>().usage.cost;
+    expect(await usageOf(t, key)).toBeCloseTo(cost(first) + cost(second) + cost(third), 12);
+    expect(await t.app.gateway.holds.store.openCount()).toBe(0);
+  });
+
   it("an app whose journal cannot be recorded (the store down) does not start, closes what it opened, and keeps the journal", async () => {
     const dir = tempDir();
     const file = join(dir, "gatehouse.sqlite");

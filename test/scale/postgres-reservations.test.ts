@@ -144,17 +144,20 @@ describe.skipIf(SKIP)("PostgreSQL reservations: two instances, one limit, settle
             continue;
           }
           admitted++;
-          await rs.settle(id, () =>
-            store.transaction((trx) =>
-              addUsage(trx, {
-                organizationId,
-                keyHash: key.hash,
-                workspaceId: ws.id,
-                at: new Date(),
-                usageNano: HOLD,
-                byokNano: 0n,
-              }),
-            ),
+          await rs.settle(
+            id,
+            () =>
+              store.transaction((trx) =>
+                addUsage(trx, {
+                  organizationId,
+                  keyHash: key.hash,
+                  workspaceId: ws.id,
+                  at: new Date(),
+                  usageNano: HOLD,
+                  byokNano: 0n,
+                }),
+              ),
+            HOLD,
           );
         }
       }),
@@ -210,7 +213,7 @@ describe.skipIf(SKIP)("PostgreSQL reservations: the instance vacuums the holds' 
     for (let i = 0; i < pairs; i++) {
       const id = `${tag}-${i}`;
       await rs.reserve(holdRequest(ws, key, id), fixedPlan(1n));
-      if (i % 2 === 0) await rs.settle(id, async () => undefined);
+      if (i % 2 === 0) await rs.settle(id, async () => undefined, 0n);
       else await rs.release(id);
     }
     await rs.close(); // waits for a vacuum in progress
@@ -292,7 +295,7 @@ describe.skipIf(SKIP)("PostgreSQL reservations: holds settled together are delet
       // One commit stores every charge (as the recorder's group commit does), then all settle.
       let commit!: () => void;
       const committed = new Promise<void>((r) => (commit = r));
-      const settles = ids.slice(0, 10).map((id) => rs.settle(id, () => committed));
+      const settles = ids.slice(0, 10).map((id) => rs.settle(id, () => committed, 0n));
       const releases = ids.slice(10).map((id) => rs.release(id));
       commit();
       await Promise.all([...settles, ...releases]);
@@ -300,7 +303,7 @@ describe.skipIf(SKIP)("PostgreSQL reservations: holds settled together are delet
       expect(await rs.openCount()).toBe(0);
       // Alone, a settle still goes at once.
       await rs.reserve(holdRequest(ws, key, "alone"), fixedPlan(5n));
-      await rs.settle("alone", async () => undefined);
+      await rs.settle("alone", async () => undefined, 0n);
       expect(deletes).toBe(2);
       expect(await rs.openCount()).toBe(0);
     });

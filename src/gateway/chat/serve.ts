@@ -208,7 +208,8 @@ export class ChatRun {
   /**
    * Records the generation (the one accounting path, group-committed by the gateway's recorder),
    * then drops the hold: settle. The hold counts against other requests until the record is
-   * stored, either way. Durable recording (the default) resolves once the record is stored (a
+   * stored, either way (in this process's store at the answer's charge from here on, no longer
+   * its worst case). Durable recording (the default) resolves once the record is stored (a
    * shared store: the answer that follows is already in the key's usage everywhere) or, on a store
    * this process owns, once it is in the recording journal (journal.ts); deferred recording
    * (GATEHOUSE_RECORDING) resolves at once. A failure after the answer is reported to the
@@ -262,7 +263,7 @@ export class ChatRun {
     // Answers that may precede their commit wait for it anyway while the recorder is backlogged,
     // so that its queue stays bounded.
     const wait = !this.gw.answersBeforeCommit || recorder.backlogged();
-    const settled = hold.settle(() => recorder.record(g));
+    const settled = hold.settle(() => recorder.record(g), charge.costNano + charge.byokCostNano);
     if (wait) {
       await settled;
       return;

@@ -100,7 +100,12 @@ export class MemoryReservationStore implements ReservationStore {
     }
   }
 
-  async settle(id: string, charge: () => Promise<void>): Promise<void> {
+  async settle(id: string, charge: () => Promise<void>, chargedNano: bigint): Promise<void> {
+    // The answer is complete: while its record gathers and commits, the hold counts what will be
+    // charged, not the worst case it was taken for (a key near its limit is not refused for the
+    // worst cases of answers already sent). Never less than the charge, so a reserve still sees
+    // the hold or the charge, never neither.
+    this.resize(id, chargedNano);
     await charge();
     const h = this.remove(id);
     if (!h) return;
@@ -131,6 +136,15 @@ export class MemoryReservationStore implements ReservationStore {
     if (h.countsKey) addTo(this.heldByKey, h.keyHash, h.amount);
     if (h.countsWorkspace) addTo(this.heldByWorkspace, h.workspaceId, h.amount);
     if (h.expiresAtMs < this.earliestExpiryMs) this.earliestExpiryMs = h.expiresAtMs;
+  }
+
+  private resize(id: string, amount: bigint): void {
+    const h = this.holds.get(id);
+    if (!h || h.amount === amount) return;
+    const delta = amount - h.amount;
+    if (h.countsKey) addTo(this.heldByKey, h.keyHash, delta);
+    if (h.countsWorkspace) addTo(this.heldByWorkspace, h.workspaceId, delta);
+    h.amount = amount;
   }
 
   private remove(id: string): Hold | undefined {

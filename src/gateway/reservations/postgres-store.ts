@@ -144,7 +144,8 @@ export class PostgresReservationStore implements ReservationStore {
     });
   }
 
-  async settle(id: string, charge: () => Promise<void>): Promise<void> {
+  /** `chargedNano` is not used: the hold keeps its worst case until the charge commits (ReservationStore). */
+  async settle(id: string, charge: () => Promise<void>, _chargedNano: bigint): Promise<void> {
     await charge();
     // No lock: the charge is committed before the delete starts, and a reserve reads the holds
     // and the ledger in one statement, one snapshot: one that misses this hold (the delete

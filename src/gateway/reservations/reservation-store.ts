@@ -6,15 +6,19 @@ import type { HoldRequest, Room } from "./room.js";
  * hold, lets `decide` size the hold (or throw a refusal) and takes it, with no other reserve or
  * settle of the same workspace in between. Holds past their expiry count for nothing.
  *
- * Settling: `settle(id, charge)` runs `charge` (the generation's record, which is what moves the
- * ledger) and only then drops the hold, so the spend is never invisible to a concurrent reserve
- * (it may briefly count twice, which only refuses more). `release` drops a hold with no charge.
- * The caller guarantees one settle or release per hold (src/gateway/hold.ts).
+ * Settling: `settle(id, charge, chargedNano)` runs `charge` (the generation's record, which is
+ * what moves the ledger) and only then drops the hold, so the spend is never invisible to a
+ * concurrent reserve (it may briefly count twice, which only refuses more). `chargedNano` is what
+ * the charge adds where the hold counts (cost plus BYOK cost): a store may count the hold at that
+ * amount instead of its worst case while the charge runs, since the answer's size is known by
+ * then (the memory store does: its records may gather for a while before they commit; PostgreSQL
+ * keeps the worst case, whose durable answers wait for their commit anyway). `release` drops a
+ * hold with no charge. The caller guarantees one settle or release per hold (src/gateway/hold.ts).
  */
 export interface ReservationStore {
   readonly kind: "memory" | "postgres";
   reserve(req: HoldRequest, decide: (room: Room) => HoldPlan): Promise<HoldPlan>;
-  settle(id: string, charge: () => Promise<void>): Promise<void>;
+  settle(id: string, charge: () => Promise<void>, chargedNano: bigint): Promise<void>;
   release(id: string): Promise<void>;
   /** Pushes the expiry of these (in-flight) holds to now + ttl. */
   renew(ids: readonly string[]): Promise<void>;
