@@ -23,6 +23,7 @@ import {
   createBenchKey,
   gatehouseTarget,
   LOAD_JS,
+  localTarget,
   UPSTREAM_JS,
   type Target,
 } from "./lib/gateway-load.js";
@@ -69,12 +70,7 @@ async function main(): Promise<void> {
     console.log("| mode | direct | one process | two processes | idle: direct / one / two |");
     console.log("| --- | --- | --- | --- | --- |");
     for (const stream of [false, true]) {
-      const direct: Target = {
-        name: "direct",
-        url: `http://127.0.0.1:${port}/v1/chat/completions`,
-        headers: { "content-type": "application/json" },
-        body: chatBody("tiny", stream),
-      };
+      const direct = localTarget(port, "/v1/chat/completions", chatBody("tiny", stream), "direct");
       const [a, b] = servers.map(({ server, key }) =>
         gatehouseTarget("gatehouse", server.base, key, stream),
       ) as [Target, Target];

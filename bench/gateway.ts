@@ -50,6 +50,7 @@ import {
   closedLoop,
   createBenchKey,
   gatehouseTarget,
+  localTarget,
   openLoop,
   PROXY_JS,
   UPSTREAM_JS,
@@ -137,20 +138,16 @@ async function main(): Promise<void> {
     const targets: Target[] = [];
     for (const stream of [false, true]) {
       const kind = stream ? "stream" : "json";
-      const json = { "content-type": "application/json" };
       targets.push({
         name: `direct ${kind}`,
         url: `http://127.0.0.1:${port}/v1/chat/completions`,
-        headers: { ...json, authorization: "Bearer bench-upstream" },
+        headers: { "content-type": "application/json", authorization: "Bearer bench-upstream" },
         body: chatBody("tiny", stream),
       });
       const through = gatehouseTarget(`through ${kind}`, server.base, key, stream);
-      targets.push({
-        name: `proxy ${kind}`,
-        url: `http://127.0.0.1:${proxyPort}/v1/chat/completions`,
-        headers: json,
-        body: chatBody("bench/tiny", stream),
-      });
+      targets.push(
+        localTarget(proxyPort, "/v1/chat/completions", chatBody("bench/tiny", stream), `proxy ${kind}`),
+      );
       targets.push({ ...through, before: destinationsEnabled(false) });
       if (DESTINATIONS > 0) {
         targets.push({ ...through, name: `dest ${kind}`, before: destinationsEnabled(true) });

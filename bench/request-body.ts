@@ -16,7 +16,7 @@
 import { alternate } from "./lib/alternate.js";
 import { numberOption } from "./lib/args.js";
 import { childJson, cpuMsOf } from "./lib/child-process.js";
-import { chatBody, closedLoop, openLoop, type Target } from "./lib/gateway-load.js";
+import { chatBody, closedLoop, localTarget, openLoop, type Target } from "./lib/gateway-load.js";
 import { quantile } from "./lib/stats.js";
 
 const opt = numberOption(process.argv.slice(2));
@@ -61,12 +61,7 @@ const server = childJson(SERVER_JS);
 try {
   const { port } = (await server.first) as { port: number };
   const pid = server.child.pid!;
-  const target = (path: string): Target => ({
-    name: path,
-    url: `http://127.0.0.1:${port}${path}`,
-    headers: { "content-type": "application/json" },
-    body: chatBody("bench/tiny", false),
-  });
+  const target = (path: string): Target => localTarget(port, path, chatBody("bench/tiny", false));
   /** One slice of a side: the fixed-rate latencies, then the closed loop's requests and CPU. */
   const slice = async (t: Target) => {
     const { total } = await openLoop(t, 50, REQUESTS);

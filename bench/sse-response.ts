@@ -12,7 +12,7 @@
  */
 import { numberOption } from "./lib/args.js";
 import { childJson, cpuMsOf } from "./lib/child-process.js";
-import { closedLoop, type Target } from "./lib/gateway-load.js";
+import { closedLoop, localTarget, type Target } from "./lib/gateway-load.js";
 
 const opt = numberOption(process.argv.slice(2));
 const SLICES = opt("slices", 12);
@@ -67,12 +67,7 @@ const server = childJson(SERVER_JS);
 try {
   const { port } = (await server.first) as { port: number };
   const pid = server.child.pid!;
-  const target = (path: string): Target => ({
-    name: path,
-    url: `http://127.0.0.1:${port}${path}`,
-    headers: { "content-type": "application/json" },
-    body: "{}",
-  });
+  const target = (path: string): Target => localTarget(port, path, "{}");
   const sides = { baseline: target("/baseline"), sink: target("/sink") };
   const totals = { baseline: { requests: 0, cpu: 0, ms: 0 }, sink: { requests: 0, cpu: 0, ms: 0 } };
   // Warm both (JIT), then alternate.

@@ -253,6 +253,16 @@ export async function createBenchKey(base: string): Promise<string> {
   return created.key;
 }
 
+/** A JSON POST to `path` on a local server's `port`, without credentials (an upstream, a bench server). */
+export function localTarget(port: number, path: string, body: string, name: string = path): Target {
+  return {
+    name,
+    url: `http://127.0.0.1:${port}${path}`,
+    headers: { "content-type": "application/json" },
+    body,
+  };
+}
+
 /** A chat-completions target on a Gatehouse server (`base` ends in /api/v1). */
 export function gatehouseTarget(name: string, base: string, key: string, stream: boolean): Target {
   return {
