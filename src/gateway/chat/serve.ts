@@ -1,7 +1,8 @@
 import { randomBytes } from "node:crypto";
 import { DomainError } from "../../domain/errors.js";
-import { countPromptTokens, countTextTokens } from "../tokens/count-tokens.js";
+import { countPromptTokens } from "../tokens/count-tokens.js";
 import { contentText } from "./content-text.js";
+import type { GeneratedOutput } from "./generated.js";
 import { costNano, planHold, worstCase, type HoldAsk, type Prices } from "../enforcement.js";
 import type { Gateway } from "../gateway.js";
 import type { HoldHandle } from "../hold.js";
@@ -122,7 +123,7 @@ export class ChatRun {
   async hold(a: Attempt, n: number): Promise<{ hold: HoldHandle; body: ChatRequestBody }> {
     const { key, body } = this.call;
     const workspace = await keyWorkspace(this.gw.policy, key);
-    const requested = body.max_tokens ?? body.max_completion_tokens ?? null;
+    const requested = requestedMaxTokens(body);
     const ask: HoldAsk = {
       prices: pricesOf(a),
       promptTokens: this.promptEstimate,
@@ -145,7 +146,7 @@ export class ChatRun {
     );
     const out: ChatRequestBody = { messages: body.messages };
     for (const [k, v] of Object.entries(body)) if (!EXTRAS.includes(k)) out[k] = v;
-    if (requested === null) out.max_tokens = hold.plan.maxTokens;
+    capMaxTokens(out, body, hold.plan.maxTokens);
     this.holdHeaders = {
       "x-gatehouse-max-tokens": String(hold.plan.maxTokens),
       "x-gatehouse-max-tokens-capped": String(hold.plan.capped),
@@ -154,16 +155,19 @@ export class ChatRun {
     return { hold, body: out };
   }
 
-  /** Usage from the upstream, or counted from the text when it gave none. */
-  usageOf(reported: ProviderUsage | null, outputText: string): ProviderUsage {
-    return (
-      reported ?? {
-        promptTokens: this.promptEstimate,
-        completionTokens: countTextTokens(outputText),
-        cachedTokens: 0,
-        reasoningTokens: 0,
-      }
-    );
+  /**
+   * Usage from the upstream, or counted when it gave none: the prompt's estimate, and what was
+   * generated in every choice (content, reasoning, tool calls' names and arguments), counted once.
+   */
+  usageOf(reported: ProviderUsage | null, output: GeneratedOutput): ProviderUsage {
+    if (reported) return reported;
+    const counted = output.count();
+    return {
+      promptTokens: this.promptEstimate,
+      completionTokens: counted.completion,
+      cachedTokens: 0,
+      reasoningTokens: counted.reasoning,
+    };
   }
 
   /** Served with the organization's own key (BYOK): billed there, not to credits. */
@@ -307,6 +311,28 @@ function paramsOf(body: ChatBody): Record<string, number | string | boolean> | n
     if (typeof v === "number" || typeof v === "string" || typeof v === "boolean") out[k] = v;
   }
   return Object.keys(out).length > 0 ? out : null;
+}
+
+/** The completion tokens the client asked for: the smaller of max_tokens and max_completion_tokens. */
+export function requestedMaxTokens(body: ChatBody): number | null {
+  const a = body.max_tokens ?? null;
+  const b = body.max_completion_tokens ?? null;
+  return a === null ? b : b === null ? a : Math.min(a, b);
+}
+
+/**
+ * The upstream may generate no more than the hold covers: the field the client used (both when it
+ * sent both) carries the reserved completion tokens, `max_tokens` when it sent neither. A client's
+ * value above the model's maximum, or a request without one capped by what the key has left, would
+ * otherwise let the upstream generate past the reservation, and the charge past the limit.
+ */
+export function capMaxTokens(out: ChatRequestBody, body: ChatBody, reserved: number): void {
+  const completion = body.max_completion_tokens !== undefined && body.max_completion_tokens !== null;
+  const plain = body.max_tokens !== undefined && body.max_tokens !== null;
+  delete out.max_tokens;
+  delete out.max_completion_tokens;
+  if (completion) out.max_completion_tokens = reserved;
+  if (plain || !completion) out.max_tokens = reserved;
 }
 
 /** The attempt's first-byte deadline: its provider's `timeout_ms`, else the gateway's. */

@@ -45,6 +45,8 @@ export const ChatRequestBody = Type.Object(
     stream_options: Type.Optional(Nullable(Type.Object({ include_usage: Type.Optional(Type.Boolean()) }))),
     max_tokens: Type.Optional(Nullable(Tokens)),
     max_completion_tokens: Type.Optional(Nullable(Tokens)),
+    // One completion per request: the hold covers one (the SDK's request has no `n` either).
+    n: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: 1 }))),
     temperature: Type.Optional(Nullable(Type.Number({ minimum: 0, maximum: 2 }))),
     top_p: Type.Optional(Nullable(Type.Number({ minimum: 0, maximum: 1 }))),
     provider: Type.Optional(Nullable(ProviderPreferences)),

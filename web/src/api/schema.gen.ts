@@ -1756,6 +1756,7 @@ export interface operations {
                     } | null;
                     max_tokens?: number | null;
                     max_completion_tokens?: number | null;
+                    n?: number | null;
                     temperature?: number | null;
                     top_p?: number | null;
                     provider?: ({
