@@ -57,6 +57,9 @@ const EXTRAS = [
   "trace",
 ];
 
+/** Set from the hold (capMaxTokens), never copied from the client's body. */
+const CAPS = ["max_tokens", "max_completion_tokens"];
+
 /** CSPRNG bytes drawn 4 KiB at a time: one call into the CSPRNG per ~227 ids, not one per id. */
 let entropy = Buffer.alloc(0);
 let entropyAt = 0;
@@ -145,7 +148,7 @@ export class ChatRun {
       (room) => planHold(room, ask),
     );
     const out: ChatRequestBody = { messages: body.messages };
-    for (const [k, v] of Object.entries(body)) if (!EXTRAS.includes(k)) out[k] = v;
+    for (const [k, v] of Object.entries(body)) if (!EXTRAS.includes(k) && !CAPS.includes(k)) out[k] = v;
     capMaxTokens(out, body, hold.plan.maxTokens);
     this.holdHeaders = {
       "x-gatehouse-max-tokens": String(hold.plan.maxTokens),
@@ -324,13 +327,12 @@ export function requestedMaxTokens(body: ChatBody): number | null {
  * The upstream may generate no more than the hold covers: the field the client used (both when it
  * sent both) carries the reserved completion tokens, `max_tokens` when it sent neither. A client's
  * value above the model's maximum, or a request without one capped by what the key has left, would
- * otherwise let the upstream generate past the reservation, and the charge past the limit.
+ * otherwise let the upstream generate past the reservation, and the charge past the limit. `out`
+ * holds neither field (copied without them: deleting would slow the body's serialization).
  */
 export function capMaxTokens(out: ChatRequestBody, body: ChatBody, reserved: number): void {
   const completion = body.max_completion_tokens !== undefined && body.max_completion_tokens !== null;
   const plain = body.max_tokens !== undefined && body.max_tokens !== null;
-  delete out.max_tokens;
-  delete out.max_completion_tokens;
   if (completion) out.max_completion_tokens = reserved;
   if (plain || !completion) out.max_tokens = reserved;
 }
