@@ -1,5 +1,6 @@
 import { invalid } from "../domain/errors.js";
 import { workspaceIdsByRef } from "../domain/workspaces/workspace-repo.js";
+import { UUID_RE } from "../lib/ids.js";
 import { runAnalyticsQuery, type AnalyticsDeps } from "../analytics/service/run-query.js";
 import type { QueryRequest } from "../analytics/plan/query-request.js";
 
@@ -35,8 +36,13 @@ export async function userActivity(deps: AnalyticsDeps, organizationId: string, 
   if (q.api_key_hash !== undefined)
     filters.push({ field: "api_key_id", operator: "eq", value: q.api_key_hash });
   if (q.user_id !== undefined) filters.push({ field: "user", operator: "eq", value: q.user_id });
-  if (q.workspace_id !== undefined)
-    filters.push({ field: "workspace", operator: "eq", value: q.workspace_id });
+  // workspace_id names a workspace of the organization (its UUID or slug; a deleted workspace keeps
+  // its history), resolved here for both forms of the report, so that anything else is one 400
+  // naming the parameter the client sent (not the analytics filter it becomes).
+  const workspaceIds =
+    q.workspace_id === undefined ? null : await workspacesNamed(deps, organizationId, q.workspace_id);
+  if (workspaceIds !== null && q.group_by !== "workspace")
+    filters.push({ field: "workspace", operator: "in", value: workspaceIds });
   const range = { start: new Date(start).toISOString(), end: new Date(end).toISOString() };
   const run = (extra: typeof filters) =>
     runAnalyticsQuery(deps, organizationId, {
@@ -57,7 +63,7 @@ export async function userActivity(deps: AnalyticsDeps, organizationId: string, 
   // Analytics shows workspaces by name; grouping runs one query per workspace to keep its id.
   const groups: { workspaceId: string | null; rows: Record<string, unknown>[] }[] = [];
   if (q.group_by === "workspace") {
-    for (const id of await workspaceIdsByRef(deps.store.db, organizationId, q.workspace_id)) {
+    for (const id of workspaceIds ?? (await workspaceIdsByRef(deps.store.db, organizationId))) {
       groups.push({
         workspaceId: id,
         rows: (await run([{ field: "workspace", operator: "eq", value: id }])).data,
@@ -90,4 +96,15 @@ export async function userActivity(deps: AnalyticsDeps, organizationId: string, 
       }),
     ),
   };
+}
+
+/** The workspaces `workspace_id` names (UUID, any case, or slug); 400 when it names none. */
+async function workspacesNamed(deps: AnalyticsDeps, organizationId: string, ref: string): Promise<string[]> {
+  const ids = await workspaceIdsByRef(
+    deps.store.db,
+    organizationId,
+    UUID_RE.test(ref) ? ref.toLowerCase() : ref,
+  );
+  if (ids.length === 0) throw invalid("workspace_id: no such workspace in this organization");
+  return ids;
 }
