@@ -1,6 +1,7 @@
 import { UpstreamError } from "../providers/provider.js";
 import type { Gateway } from "../gateway.js";
-import { ChatRun, answerText, pricesOf, upstreamFailure, type ChatCall } from "./serve.js";
+import { GeneratedOutput } from "./generated.js";
+import { ChatRun, pricesOf, upstreamFailure, type ChatCall } from "./serve.js";
 import { usageWire } from "./wire.js";
 
 export interface Answer {
@@ -27,8 +28,10 @@ export async function completeChat(gw: Gateway, call: ChatCall): Promise<Answer>
       const elapsed = performance.now() - t0;
       run.noteAttempt(a, 200, elapsed);
       const first = res.choices[0];
-      const text = answerText(first?.message.content ?? "");
-      const charge = run.chargeOf(a, run.usageOf(res.usage, text));
+      // Counted (when the upstream reported no usage): every choice, its reasoning and tool calls.
+      const output = new GeneratedOutput();
+      for (const c of res.choices) output.addMessage(c.index, c.message);
+      const charge = run.chargeOf(a, run.usageOf(res.usage, output));
       await run.settle(hold, a, charge, {
         finishReason: first?.finish_reason ?? null,
         streamed: false,
@@ -36,7 +39,7 @@ export async function completeChat(gw: Gateway, call: ChatCall): Promise<Answer>
         upstreamId: res.upstreamId,
         latencyMs: elapsed,
         generationTimeMs: elapsed,
-        output: text,
+        output: output.text(),
       });
       return {
         headers: {

@@ -7,6 +7,7 @@ import {
 } from "../providers/provider.js";
 import type { HoldHandle } from "../hold.js";
 import type { Attempt } from "./attempts.js";
+import { GeneratedOutput } from "./generated.js";
 import { ChatRun, pricesOf, upstreamFailure, type ChatCall } from "./serve.js";
 import { ChunkEncoder, SSE_DONE, errorChunk, sse, usageWire, type ChunkHead } from "./wire.js";
 
@@ -78,7 +79,8 @@ async function forward(
     "x-gatehouse-overhead-ms": run.overheadMs.toFixed(3),
     "x-gatehouse-generation-id": run.id,
   });
-  let text = "";
+  // What was generated, gathered for the counted fallback (counted once, at the end).
+  const output = new GeneratedOutput();
   let usage: ProviderUsage | null = null;
   let finishReason: string | null = null;
   let upstreamId: string | null = null;
@@ -91,7 +93,7 @@ async function forward(
       upstreamId ??= c.upstreamId;
       if (c.usage) usage = c.usage;
       for (const ch of c.choices) {
-        if (typeof ch.delta.content === "string") text += ch.delta.content;
+        output.addDelta(ch.index, ch.delta);
         if (ch.finish_reason !== null) finishReason = ch.finish_reason;
       }
       if (c.choices.length > 0 && !run.call.clientGone.aborted) sink.write(encode.content(c));
@@ -107,10 +109,9 @@ async function forward(
     cancelled = true; // the adapter saw the same signal: its upstream call is aborted
     void it.return?.().catch(() => undefined);
   }
-  const counted = run.usageOf(failure || cancelled ? null : usage, text);
-  // A stream cut short bills what was generated: the upstream's usage when it sent one, else counted.
-  const finalUsage = usage && (failure || cancelled) ? usage : counted;
-  const charge = run.chargeOf(a, finalUsage);
+  // A stream cut short bills what was generated too: the upstream's usage when it sent one, else
+  // counted (only then: the count is made here, once).
+  const charge = run.chargeOf(a, run.usageOf(usage, output));
   const usageWireObj = usageWire(charge, pricesOf(a));
   if (failure) {
     finishReason = "error";
@@ -138,7 +139,7 @@ async function forward(
       upstreamId,
       latencyMs,
       generationTimeMs: performance.now() - t0,
-      output: text,
+      output: output.text(),
     });
   } finally {
     sink.end(cancelled ? undefined : SSE_DONE);

@@ -23,7 +23,8 @@ import type { CancelSignal } from "../cancellation.js";
  * Mistral, Ollama, vLLM and llama.cpp's server: POST {base}/chat/completions with a bearer key.
  * The gateway already speaks this shape, so the request passes through (model replaced, usage
  * always asked for in streams) and the answer is normalised: null fields dropped from stream
- * deltas (the SDK rejects them), `reasoning_content` (vLLM, DeepSeek) read as `reasoning`.
+ * deltas (the SDK rejects them), `reasoning_content` (vLLM, DeepSeek) read as `reasoning`, content
+ * sent as a list of parts (Mistral's reasoning models) read as its text (contentParts).
  */
 export interface UpstreamEndpointOptions {
   /** e.g. https://api.openai.com/v1 (no trailing /chat/completions). */
@@ -161,12 +162,19 @@ function parseCompletion(text: string): ProviderCompletion {
   const choices = o.choices.map((c: unknown, i): ProviderChoice => {
     if (!isObject(c) || !isObject(c.message)) throw malformed(`choices[${i}] has no message`, false);
     const m = c.message;
-    const reasoning = m.reasoning ?? m.reasoning_content;
+    let reasoning = m.reasoning ?? m.reasoning_content;
+    let content = typeof m.content === "string" ? m.content : null;
+    if (content === null && m.content !== null && m.content !== undefined) {
+      const parts = contentParts(m.content);
+      content = parts.text;
+      if (parts.reasoning !== "")
+        reasoning = typeof reasoning === "string" ? reasoning + parts.reasoning : parts.reasoning;
+    }
     return {
       index: typeof c.index === "number" ? c.index : i,
       message: {
         role: "assistant",
-        content: typeof m.content === "string" ? m.content : null,
+        content,
         ...(Array.isArray(m.tool_calls) && m.tool_calls.length > 0 ? { tool_calls: m.tool_calls } : {}),
         ...(typeof reasoning === "string" ? { reasoning } : {}),
       },
@@ -193,13 +201,51 @@ function parseChunk(data: string, afterOutput: boolean): ProviderChunk {
   return { upstreamId: typeof o.id === "string" ? o.id : null, choices, usage: openAIUsage(o.usage) };
 }
 
-/** Drops null fields (the SDK's chunk schema rejects them) and names reasoning `reasoning`. */
+/**
+ * Drops null fields (the SDK's chunk schema rejects them), names reasoning `reasoning`, and turns
+ * content that is not a string (a list of parts) into the string the SDK requires of a delta.
+ */
 function cleanDelta(d: Json): Json {
   const out: Json = {};
   for (const [k, v] of Object.entries(d)) {
     if (v === null || v === undefined) continue;
-    if (k === "reasoning_content") out.reasoning = v;
+    if (k === "reasoning_content") out.reasoning ??= v;
     else out[k] = v;
   }
+  if (out.content !== undefined && typeof out.content !== "string") {
+    const parts = contentParts(out.content);
+    delete out.content;
+    if (parts.text !== null) out.content = parts.text;
+    if (parts.reasoning !== "")
+      out.reasoning = typeof out.reasoning === "string" ? out.reasoning + parts.reasoning : parts.reasoning;
+  }
   return out;
+}
+
+/**
+ * Content sent as a list of parts instead of a string, as Mistral's reasoning models do:
+ * `[{"type":"thinking","thinking":[{"type":"text","text":…}]}, {"type":"text","text":…}]`. The
+ * SDK takes a string (a stream delta's content must be one), so the text parts are joined (no
+ * separator: in a stream they are pieces of one text), and thinking / reasoning parts go to
+ * `reasoning`. Any other part with a string `text` counts as text; parts without text (an image)
+ * are not forwarded. `text` is null when no part had text.
+ */
+export function contentParts(content: unknown): { text: string | null; reasoning: string } {
+  let text: string | null = null;
+  let reasoning = "";
+  for (const p of Array.isArray(content) ? content : [content]) {
+    if (typeof p === "string") text = (text ?? "") + p;
+    else if (!isObject(p)) continue;
+    else if (p.type === "thinking" || p.type === "reasoning")
+      reasoning += partText(p.thinking ?? p.reasoning ?? p.text ?? p.summary ?? p.content);
+    else if (typeof p.text === "string") text = (text ?? "") + p.text;
+  }
+  return { text, reasoning };
+}
+
+/** The text inside a thinking part: a string, or a list of strings / `{text}` parts, joined. */
+function partText(v: unknown): string {
+  if (typeof v === "string") return v;
+  if (Array.isArray(v)) return v.map(partText).join("");
+  return isObject(v) && typeof v.text === "string" ? v.text : "";
 }

@@ -9,7 +9,15 @@ import {
 } from "../../../src/gateway/providers/provider.js";
 import type { FakeServer } from "../../helpers/fake-upstreams/fake-server.js";
 import { upstreamFailure } from "../../helpers/fake-upstreams/upstream-failure.js";
-import { FAKE_OPENAI_KEY, OK_TEXT, startFakeOpenAI } from "../../helpers/fake-upstreams/openai.js";
+import {
+  FAKE_OPENAI_KEY,
+  OK_TEXT,
+  PARTS_TEXT,
+  PARTS_THINKING,
+  REASONING_ANSWER,
+  REASONING_TEXT,
+  startFakeOpenAI,
+} from "../../helpers/fake-upstreams/openai.js";
 
 interface ToolCallDelta {
   index: number;
@@ -84,6 +92,24 @@ describe("OpenAI-compatible adapter: complete", () => {
 
   it("usage is null when the upstream reports none", async () => {
     expect((await adapter.complete(call("no-usage"), signal())).usage).toBeNull();
+  });
+
+  it("reads `reasoning_content` as reasoning", async () => {
+    const res = await adapter.complete(call("reasoning"), signal());
+    expect(res.choices[0]!.message).toEqual({
+      role: "assistant",
+      content: REASONING_ANSWER,
+      reasoning: REASONING_TEXT.join(""),
+    });
+  });
+
+  it("content sent as a list of parts (Mistral): text parts joined into the content, thinking parts into reasoning", async () => {
+    const res = await adapter.complete(call("parts"), signal());
+    expect(res.choices[0]!.message).toEqual({
+      role: "assistant",
+      content: PARTS_TEXT.join(""),
+      reasoning: PARTS_THINKING.join(""),
+    });
   });
 
   it("500 is retryable with the upstream's message", async () => {
@@ -181,6 +207,28 @@ describe("OpenAI-compatible adapter: stream", () => {
     );
     expect(args.map((t) => t.function.arguments).join("")).toBe('{"city":"Paris"}');
     expect(args[0]).toMatchObject({ id: "call_abc", function: { name: "get_weather" } });
+  });
+
+  it("deltas whose content is a list of parts (Mistral) carry string content and reasoning", async () => {
+    const chunks = await collect(adapter.stream(call("parts"), signal()));
+    const deltas = chunks.flatMap((c) => c.choices.map((ch) => ch.delta));
+    expect(deltas.slice(0, 5)).toEqual([
+      { role: "assistant", reasoning: PARTS_THINKING[0] },
+      { reasoning: PARTS_THINKING[1] },
+      { content: PARTS_TEXT[0] },
+      { content: PARTS_TEXT[1] },
+      { content: PARTS_TEXT[2] },
+    ]);
+    expect(deltas.every((d) => d.content === undefined || typeof d.content === "string")).toBe(true);
+  });
+
+  it("streamed `reasoning_content` becomes `reasoning`", async () => {
+    const chunks = await collect(adapter.stream(call("reasoning"), signal()));
+    const deltas = chunks.flatMap((c) => c.choices.map((ch) => ch.delta));
+    const joined = (k: string) => deltas.map((d) => (d[k] as string | undefined) ?? "").join("");
+    expect(joined("reasoning")).toBe(REASONING_TEXT.join(""));
+    expect(joined("content")).toBe(REASONING_ANSWER);
+    expect(deltas.some((d) => "reasoning_content" in d)).toBe(false);
   });
 
   it("a stream without usage ends normally with usage null everywhere", async () => {

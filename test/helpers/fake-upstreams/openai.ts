@@ -24,11 +24,21 @@ import {
  * - `reset`: the connection is destroyed (stream: after one chunk)
  * - `never-ends`: one chunk, then keep-alive comments forever
  * - `no-first-byte`: never answers (no headers); `stall` (stream): one chunk, then total silence
- * - `no-usage`: never reports usage
+ * - `no-usage`: never reports usage; `<model>-no-usage` behaves as `<model>` without usage
+ *   (`tools-no-usage`, `reasoning-no-usage`, `parts-no-usage`, `two-choices-no-usage`)
+ * - `reasoning`: REASONING_TEXT as `reasoning_content` (vLLM, DeepSeek), then REASONING_ANSWER
+ * - `parts`: Mistral's reasoning models' content as a list of parts, a `thinking` part (PARTS_THINKING)
+ *   then `text` parts (PARTS_TEXT); streamed as deltas whose content is a list too, then a string
+ * - `two-choices`: two choices (as with `n: 2`), OK_TEXT and TWO_CHOICES_SECOND; streamed interleaved
  * - `in-band-error` (stream): one chunk, then an `{"error":…}` event
  */
 export const FAKE_OPENAI_KEY = "sk-fake-openai";
 export const OK_TEXT = ["Hello", " there,", " friend."];
+export const REASONING_TEXT = ["The user greets me.", " A short greeting back will do."];
+export const REASONING_ANSWER = "Hi!";
+export const PARTS_THINKING = ["Mistral thinks", " in parts."];
+export const PARTS_TEXT = ["Bonjour", " à vous", "."];
+export const TWO_CHOICES_SECOND = ["Good", " day", " to you."];
 
 const USAGE = {
   prompt_tokens: 12,
@@ -43,7 +53,7 @@ const USAGE = {
   },
 };
 
-const TOOL_CALL = {
+export const TOOL_CALL = {
   id: "call_abc",
   type: "function",
   function: { name: "get_weather", arguments: '{"city":"Paris"}' },
@@ -59,16 +69,50 @@ function json(
   res.end(JSON.stringify(body));
 }
 
-function chunk(model: string, delta: unknown, finish: string | null = null): unknown {
+function chunk(model: string, delta: unknown, finish: string | null = null, index = 0): unknown {
   return {
     id: "chatcmpl-fake",
     object: "chat.completion.chunk",
     created: 1735689600,
     model,
     system_fingerprint: "fp_fake",
-    choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
+    choices: [{ index, delta, logprobs: null, finish_reason: finish }],
     usage: null,
   };
+}
+
+const thinkingPart = (text: string) => ({ type: "thinking", thinking: [{ type: "text", text }] });
+
+/** The choices of a whole answer, by behaviour (`kind`: the model without `-no-usage`). */
+function messages(kind: string): { message: unknown; finish_reason: string }[] {
+  const stop = (message: Record<string, unknown>) => ({
+    message: { role: "assistant", refusal: null, ...message },
+    finish_reason: "stop",
+  });
+  switch (kind) {
+    case "tools":
+      return [
+        {
+          message: { role: "assistant", content: null, refusal: null, tool_calls: [TOOL_CALL] },
+          finish_reason: "tool_calls",
+        },
+      ];
+    case "reasoning":
+      return [stop({ content: REASONING_ANSWER, reasoning_content: REASONING_TEXT.join("") })];
+    case "parts":
+      return [
+        stop({
+          content: [
+            thinkingPart(PARTS_THINKING.join("")),
+            ...PARTS_TEXT.map((text) => ({ type: "text", text })),
+          ],
+        }),
+      ];
+    case "two-choices":
+      return [stop({ content: OK_TEXT.join("") }), stop({ content: TWO_CHOICES_SECOND.join("") })];
+    default:
+      return [stop({ content: OK_TEXT.join("") })];
+  }
 }
 
 async function handle(req: RecordedRequest, res: ServerResponse, socket: Socket): Promise<void> {
@@ -84,7 +128,9 @@ async function handle(req: RecordedRequest, res: ServerResponse, socket: Socket)
   }
   const model = String(req.body?.model);
   const stream = req.body?.stream === true;
-  const includeUsage = stream && req.body?.stream_options?.include_usage === true && model !== "no-usage";
+  const noUsage = model === "no-usage" || model.endsWith("-no-usage");
+  const kind = noUsage ? model.slice(0, -"-no-usage".length) : model;
+  const includeUsage = stream && req.body?.stream_options?.include_usage === true && !noUsage;
 
   if (model === "slow-headers") await sleep(400);
   if (model === "no-first-byte") return neverAnswer(res);
@@ -105,20 +151,14 @@ async function handle(req: RecordedRequest, res: ServerResponse, socket: Socket)
       res.writeHead(200, { "content-type": "application/json" });
       return void res.end('{"id":"chatcmpl-fake","choices":[');
     }
-    const message =
-      model === "tools"
-        ? { role: "assistant", content: null, refusal: null, tool_calls: [TOOL_CALL] }
-        : { role: "assistant", content: OK_TEXT.join(""), refusal: null };
     return json(res, 200, {
       id: "chatcmpl-fake",
       object: "chat.completion",
       created: 1735689600,
       model,
       system_fingerprint: "fp_fake",
-      choices: [
-        { index: 0, message, logprobs: null, finish_reason: model === "tools" ? "tool_calls" : "stop" },
-      ],
-      ...(model === "no-usage" ? {} : { usage: USAGE }),
+      choices: messages(kind).map((c, index) => ({ index, ...c, logprobs: null })),
+      ...(noUsage ? {} : { usage: USAGE }),
     });
   }
 
@@ -126,7 +166,7 @@ async function handle(req: RecordedRequest, res: ServerResponse, socket: Socket)
   res.flushHeaders();
   if (model === "slow-body") await sleep(400);
   if (model === "bad-json") return void res.end("data: {not json\n\n");
-  if (model === "tools") {
+  if (kind === "tools") {
     sse(
       res,
       chunk(model, {
@@ -138,6 +178,27 @@ async function handle(req: RecordedRequest, res: ServerResponse, socket: Socket)
     sse(res, chunk(model, { tool_calls: [{ index: 0, function: { arguments: '{"city":' } }] }));
     sse(res, chunk(model, { tool_calls: [{ index: 0, function: { arguments: '"Paris"}' } }] }));
     sse(res, chunk(model, {}, "tool_calls"));
+  } else if (kind === "reasoning") {
+    sse(res, chunk(model, { role: "assistant", content: null, reasoning_content: REASONING_TEXT[0] }));
+    sse(res, chunk(model, { content: null, reasoning_content: REASONING_TEXT[1] }));
+    sse(res, chunk(model, { content: REASONING_ANSWER, reasoning_content: null }));
+    sse(res, chunk(model, {}, "stop"));
+  } else if (kind === "parts") {
+    // Mistral streams thinking as a list of parts, then the answer's text as parts or strings.
+    sse(res, chunk(model, { role: "assistant", content: [thinkingPart(PARTS_THINKING[0]!)] }));
+    sse(res, chunk(model, { content: [thinkingPart(PARTS_THINKING[1]!)] }));
+    sse(res, chunk(model, { content: [{ type: "text", text: PARTS_TEXT[0] }] }));
+    sse(res, chunk(model, { content: [{ type: "text", text: PARTS_TEXT[1] }] }));
+    sse(res, chunk(model, { content: PARTS_TEXT[2] }));
+    sse(res, chunk(model, {}, "stop"));
+  } else if (kind === "two-choices") {
+    for (let i = 0; i < OK_TEXT.length; i++) {
+      const role = i === 0 ? { role: "assistant" } : {};
+      sse(res, chunk(model, { ...role, content: OK_TEXT[i] }, null, 0));
+      sse(res, chunk(model, { ...role, content: TWO_CHOICES_SECOND[i] }, null, 1));
+    }
+    sse(res, chunk(model, {}, "stop", 0));
+    sse(res, chunk(model, {}, "stop", 1));
   } else {
     sse(res, chunk(model, { role: "assistant", content: OK_TEXT[0], refusal: null }));
     if (model === "bad-json-late") return void res.end("data: {not json\n\n");

@@ -1,0 +1,254 @@
+import type { OpenRouter } from "@openrouter/sdk";
+import type { ChatResult, ChatStreamChunk } from "@openrouter/sdk/models";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { countPromptTokens, countTextTokens } from "../../src/gateway/tokens/count-tokens.js";
+import { systemClock } from "../../src/lib/clock.js";
+import type { FakeServer } from "../helpers/fake-upstreams/fake-server.js";
+import {
+  FAKE_OPENAI_KEY,
+  OK_TEXT,
+  PARTS_TEXT,
+  PARTS_THINKING,
+  REASONING_ANSWER,
+  REASONING_TEXT,
+  TOOL_CALL,
+  TWO_CHOICES_SECOND,
+  startFakeOpenAI,
+} from "../helpers/fake-upstreams/openai.js";
+import { writeProvidersFile, type WrittenProvidersFile } from "../helpers/providers-file.js";
+import { startListening, type ListeningApp } from "../helpers/server.js";
+
+/**
+ * Answers of OpenAI-compatible upstreams in shapes beyond plain text, end to end through a
+ * listening gateway to the fake upstream and back through the official SDK (retries off, so any
+ * schema mismatch throws: ResponseValidationError, or a raw ZodError from a stream):
+ *
+ * - content sent as a list of parts (Mistral's reasoning models), whole and streamed: the client
+ *   gets the text as its content and the thinking as `reasoning`;
+ * - upstreams that report no usage, answering with a tool call only, with reasoning, in two
+ *   choices, in parts: the counted completion tokens cover everything generated (each choice's
+ *   content, reasoning, tool calls' names and arguments, counted with the gateway's own counter),
+ *   and the key's usage grows by exactly the answer's cost.
+ */
+/** Prices in nano-USD per token (3.1e-6 and 12.7e-6 USD). */
+const PROMPT_NANO = 3_100;
+const COMPLETION_NANO = 12_700;
+const MODELS = [
+  "parts",
+  "parts-no-usage",
+  "tools-no-usage",
+  "reasoning-no-usage",
+  "two-choices-no-usage",
+] as const;
+
+const MESSAGES = [{ role: "user" as const, content: "Hi" }];
+const TOOLS = [
+  {
+    type: "function" as const,
+    function: {
+      name: "get_weather",
+      description: "The weather in a city",
+      parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
+    },
+  },
+];
+
+let openai: FakeServer;
+let file: WrittenProvidersFile;
+let s: ListeningApp;
+
+beforeAll(async () => {
+  openai = await startFakeOpenAI();
+  file = writeProvidersFile(
+    [{ slug: "local", kind: "openai-compatible", base_url: `${openai.url}/v1`, api_key_env: "LOCAL_KEY" }],
+    MODELS.map((m) => ({
+      id: `local/${m}`,
+      provider: "local",
+      upstream_model: m,
+      prompt_price: "0.0000031",
+      completion_price: "0.0000127",
+    })),
+  );
+  s = await startListening({
+    clock: systemClock,
+    env: {
+      GATEHOUSE_PROVIDERS_FILE: file.path,
+      LOCAL_KEY: FAKE_OPENAI_KEY,
+      RATE_LIMIT_MANAGEMENT_MAX: "100000",
+    },
+  });
+});
+
+afterAll(async () => {
+  await s?.close();
+  await openai?.close();
+  file?.remove();
+});
+
+async function createKey(name: string): Promise<string> {
+  const r = await s.call({ method: "POST", url: "/api/v1/keys", payload: { name } });
+  expect(r.statusCode).toBe(201);
+  return r.json<{ key: string }>().key;
+}
+
+const keyUsage = async (sdk: OpenRouter): Promise<number> =>
+  (await sdk.apiKeys.getCurrentKeyMetadata()).data.usage;
+
+interface Answer {
+  /** Each choice's content, reasoning and tool calls (names and arguments), as the client got them. */
+  choices: { content: string; reasoning: string; tools: { name: string; arguments: string }[] }[];
+  usage: {
+    promptTokens: number;
+    completionTokens: number;
+    cost?: number | null;
+    completionTokensDetails?: { reasoningTokens?: number | null } | null;
+  };
+  id: string;
+}
+
+/** One chat.send through the SDK, whole or streamed, gathered into the same shape. */
+async function send(sdk: OpenRouter, model: string, stream: boolean, withTools = false): Promise<Answer> {
+  const chatRequest = {
+    model: `local/${model}`,
+    messages: MESSAGES,
+    max_tokens: 100,
+    ...(withTools ? { tools: TOOLS } : {}),
+  };
+  const choices: Answer["choices"] = [];
+  const choice = (i: number) => (choices[i] ??= { content: "", reasoning: "", tools: [] });
+  if (!stream) {
+    const res = <ChatResult>await sdk.chat.send({ chatRequest: { ...chatRequest, stream: false } });
+    for (const c of res.choices) {
+      const ch = choice(c.index);
+      expect(typeof c.message.content === "string" || c.message.content === null).toBe(true);
+      ch.content = (c.message.content as string | null) ?? "";
+      ch.reasoning = c.message.reasoning ?? "";
+      ch.tools = (c.message.toolCalls ?? []).map((t) => ({ ...t.function }));
+    }
+    return { choices, usage: res.usage!, id: res.id };
+  }
+  const events = <AsyncIterable<ChatStreamChunk>>(
+    await sdk.chat.send({ chatRequest: { ...chatRequest, stream: true } })
+  );
+  let usage: Answer["usage"] | undefined;
+  let id = "";
+  for await (const c of events) {
+    id = c.id;
+    if (c.usage) usage = c.usage;
+    for (const d of c.choices) {
+      const ch = choice(d.index);
+      ch.content += d.delta.content ?? "";
+      ch.reasoning += d.delta.reasoning ?? "";
+      for (const t of d.delta.toolCalls ?? []) {
+        const tool = (ch.tools[t.index] ??= { name: "", arguments: "" });
+        tool.name += t.function?.name ?? "";
+        tool.arguments += t.function?.arguments ?? "";
+      }
+    }
+  }
+  return { choices, usage: usage!, id };
+}
+
+describe("content as a list of parts (Mistral's reasoning models)", () => {
+  for (const stream of [false, true]) {
+    it(`${stream ? "streamed" : "whole"}: the SDK parses it; the text parts are the content, the thinking is reasoning`, async () => {
+      const key = await createKey(`parts-${stream}`);
+      const a = await send(s.sdk(key), "parts", stream);
+      expect(a.choices).toEqual([
+        { content: PARTS_TEXT.join(""), reasoning: PARTS_THINKING.join(""), tools: [] },
+      ]);
+      // The upstream's own usage (the fake's 12 / 5) is what is charged.
+      expect(a.usage).toMatchObject({ promptTokens: 12, completionTokens: 5 });
+    });
+  }
+
+  it("the raw answers: a string content, and no delta whose content is not a string", async () => {
+    const key = await createKey("parts-raw");
+    const post = (stream: boolean) =>
+      fetch(`${s.baseUrl}/chat/completions`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+        body: JSON.stringify({ model: "local/parts", messages: MESSAGES, stream }),
+        signal: AbortSignal.timeout(15_000),
+      });
+    const whole = (await (await post(false)).json()) as { choices: { message: Record<string, unknown> }[] };
+    expect(whole.choices[0]!.message).toEqual({
+      role: "assistant",
+      content: PARTS_TEXT.join(""),
+      reasoning: PARTS_THINKING.join(""),
+    });
+    const events = (await (await post(true)).text())
+      .split("\n\n")
+      .filter((e) => e.startsWith("data: {"))
+      .map((e) => JSON.parse(e.slice(6)) as { choices: { delta: Record<string, unknown> }[] });
+    const deltas = events.flatMap((e) => e.choices.map((c) => c.delta));
+    expect(deltas.length).toBeGreaterThan(4);
+    for (const d of deltas) expect(["string", "undefined"]).toContain(typeof d.content);
+  });
+});
+
+describe("an upstream that reports no usage: the counted completion covers everything generated", () => {
+  const count = (...texts: string[]) => texts.reduce((n, t) => n + countTextTokens(t), 0);
+  const cases: {
+    model: (typeof MODELS)[number];
+    withTools?: boolean;
+    choices: Answer["choices"];
+    reasoning: number;
+  }[] = [
+    {
+      model: "tools-no-usage",
+      withTools: true,
+      choices: [{ content: "", reasoning: "", tools: [{ ...TOOL_CALL.function }] }],
+      reasoning: 0,
+    },
+    {
+      model: "reasoning-no-usage",
+      choices: [{ content: REASONING_ANSWER, reasoning: REASONING_TEXT.join(""), tools: [] }],
+      reasoning: count(REASONING_TEXT.join("")),
+    },
+    {
+      model: "two-choices-no-usage",
+      choices: [
+        { content: OK_TEXT.join(""), reasoning: "", tools: [] },
+        { content: TWO_CHOICES_SECOND.join(""), reasoning: "", tools: [] },
+      ],
+      reasoning: 0,
+    },
+    {
+      model: "parts-no-usage",
+      choices: [{ content: PARTS_TEXT.join(""), reasoning: PARTS_THINKING.join(""), tools: [] }],
+      reasoning: count(PARTS_THINKING.join("")),
+    },
+  ];
+  for (const c of cases) {
+    for (const stream of [false, true]) {
+      it(`${c.model} (${stream ? "stream" : "whole"}): completion tokens = the count of its content, reasoning and tool calls; usage grows by the cost`, async () => {
+        const key = await createKey(`${c.model}-${stream}`);
+        const sdk = s.sdk(key);
+        const before = await keyUsage(sdk);
+        const a = await send(sdk, c.model, stream, c.withTools);
+        expect(a.choices).toEqual(c.choices);
+        const generated = count(
+          ...a.choices.flatMap((ch) => [
+            ch.content,
+            ch.reasoning,
+            ...ch.tools.flatMap((t) => [t.name, t.arguments]),
+          ]),
+        );
+        expect(generated).toBeGreaterThan(0);
+        expect(a.usage.completionTokens).toBe(generated);
+        expect(a.usage.completionTokensDetails?.reasoningTokens).toBe(c.reasoning);
+        // The prompt: the gateway's estimate of what it forwarded (the SDK's own wire form of it).
+        const sent = openai.requests.at(-1)!.body as { messages: unknown[]; tools?: unknown[] };
+        expect(sent.tools === undefined).toBe(!c.withTools);
+        expect(a.usage.promptTokens).toBe(countPromptTokens(sent.messages, sent.tools));
+        const cost = (a.usage.promptTokens * PROMPT_NANO + generated * COMPLETION_NANO) / 1e9;
+        expect(a.usage.cost).toBe(cost);
+        expect((await keyUsage(sdk)) - before).toBe(cost);
+        const g = await sdk.generations.getGeneration({ id: a.id });
+        expect(g.data.tokensCompletion).toBe(generated);
+        expect(g.data.totalCost).toBe(cost);
+      });
+    }
+  }
+});
