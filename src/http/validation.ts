@@ -30,9 +30,9 @@ export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, http
   const validate = ajv.compile<unknown>(schema as object);
   if (httpPart !== "body" && httpPart !== "querystring") return validate;
   const checked = (data: unknown): boolean => {
-    const at = findNul(data);
-    if (at !== null) {
-      checked.errors = [nulError(at)];
+    const bad = findBadValue(data);
+    if (bad !== null) {
+      checked.errors = [bad];
       return false;
     }
     const ok = validate(data);
@@ -42,6 +42,16 @@ export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, http
   checked.errors = null as ErrorObject[] | null;
   return checked;
 };
+
+/**
+ * The deepest nesting of arrays and objects a JSON body or query string may have: the body's own
+ * object is level 1, so `{"a":[{}]}` is 3 levels deep. A value nested deeper is refused at the edge
+ * (400 `<field>: nested deeper than 128 levels`): token counting and the upstream body serialise
+ * whatever a schema lets through (content parts, tools), and JSON.stringify recurses, so a
+ * 1 MiB body nested 20,000 deep would otherwise fail as a RangeError (a 500). No API shape, JSON
+ * Schema of a tool or content part comes close to 128 levels.
+ */
+export const MAX_JSON_DEPTH = 128;
 
 const NUL = "\u0000";
 
@@ -53,65 +63,131 @@ const nulError = (instancePath: string): ErrorObject => ({
   message: "must not contain the NUL character (\\u0000)",
 });
 
+const depthError = (instancePath: string): ErrorObject => ({
+  instancePath,
+  schemaPath: "#",
+  keyword: "depth",
+  params: { limit: MAX_JSON_DEPTH },
+  message: `nested deeper than ${MAX_JSON_DEPTH} levels`,
+});
+
 /** A position in a JSON value, as a chain of keys back to the root (built only when needed). */
 interface At {
   key: string;
   parent: At | null;
 }
 
+const escapeKey = (key: string): string => key.replace(/~/g, "~0").replace(/\//g, "~1");
+
 const pointer = (at: At | null): string => {
   const keys: string[] = [];
-  for (let a = at; a; a = a.parent) keys.push(a.key.replace(/~/g, "~0").replace(/\//g, "~1"));
+  for (let a = at; a; a = a.parent) keys.push(escapeKey(a.key));
   return keys
     .reverse()
     .map((k) => `/${k}`)
     .join("");
 };
 
+/** How many leading segments of a too-deep value's path its error names. */
+const DEPTH_PATH_SEGMENTS = 8;
+/** A longer key in that path is cut to this many characters and `…`. */
+const DEPTH_PATH_KEY_CHARS = 64;
+
 /**
- * The JSON pointer of the first string (or object key) that contains U+0000, or null. PostgreSQL
- * text cannot store that character, so it is refused at the edge on every store alike. Iterative:
- * a 1 MiB body can nest far deeper than the call stack. Every body is scanned, and nearly none
- * holds the character: the scan keeps no positions, and only a body that has one is walked again
- * to name it.
+ * The start of a too-deep value's path, enough to find it in the body: its first
+ * DEPTH_PATH_SEGMENTS segments without the array indices that end them (`messages[0].content[0].x`,
+ * not `messages[0].content[0].x[0][0][0]`; a body that is nothing but arrays names `body`), long
+ * keys cut short. The whole path is MAX_JSON_DEPTH segments long.
  */
-export function findNul(root: unknown): string | null {
-  return hasNul(root) ? locateNul(root) : null;
+const depthPointer = (at: At | null): string => {
+  const keys: string[] = [];
+  for (let a = at; a; a = a.parent) keys.push(a.key);
+  keys.reverse();
+  keys.length = Math.min(keys.length, DEPTH_PATH_SEGMENTS);
+  while (keys.length > 0 && /^\d+$/.test(keys[keys.length - 1]!)) keys.pop();
+  const cut = (k: string) =>
+    k.length > DEPTH_PATH_KEY_CHARS
+      ? `${k.slice(0, DEPTH_PATH_KEY_CHARS).replace(/[\uD800-\uDBFF]$/, "")}…` // never half a pair
+      : k;
+  return keys.map((k) => `/${escapeKey(cut(k))}`).join("");
+};
+
+/**
+ * What the edge refuses in any JSON body or query string before its schema is checked, as the
+ * validation error that names it, or null:
+ * - a string (or object key) that contains U+0000: PostgreSQL text cannot store that character, so
+ *   it is refused on every store alike;
+ * - arrays and objects nested deeper than MAX_JSON_DEPTH.
+ * Iterative: a 1 MiB body can nest far deeper than the call stack. Every request is scanned, and
+ * nearly none has a problem: the scan keeps no positions (only a numeric depth per container it
+ * will visit), stops at the first problem, and only then is the body walked again to name it.
+ */
+export function findBadValue(root: unknown): ErrorObject | null {
+  return hasBadValue(root) ? locateBadValue(root) : null;
 }
 
-function hasNul(root: unknown): boolean {
-  const stack: unknown[] = [root];
+/**
+ * The JSON pointer of the first string (or object key) that holds U+0000, or null: findBadValue's
+ * scan, when what it finds first is a NUL (not one past a too-deep value, which it never reaches).
+ */
+export function findNul(root: unknown): string | null {
+  const bad = findBadValue(root);
+  return bad?.keyword === "nul" ? bad.instancePath : null;
+}
+
+function hasBadValue(root: unknown): boolean {
+  if (root === null || typeof root !== "object") return typeof root === "string" && root.includes(NUL);
+  // Containers only, each with its own depth (the body itself is 1); strings are checked in place.
+  const stack: object[] = [root];
+  const depths: number[] = [1];
   while (stack.length > 0) {
-    const value = stack.pop();
-    if (typeof value === "string") {
-      if (value.includes(NUL)) return true;
-    } else if (Array.isArray(value)) {
-      for (const v of value) stack.push(v);
-    } else if (value !== null && typeof value === "object") {
+    const value = stack.pop()!;
+    const depth = depths.pop()!;
+    if (Array.isArray(value)) {
+      for (const v of value as unknown[]) {
+        if (typeof v === "string") {
+          if (v.includes(NUL)) return true;
+        } else if (v !== null && typeof v === "object") {
+          if (depth >= MAX_JSON_DEPTH) return true;
+          stack.push(v);
+          depths.push(depth + 1);
+        }
+      }
+    } else {
       for (const k of Object.keys(value)) {
         if (k.includes(NUL)) return true;
-        stack.push((value as Record<string, unknown>)[k]);
+        const v = (value as Record<string, unknown>)[k];
+        if (typeof v === "string") {
+          if (v.includes(NUL)) return true;
+        } else if (v !== null && typeof v === "object") {
+          if (depth >= MAX_JSON_DEPTH) return true;
+          stack.push(v);
+          depths.push(depth + 1);
+        }
       }
     }
   }
   return false;
 }
 
-/** The first position in document order whose key or string holds U+0000 (see findNul). */
-function locateNul(root: unknown): string | null {
-  const stack: [unknown, At | null][] = [[root, null]];
+/** The first problem in document order (see findBadValue): a NUL, or a container too deep. */
+function locateBadValue(root: unknown): ErrorObject | null {
+  const stack: [unknown, At | null, number][] = [[root, null, 1]];
   while (stack.length > 0) {
-    const [value, at] = stack.pop()!;
-    if (at !== null && at.key.includes(NUL)) return pointer(at);
+    const [value, at, depth] = stack.pop()!;
+    if (at !== null && at.key.includes(NUL)) return nulError(pointer(at));
     if (typeof value === "string") {
-      if (value.includes(NUL)) return pointer(at);
+      if (value.includes(NUL)) return nulError(pointer(at));
+    } else if (value !== null && typeof value === "object" && depth > MAX_JSON_DEPTH) {
+      return depthError(depthPointer(at));
     } else if (Array.isArray(value)) {
-      for (let i = value.length - 1; i >= 0; i--) stack.push([value[i], { key: String(i), parent: at }]);
+      for (let i = value.length - 1; i >= 0; i--)
+        stack.push([value[i], { key: String(i), parent: at }, depth + 1]);
     } else if (value !== null && typeof value === "object") {
       const entries = Object.entries(value as Record<string, unknown>);
       for (let i = entries.length - 1; i >= 0; i--) {
         const [k, v] = entries[i]!;
-        stack.push([v, { key: k, parent: at }]);
+        stack.push([v, { key: k, parent: at }, depth + 1]);
       }
     }
   }

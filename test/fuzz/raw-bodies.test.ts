@@ -177,6 +177,26 @@ for (const { factory, runs } of FUZZ_STORES) {
           }
         }
       }
+      // Chat bodies the chat schema accepts, with the deep value where the schema lets any JSON
+      // through (a content part, a tool): they reach no handler (token counting and the upstream
+      // body stringify them), the edge refuses them.
+      const chat = bodyRoutes.find((r) => routeName(r) === "POST /api/v1/chat/completions");
+      expect(chat).toBeDefined();
+      for (const nested of [arrays, objects]) {
+        for (const text of [
+          `{"model":"mock/echo","messages":[{"role":"user","content":[{"type":"input_audio","x":${nested}}]}]}`,
+          `{"model":"mock/echo","messages":[{"role":"user","content":"Hi"}],"tools":[{"type":"function","function":{"name":"f","parameters":${nested}}}]}`,
+          `{"model":"mock/echo","stream":true,"messages":[{"role":"user","content":"Hi"}],"tools":[${nested}]}`,
+        ]) {
+          const res = await sendChecked(w, {
+            method: "POST",
+            url: fillPath(w, chat!),
+            payload: text,
+            headers: { "content-type": "application/json" },
+          });
+          expect(res.statusCode, `${text.slice(0, 120)} → ${res.body.slice(0, 200)}`).toBe(400);
+        }
+      }
       // Whatever was stored must still read back.
       // (GET /generation names one record by a required id: nothing to list.)
       for (const r of w.routes.filter(

@@ -1,7 +1,14 @@
 import type { ErrorObject } from "ajv";
 import { Type } from "typebox";
 import { describe, expect, it } from "vitest";
-import { fieldPath, findNul, formatValidationErrors, validatorCompiler } from "../../src/http/validation.js";
+import {
+  fieldPath,
+  findBadValue,
+  findNul,
+  formatValidationErrors,
+  MAX_JSON_DEPTH,
+  validatorCompiler,
+} from "../../src/http/validation.js";
 
 /** Validates with the app's own compiler and returns the message a client would see. */
 function messageFor(
@@ -119,10 +126,83 @@ describe("findNul: where a body holds U+0000 (PostgreSQL text cannot store it)",
       expect(findNul(body)).toBeNull();
   });
 
-  it("the first in document order when several do, and depth past the call stack", () => {
+  it("the first in document order when several do, down to the deepest nesting allowed", () => {
     expect(findNul({ a: { b: "\u0000" }, c: "\u0000" })).toBe("/a/b");
     let deep: unknown = "\u0000";
-    for (let i = 0; i < 100_000; i++) deep = [deep];
-    expect(findNul(deep)).toBe("/0".repeat(100_000));
+    for (let i = 0; i < MAX_JSON_DEPTH; i++) deep = [deep];
+    expect(findNul(deep)).toBe("/0".repeat(MAX_JSON_DEPTH));
+    expect(findNul({ k: deep })).toBeNull(); // one level more: refused for its depth first
+  });
+});
+
+/** `inner` wrapped in `levels` arrays (or objects `{"a": ...}`). */
+function nest(levels: number, inner: unknown = 1, objects = false): unknown {
+  let v = inner;
+  for (let i = 0; i < levels; i++) v = objects ? { a: v } : [v];
+  return v;
+}
+
+describe(`findBadValue: nesting deeper than ${MAX_JSON_DEPTH} levels`, () => {
+  it("the body itself is level 1; exactly the limit passes, one more is refused", () => {
+    expect(MAX_JSON_DEPTH).toBe(128);
+    for (const objects of [false, true]) {
+      expect(findBadValue(nest(MAX_JSON_DEPTH, 1, objects))).toBeNull();
+      expect(findBadValue(nest(MAX_JSON_DEPTH, [], objects))).toMatchObject({ keyword: "depth" });
+      expect(findBadValue(nest(MAX_JSON_DEPTH, {}, objects))).toMatchObject({ keyword: "depth" });
+      // Scalars and empty strings at the limit are no level of their own.
+      expect(findBadValue(nest(MAX_JSON_DEPTH, "x", objects))).toBeNull();
+      expect(findBadValue(nest(MAX_JSON_DEPTH - 1, {}, objects))).toBeNull();
+    }
+    expect(findBadValue({ a: [{}] })).toBeNull();
+    for (const scalar of [null, 1, true, "text"]) expect(findBadValue(scalar)).toBeNull();
+  });
+
+  it("far past the call stack, arrays and objects alike", () => {
+    for (const objects of [false, true]) {
+      const bad = findBadValue(nest(200_000, 1, objects));
+      expect(bad).toMatchObject({ keyword: "depth", params: { limit: MAX_JSON_DEPTH } });
+    }
+  });
+
+  it("names the first few segments of the path, without the indices that end them", () => {
+    const chat = {
+      messages: [{ role: "user", content: [{ type: "input_audio", x: nest(20_000) }] }],
+    };
+    expect(findBadValue(chat)?.instancePath).toBe("/messages/0/content/0/x");
+    const tool = { tools: [{ type: "function", function: { parameters: nest(300, 1, true) } }] };
+    expect(findBadValue(tool)?.instancePath).toBe("/tools/0/function/parameters/a/a/a/a");
+    expect(findBadValue(nest(MAX_JSON_DEPTH + 1))?.instancePath).toBe("");
+    expect(findBadValue({ "a/b": nest(MAX_JSON_DEPTH) })?.instancePath).toBe("/a~1b");
+    const long = "k".repeat(1000);
+    expect(findBadValue({ [long]: nest(MAX_JSON_DEPTH) })?.instancePath).toBe(`/${"k".repeat(64)}…`);
+    const emoji = `${"k".repeat(63)}${"😀".repeat(10)}`;
+    expect(findBadValue({ [emoji]: nest(MAX_JSON_DEPTH) })?.instancePath).toBe(`/${"k".repeat(63)}…`);
+  });
+
+  it("the first problem in document order, a NUL or a depth", () => {
+    expect(findBadValue({ a: "\u0000", b: nest(500) })).toMatchObject({ keyword: "nul", instancePath: "/a" });
+    expect(findBadValue({ b: nest(500), a: "\u0000" })).toMatchObject({
+      keyword: "depth",
+      instancePath: "/b",
+    });
+    expect(findBadValue({ a: nest(MAX_JSON_DEPTH - 1, "\u0000") })).toMatchObject({ keyword: "nul" });
+  });
+
+  it("is a 400 message that names the field, for bodies and query strings", () => {
+    const body = Type.Object({ messages: Type.Array(Type.Object({}, { additionalProperties: true })) });
+    const deep = { messages: [{ role: "user", content: [{ type: "input_audio", x: nest(20_000) }] }] };
+    expect(messageFor(body, deep)).toBe(
+      `messages[0].content[0].x: nested deeper than ${MAX_JSON_DEPTH} levels`,
+    );
+    expect(messageFor(body, nest(MAX_JSON_DEPTH + 1, 1, true))).toBe(
+      `a.a.a.a.a.a.a.a: nested deeper than ${MAX_JSON_DEPTH} levels`,
+    );
+    expect(messageFor(body, nest(MAX_JSON_DEPTH + 1))).toBe(
+      `body: nested deeper than ${MAX_JSON_DEPTH} levels`,
+    );
+    expect(messageFor(body, { messages: [nest(MAX_JSON_DEPTH - 2, 1, true)] })).toBeNull();
+    expect(messageFor(Type.Object({}), { q: nest(MAX_JSON_DEPTH) }, "querystring")).toBe(
+      `q: nested deeper than ${MAX_JSON_DEPTH} levels`,
+    );
   });
 });
