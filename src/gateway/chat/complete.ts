@@ -12,7 +12,10 @@ export interface Answer {
 /**
  * A non-streamed chat completion: attempts in order, each reserved first; a retryable failure
  * (429, 5xx, timeout, connection) releases the hold and tries the next; success records the
- * generation, settles the hold and answers. Nothing is charged for a failed attempt.
+ * generation, settles the hold and answers. Nothing is charged for a failed attempt. A client that
+ * leaves before an attempt is sent stops the request there (nothing forwarded, nothing charged);
+ * one that leaves while the upstream generates does not cancel it: the answer is recorded as
+ * cancelled and charged, as the provider bills it (only a shutdown's grace cancels it).
  */
 export async function completeChat(gw: Gateway, call: ChatCall): Promise<Answer> {
   const run = await new ChatRun(gw, call).withByok();
@@ -22,9 +25,9 @@ export async function completeChat(gw: Gateway, call: ChatCall): Promise<Answer>
     const { hold, body } = await run.hold(a, n);
     const t0 = performance.now();
     try {
-      // The adapter enforces the provider's first-byte deadline (UpstreamTimeout), and stops when
-      // the client goes (or a shutdown's grace runs out: the same signal).
-      const res = await a.provider.adapter.complete(run.upstreamCall(a, body), call.clientGone);
+      // The adapter enforces the provider's first-byte deadline (UpstreamTimeout), and stops when a
+      // shutdown's grace runs out.
+      const res = await a.provider.adapter.complete(run.upstreamCall(a, body), call.upstreamStop);
       const elapsed = performance.now() - t0;
       run.noteAttempt(a, 200, elapsed);
       const first = res.choices[0];
@@ -35,7 +38,7 @@ export async function completeChat(gw: Gateway, call: ChatCall): Promise<Answer>
       await run.settle(hold, a, charge, {
         finishReason: first?.finish_reason ?? null,
         streamed: false,
-        cancelled: false,
+        cancelled: call.clientGone.aborted,
         upstreamId: res.upstreamId,
         latencyMs: elapsed,
         generationTimeMs: elapsed,

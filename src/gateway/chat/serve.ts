@@ -37,8 +37,13 @@ export interface ChatCall {
   appTitle: string | null;
   /** process.hrtime.bigint() when the request arrived. */
   arrivedNs: bigint;
-  /** Aborted when the client goes away. */
+  /** Aborted when the client goes away (or a shutdown's grace runs out). */
   clientGone: CancelSignal;
+  /**
+   * What cancels the upstream call: for a stream `clientGone` itself; for a whole answer only a
+   * shutdown's grace running out (a client that leaves is still charged what it asked for).
+   */
+  upstreamStop: CancelSignal;
 }
 
 /** Router extras that are not forwarded (the rest of the OpenAI body is). */

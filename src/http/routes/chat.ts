@@ -44,16 +44,25 @@ export async function chatRoutes(root: FastifyInstance, ctx: AppContext, gw: Gat
       reply.raw.on("close", () => {
         if (!reply.raw.writableFinished) gone.abort();
       });
-      const untrack = inFlight.track(gone);
+      // A stream stops when its client goes: what was generated is charged. A whole answer once
+      // asked for is generated, charged and recorded even so (the provider bills it; nothing
+      // else tells what it cost), and only a shutdown's grace running out cancels it.
+      const stop = (request.body as ChatBody).stream === true ? gone : new Cancellation();
+      const untrack = inFlight.track(stop);
       try {
-        return await serve(request, reply, gone);
+        return await serve(request, reply, gone, stop);
       } finally {
         untrack();
       }
     },
   );
 
-  async function serve(request: FastifyRequest, reply: FastifyReply, gone: Cancellation): Promise<unknown> {
+  async function serve(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    gone: Cancellation,
+    stop: Cancellation,
+  ): Promise<unknown> {
     const call = {
       key: request.inferenceKey as KeyPolicy,
       body: request.body as ChatBody,
@@ -61,6 +70,7 @@ export async function chatRoutes(root: FastifyInstance, ctx: AppContext, gw: Gat
       appTitle: header(request.headers["x-openrouter-title"]) ?? header(request.headers["x-title"]),
       arrivedNs: request.arrivedNs,
       clientGone: gone,
+      upstreamStop: stop,
     };
     if (call.body.stream === true) {
       let opened = false;
