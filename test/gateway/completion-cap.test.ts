@@ -70,8 +70,20 @@ beforeAll(async () => {
     [
       { slug: "greedy", kind: "openai-compatible", base_url: `${greedy.url}/v1`, api_key: "sk-greedy" },
       { slug: "claude", kind: "anthropic", base_url: anthropic.url, api_key: FAKE_ANTHROPIC_KEY },
+      // As OpenAI's reasoning models, which refuse max_tokens.
+      {
+        slug: "reasoner",
+        kind: "openai-compatible",
+        base_url: `${greedy.url}/v1`,
+        api_key: "sk-greedy",
+        max_tokens_field: "max_completion_tokens",
+      },
     ],
-    [model("greedy/max", "greedy", "greedy"), model("claude/ok", "claude", "ok")],
+    [
+      model("greedy/max", "greedy", "greedy"),
+      model("claude/ok", "claude", "ok"),
+      model("reasoner/max", "reasoner", "greedy"),
+    ],
   );
   s = await startListening({ clock: systemClock, env: { GATEHOUSE_PROVIDERS_FILE: file.path } });
 });
@@ -146,6 +158,22 @@ describe("the completion tokens forwarded are the ones reserved", () => {
     const r = await chat(key, { model: "claude/ok", max_tokens: 10, max_completion_tokens: 100_000 });
     expect(r.status).toBe(200);
     expect(lastForwarded(anthropic).max_tokens).toBe(10);
+  });
+
+  it("a provider with max_tokens_field max_completion_tokens gets the cap in that field only", async () => {
+    const key = await newKey(10);
+    for (const [body, cap] of [
+      [{}, MODEL_MAX],
+      [{ max_tokens: 50 }, 50],
+      [{ max_tokens: 70, max_completion_tokens: 60 }, 60],
+    ] as const) {
+      const r = await chat(key, { model: "reasoner/max", ...body });
+      expect(r.status).toBe(200);
+      const sent = lastForwarded(greedy);
+      expect(sent.max_completion_tokens).toBe(cap);
+      expect(sent).not.toHaveProperty("max_tokens");
+      expect(r.json.usage.completion_tokens).toBe(cap);
+    }
   });
 
   it("a hold capped by what the key has left caps the upstream too: the key never goes over", async () => {

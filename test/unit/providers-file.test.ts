@@ -294,6 +294,28 @@ describe("GATEHOUSE_PROVIDERS_FILE in the configuration", () => {
 });
 
 describe("loadProvidersFile", () => {
+  it("max_tokens_field: one of the two fields, openai-compatible only", () => {
+    const provider = (extra: Record<string, unknown>) => ({
+      ...EXAMPLE,
+      providers: [{ ...EXAMPLE.providers[0], ...extra }],
+    });
+    const ok = parseProvidersFile(JSON.stringify(provider({ max_tokens_field: "max_completion_tokens" })), {
+      LOCAL_KEY: "k",
+    });
+    expect(ok.providers[0]!.maxTokensField).toBe("max_completion_tokens");
+    expect(
+      parseProvidersFile(JSON.stringify(EXAMPLE), { LOCAL_KEY: "k" }).providers[0]!.maxTokensField,
+    ).toBeNull();
+    expect(problemsOf(provider({ max_tokens_field: "max_new_tokens" }), { LOCAL_KEY: "k" })).toEqual([
+      "providers[0].max_tokens_field: must be one of max_tokens, max_completion_tokens",
+    ]);
+    expect(
+      problemsOf(provider({ kind: "anthropic", max_tokens_field: "max_tokens" }), { LOCAL_KEY: "k" }),
+    ).toEqual([
+      "providers[0].max_tokens_field: applies to kind openai-compatible only (Anthropic's is max_tokens)",
+    ]);
+  });
+
   it("reads, validates and builds adapters in one call", async () => {
     const path = join(dir, "load.json");
     writeFileSync(path, JSON.stringify(EXAMPLE));

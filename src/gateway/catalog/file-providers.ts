@@ -35,6 +35,7 @@ export function buildFileProviders(spec: ProvidersFileSpec): FileCatalogPart {
       apiKey: p.apiKey?.reveal() ?? null,
       headers: p.headers.reveal(),
       ...(p.idleTimeoutMs !== null ? { idleTimeoutMs: p.idleTimeoutMs } : {}),
+      ...(p.maxTokensField !== null ? { maxTokensField: p.maxTokensField } : {}),
     }),
   }));
   const models = new Map<string, ModelEntry>();

@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { usdPerTokenToNanoPerMTok } from "../../lib/money.js";
 import { Redacted } from "../../lib/redacted.js";
+import { MAX_TOKENS_FIELDS, type MaxTokensField } from "../providers/provider.js";
 
 /**
  * The providers file (GATEHOUSE_PROVIDERS_FILE): which upstreams this installation forwards to
@@ -27,6 +28,8 @@ export interface ProviderSpec {
   timeoutMs: number | null;
   /** Silence allowed between chunks once an answer has started; null = the adapter's default. */
   idleTimeoutMs: number | null;
+  /** openai-compatible: the field that carries the completion cap; null = as the client sent it. */
+  maxTokensField: MaxTokensField | null;
 }
 
 export interface ModelSpec {
@@ -74,6 +77,7 @@ const PROVIDER_FIELDS = new Set([
   "headers",
   "timeout_ms",
   "idle_timeout_ms",
+  "max_tokens_field",
 ]);
 const MODEL_FIELDS = new Set([
   "id",
@@ -242,6 +246,14 @@ function provider(raw: unknown, at: string, env: Env, report: Report): ProviderS
   };
   const timeoutMs = ms("timeout_ms");
   const idleTimeoutMs = ms("idle_timeout_ms");
+  let maxTokensField: MaxTokensField | null = null;
+  if (raw.max_tokens_field !== undefined) {
+    if (!MAX_TOKENS_FIELDS.includes(raw.max_tokens_field as MaxTokensField))
+      bad("max_tokens_field", `must be one of ${MAX_TOKENS_FIELDS.join(", ")}`);
+    else if (kind !== "openai-compatible")
+      bad("max_tokens_field", "applies to kind openai-compatible only (Anthropic's is max_tokens)");
+    else maxTokensField = raw.max_tokens_field as MaxTokensField;
+  }
   if (!ok) return null;
   return {
     slug: slug as string,
@@ -252,6 +264,7 @@ function provider(raw: unknown, at: string, env: Env, report: Report): ProviderS
     headers: new Redacted(headers),
     timeoutMs,
     idleTimeoutMs,
+    maxTokensField,
   };
 }
 

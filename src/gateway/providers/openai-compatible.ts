@@ -5,6 +5,7 @@ import {
   type ProviderChunk,
   type ProviderCompletion,
   type ProviderUsage,
+  type MaxTokensField,
   type UpstreamCall,
 } from "./provider.js";
 import { malformed } from "./malformed.js";
@@ -37,6 +38,12 @@ export interface UpstreamEndpointOptions {
   idleTimeoutMs?: number;
   /** Connections kept per origin. Default 128. */
   connections?: number;
+  /**
+   * The field that carries the completion cap upstream. Default: as the client sent it (the
+   * gateway sends `max_tokens` when it sent none). `max_completion_tokens` for an upstream that
+   * refuses `max_tokens` (OpenAI's reasoning models): the cap is sent in that field only.
+   */
+  maxTokensField?: MaxTokensField;
 }
 
 export const DEFAULT_IDLE_TIMEOUT_MS = 120_000;
@@ -51,9 +58,17 @@ export function createOpenAICompatibleAdapter(opts: UpstreamEndpointOptions): Pr
     connections: opts.connections,
   });
   const url = joinUrl(opts.baseUrl, "/chat/completions");
+  /** A copy of the body to send, its completion cap in the field the upstream takes. */
+  const completionField = (b: UpstreamCall["body"]): Record<string, unknown> => {
+    if (opts.maxTokensField !== "max_completion_tokens" || b.max_tokens === undefined) return { ...b };
+    const { max_tokens: cap, ...rest } = b;
+    return { ...rest, max_completion_tokens: rest.max_completion_tokens ?? cap };
+  };
 
   const send = (call: UpstreamCall, stream: boolean, signal: CancelSignal): Promise<UpstreamExchange> => {
-    const body: Record<string, unknown> = { ...call.body, model: call.upstreamModel, stream };
+    const body: Record<string, unknown> = completionField(call.body);
+    body.model = call.upstreamModel;
+    body.stream = stream;
     if (stream) {
       const asked = call.body.stream_options;
       body.stream_options = { ...(asked && typeof asked === "object" ? asked : {}), include_usage: true };

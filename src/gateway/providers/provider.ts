@@ -51,6 +51,10 @@ export interface ProviderChunk {
   usage: ProviderUsage | null;
 }
 
+/** The request fields an OpenAI-compatible upstream may take the completion cap in. */
+export const MAX_TOKENS_FIELDS = ["max_tokens", "max_completion_tokens"] as const;
+export type MaxTokensField = (typeof MAX_TOKENS_FIELDS)[number];
+
 export interface UpstreamCall {
   /** The model id the upstream knows (the catalog's `upstream_model`). */
   upstreamModel: string;
