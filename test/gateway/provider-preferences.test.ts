@@ -1,0 +1,342 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { systemClock } from "../../src/lib/clock.js";
+import { startRoutedUpstream, USAGE, type RoutedUpstream } from "../helpers/fake-upstreams/routed.js";
+import { writeProvidersFile, type WrittenProvidersFile } from "../helpers/providers-file.js";
+import { startListening, type ListeningApp } from "../helpers/server.js";
+
+/**
+ * Provider preferences (`provider.order`, `only`, `ignore`, `allow_fallbacks`; docs/gateway.md,
+ * src/gateway/chat/attempts.ts) through a real listening gateway: one model served by three
+ * providers, each a path of one local fake upstream, each at its own price. What is checked is
+ * what a client and an operator can see: the answer's `provider`, the generation record (its
+ * provider and each attempt's status), the cost charged (the serving endpoint's price) and which
+ * providers the upstream heard from, in which order.
+ */
+const PROVIDERS = [
+  { slug: "alpha", name: "Alpha Cloud", prompt: 0.000001, completion: 0.000002 },
+  { slug: "beta", name: "Beta AI", prompt: 0.000003, completion: 0.000004 },
+  { slug: "gamma", name: "Gamma", prompt: 0.000005, completion: 0.000006 },
+] as const;
+type Slug = (typeof PROVIDERS)[number]["slug"];
+const P = Object.fromEntries(PROVIDERS.map((p) => [p.slug, p])) as Record<Slug, (typeof PROVIDERS)[number]>;
+/** What the fake upstream's usage costs at a provider's prices. */
+const costAt = (slug: Slug) =>
+  USAGE.prompt_tokens * P[slug].prompt + USAGE.completion_tokens * P[slug].completion;
+
+let upstream: RoutedUpstream;
+let file: WrittenProvidersFile;
+let s: ListeningApp;
+let key: string;
+
+beforeAll(async () => {
+  upstream = await startRoutedUpstream();
+  file = writeProvidersFile(
+    PROVIDERS.map((p) => ({
+      slug: p.slug,
+      name: p.name,
+      kind: "openai-compatible",
+      base_url: upstream.baseUrl(p.slug),
+      api_key: `sk-${p.slug}-platform`,
+      timeout_ms: 5_000,
+    })),
+    [
+      // One model, three providers, in file order: alpha is the default route.
+      ...PROVIDERS.map((p) => ({
+        id: "multi/chat",
+        provider: p.slug,
+        upstream_model: `${p.slug}-chat`,
+        prompt_price: p.prompt,
+        completion_price: p.completion,
+      })),
+      // Models with one provider each, for `models` fallbacks.
+      {
+        id: "solo/alpha",
+        provider: "alpha",
+        upstream_model: "alpha-solo",
+        prompt_price: P.alpha.prompt,
+        completion_price: P.alpha.completion,
+      },
+      {
+        id: "solo/gamma",
+        provider: "gamma",
+        upstream_model: "gamma-solo",
+        prompt_price: P.gamma.prompt,
+        completion_price: P.gamma.completion,
+      },
+    ],
+  );
+  s = await startListening({ clock: systemClock, env: { GATEHOUSE_PROVIDERS_FILE: file.path } });
+  const r = await s.call({ method: "POST", url: "/api/v1/keys", payload: { name: "prefs", limit: 10 } });
+  key = r.json<{ key: string }>().key;
+});
+
+afterAll(async () => {
+  await s?.close();
+  await upstream?.close();
+  file?.remove();
+});
+
+afterEach(async () => {
+  upstream.reset();
+  // Every attempt's hold was settled or released: nothing is left holding money.
+  await s.app.gateway.recorder.settled();
+  expect(await s.app.gateway.holds.store.openCount()).toBe(0);
+});
+
+const usage = async (): Promise<number> =>
+  (await s.call({ method: "GET", url: "/api/v1/key", auth: key })).json<{ data: { usage: number } }>().data
+    .usage;
+
+interface Outcome {
+  status: number;
+  /** The answer's `provider` (a display name) and `model`, and its cost; for a stream, from its chunks. */
+  provider?: string;
+  model?: string;
+  cost?: number;
+  text?: string;
+  error?: { code: number; message: string; metadata: Record<string, unknown> };
+  id: string | null;
+  /** Providers the upstream heard from, in order. */
+  heard: string[];
+}
+
+/** POST /chat/completions with the test key: "Hi", max_tokens 20, then `body`. */
+async function chat(body: Record<string, unknown>, stream = false): Promise<Outcome> {
+  const r = await fetch(`${s.baseUrl}/chat/completions`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+    body: JSON.stringify({ messages: [{ role: "user", content: "Hi" }], max_tokens: 20, stream, ...body }),
+    signal: AbortSignal.timeout(15_000),
+  });
+  const text = await r.text();
+  const heard = upstream.requests().map((q) => q.provider);
+  const id = r.headers.get("x-gatehouse-generation-id");
+  if (r.status !== 200) {
+    return { status: r.status, error: (JSON.parse(text) as { error: Outcome["error"] }).error, id, heard };
+  }
+  if (!stream) {
+    const b = JSON.parse(text) as Record<string, any>;
+    return {
+      status: 200,
+      provider: b.provider,
+      model: b.model,
+      cost: b.usage.cost,
+      text: b.choices[0].message.content,
+      id: b.id,
+      heard,
+    };
+  }
+  const events = text
+    .split("\n\n")
+    .filter((e) => e.startsWith("data: {"))
+    .map((e) => JSON.parse(e.slice(6)) as Record<string, any>);
+  // Every chunk names the same provider and model.
+  expect(new Set(events.map((e) => e.provider as string)).size).toBe(1);
+  expect(new Set(events.map((e) => e.model as string)).size).toBe(1);
+  return {
+    status: 200,
+    provider: events[0]!.provider,
+    model: events[0]!.model,
+    cost: events.find((e) => e.usage)!.usage.cost,
+    text: events.map((e) => (e.choices[0]?.delta?.content as string | undefined) ?? "").join(""),
+    id: events[0]!.id,
+    heard,
+  };
+}
+
+async function generation(id: string) {
+  const r = await s.call({ method: "GET", url: `/api/v1/generation?id=${id}`, auth: key });
+  expect(r.statusCode, r.body).toBe(200);
+  return r.json<{ data: Record<string, any> }>().data;
+}
+
+/** A 200 served by `slug` for `model`: the answer, the generation record and the charge agree. */
+async function expectServedBy(o: Outcome, slug: Slug, statuses: (number | null)[], model = "multi/chat") {
+  expect(o.status, JSON.stringify(o.error)).toBe(200);
+  expect(o.provider).toBe(P[slug].name);
+  expect(o.model).toBe(model);
+  expect(o.text).toBe(`Served by ${slug}.`);
+  expect(o.cost).toBeCloseTo(costAt(slug), 15);
+  expect(o.heard.at(-1)).toBe(slug);
+  const g = await generation(o.id!);
+  expect(g.provider_name).toBe(P[slug].name);
+  expect(g.model).toBe(model);
+  expect(g.usage).toBeCloseTo(costAt(slug), 15);
+  expect(g.provider_responses.map((p: { status: number | null }) => p.status)).toEqual(statuses);
+}
+
+describe("without preferences", () => {
+  it("the model's first endpoint in file order serves; only it is called", async () => {
+    const before = await usage();
+    const o = await chat({ model: "multi/chat" });
+    await expectServedBy(o, "alpha", [200]);
+    expect(o.heard).toEqual(["alpha"]);
+    // The upstream got the endpoint's model name and the provider's own key.
+    const [q] = upstream.requests();
+    expect(q!.model).toBe("alpha-chat");
+    expect(q!.authorization).toBe("Bearer sk-alpha-platform");
+    expect(await usage()).toBeCloseTo(before + costAt("alpha"), 12);
+  });
+
+  for (const stream of [false, true]) {
+    it(`a failing first provider (429, then 500/503) falls back to the next provider of the same model (${stream ? "stream" : "full"})`, async () => {
+      upstream.setMode("alpha", 429);
+      const before = await usage();
+      const o = await chat({ model: "multi/chat" }, stream);
+      await expectServedBy(o, "beta", [429, 200]);
+      expect(o.heard).toEqual(["alpha", "beta"]);
+      // Only the serving attempt is charged, at its own endpoint's price.
+      expect(await usage()).toBeCloseTo(before + costAt("beta"), 12);
+      upstream.reset();
+
+      upstream.setMode("alpha", 500);
+      upstream.setMode("beta", 503);
+      const o2 = await chat({ model: "multi/chat" }, stream);
+      await expectServedBy(o2, "gamma", [500, 503, 200]);
+      expect(o2.heard).toEqual(["alpha", "beta", "gamma"]);
+    });
+  }
+
+  it("every provider failing: the last attempt's status, nothing charged", async () => {
+    for (const p of PROVIDERS) upstream.setMode(p.slug, p.slug === "gamma" ? 429 : 500);
+    const before = await usage();
+    const o = await chat({ model: "multi/chat" });
+    expect(o.status).toBe(429);
+    expect(o.heard).toEqual(["alpha", "beta", "gamma"]);
+    expect(await usage()).toBe(before);
+  });
+
+  it("a failure that another provider would not fix (400, 401) does not fall back", async () => {
+    for (const mode of [400, 401] as const) {
+      upstream.reset();
+      upstream.setMode("alpha", mode);
+      const o = await chat({ model: "multi/chat" });
+      expect(o.status).not.toBe(200);
+      expect(o.error!.metadata.provider_status).toBe(mode);
+      expect(o.heard).toEqual(["alpha"]);
+    }
+  });
+});
+
+describe("order", () => {
+  it("puts the named providers first, in that order; by slug or display name, any case", async () => {
+    await expectServedBy(await chat({ model: "multi/chat", provider: { order: ["gamma"] } }), "gamma", [200]);
+    upstream.reset();
+    await expectServedBy(
+      await chat({ model: "multi/chat", provider: { order: ["BETA AI", "gamma"] } }),
+      "beta",
+      [200],
+    );
+  });
+
+  it("falls back through the ordered providers, then the others in file order", async () => {
+    upstream.setMode("gamma", 500);
+    upstream.setMode("beta", 429);
+    const o = await chat({ model: "multi/chat", provider: { order: ["gamma", "beta"] } });
+    await expectServedBy(o, "alpha", [500, 429, 200]);
+    expect(o.heard).toEqual(["gamma", "beta", "alpha"]);
+  });
+
+  it("a provider that does not serve the model is ignored", async () => {
+    const o = await chat({ model: "multi/chat", provider: { order: ["no-such-provider", "beta"] } });
+    await expectServedBy(o, "beta", [200]);
+  });
+});
+
+describe("allow_fallbacks: false", () => {
+  it("without order: only the model's first endpoint; its failure is the answer", async () => {
+    upstream.setMode("alpha", 429);
+    const before = await usage();
+    const o = await chat({ model: "multi/chat", provider: { allow_fallbacks: false } });
+    expect(o.status).toBe(429);
+    expect(o.heard).toEqual(["alpha"]);
+    expect(await usage()).toBe(before);
+    // The same request with fallbacks allowed is served by the next provider.
+    upstream.reset();
+    upstream.setMode("alpha", 429);
+    await expectServedBy(
+      await chat({ model: "multi/chat", provider: { allow_fallbacks: true } }),
+      "beta",
+      [429, 200],
+    );
+  });
+
+  it("with order: only the ordered providers, in that order; never another", async () => {
+    upstream.setMode("beta", 500);
+    const o = await chat({
+      model: "multi/chat",
+      provider: { order: ["beta", "gamma"], allow_fallbacks: false },
+    });
+    await expectServedBy(o, "gamma", [500, 200]);
+    expect(o.heard).toEqual(["beta", "gamma"]);
+    upstream.reset();
+    upstream.setMode("beta", 500);
+    upstream.setMode("gamma", 503);
+    const o2 = await chat({
+      model: "multi/chat",
+      provider: { order: ["beta", "gamma"], allow_fallbacks: false },
+    });
+    expect(o2.status).toBe(503);
+    // alpha serves the model and is healthy, but it was not in order.
+    expect(o2.heard).toEqual(["beta", "gamma"]);
+  });
+
+  it("is per model: the next model of `models` is still tried", async () => {
+    upstream.setMode("alpha", 429);
+    const o = await chat({ models: ["multi/chat", "solo/gamma"], provider: { allow_fallbacks: false } });
+    await expectServedBy(o, "gamma", [429, 200], "solo/gamma");
+    expect(o.heard).toEqual(["alpha", "gamma"]);
+  });
+});
+
+describe("only and ignore", () => {
+  it("only: no other provider is ever called, even when the allowed ones fail", async () => {
+    await expectServedBy(await chat({ model: "multi/chat", provider: { only: ["Gamma"] } }), "gamma", [200]);
+    upstream.reset();
+    upstream.setMode("beta", 500);
+    const o = await chat({ model: "multi/chat", provider: { only: ["beta", "gamma"] } });
+    await expectServedBy(o, "gamma", [500, 200]);
+    expect(o.heard).toEqual(["beta", "gamma"]);
+    upstream.reset();
+    upstream.setMode("beta", 500);
+    const o2 = await chat({ model: "multi/chat", provider: { only: ["beta"] } });
+    expect(o2.status).toBe(502);
+    expect(o2.heard).toEqual(["beta"]);
+  });
+
+  it("ignore: the named providers are never called", async () => {
+    upstream.setMode("beta", 429);
+    const o = await chat({ model: "multi/chat", provider: { ignore: ["ALPHA"] } });
+    await expectServedBy(o, "gamma", [429, 200]);
+    expect(o.heard).toEqual(["beta", "gamma"]);
+    upstream.reset();
+    await expectServedBy(
+      await chat({ model: "multi/chat", provider: { ignore: ["alpha cloud", "gamma"] } }),
+      "beta",
+      [200],
+    );
+  });
+
+  it("only with order: order ranks within what only allows", async () => {
+    const o = await chat({
+      model: "multi/chat",
+      provider: { only: ["alpha", "gamma"], order: ["gamma", "beta"] },
+    });
+    await expectServedBy(o, "gamma", [200]);
+  });
+
+  it("apply to every model of `models`: a model with no allowed provider is skipped", async () => {
+    const o = await chat({ models: ["solo/alpha", "multi/chat"], provider: { ignore: ["alpha"] } });
+    await expectServedBy(o, "beta", [200]);
+    expect(o.heard).toEqual(["beta"]);
+  });
+
+  it("excluding every provider is 400 naming provider; nothing reaches an upstream", async () => {
+    for (const provider of [{ only: ["nobody"] }, { ignore: ["alpha", "beta", "gamma"] }]) {
+      const o = await chat({ model: "multi/chat", provider });
+      expect(o.status).toBe(400);
+      expect(o.error!.message).toMatch(/^provider: /);
+      expect(o.heard).toEqual([]);
+    }
+  });
+});
