@@ -1,0 +1,310 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { systemClock } from "../../src/lib/clock.js";
+import { hashKey } from "../../src/lib/ids.js";
+import { startRoutedUpstream, USAGE, type RoutedUpstream } from "../helpers/fake-upstreams/routed.js";
+import { writeProvidersFile, type WrittenProvidersFile } from "../helpers/providers-file.js";
+import { startListening, type ListeningApp } from "../helpers/server.js";
+
+/**
+ * BYOK routing flags (docs/gateway.md "BYOK", src/gateway/byok/byok-routing.ts) through a real
+ * listening gateway and a local fake upstream that records the Authorization header of every
+ * request: which credential served (the organization's own key or the provider's configured one),
+ * in which order credentials are tried when one fails, and what the answer, the generation record
+ * and the key's usage say about it (BYOK usage: cost 0 to credits, the cost in byok_usage).
+ *
+ * Flags: disabled, allowed_models, allowed_api_key_hashes, allowed_user_ids, sort_order,
+ * is_fallback, is_byok_only / is_required (either one keeps the platform credential out).
+ */
+const PRICE = { alpha: [0.000001, 0.000002], beta: [0.000003, 0.000004] } as const;
+const costAt = (p: keyof typeof PRICE) =>
+  USAGE.prompt_tokens * PRICE[p][0] + USAGE.completion_tokens * PRICE[p][1];
+const PLATFORM = { alpha: "sk-alpha-platform", beta: "sk-beta-platform" } as const;
+
+let upstream: RoutedUpstream;
+let file: WrittenProvidersFile;
+let s: ListeningApp;
+/** Two ordinary keys of the organization's default workspace. */
+let key: string;
+let otherKey: string;
+/** BYOK keys created by a test, deleted after it. */
+let created: string[] = [];
+
+beforeAll(async () => {
+  upstream = await startRoutedUpstream();
+  file = writeProvidersFile(
+    (["alpha", "beta"] as const).map((slug) => ({
+      slug,
+      kind: "openai-compatible",
+      base_url: upstream.baseUrl(slug),
+      api_key: PLATFORM[slug],
+      timeout_ms: 5_000,
+    })),
+    [
+      // One model at two providers (alpha first), and one served by alpha alone.
+      ...(["alpha", "beta"] as const).map((p) => ({
+        id: "multi/chat",
+        provider: p,
+        upstream_model: `${p}-chat`,
+        prompt_price: PRICE[p][0],
+        completion_price: PRICE[p][1],
+      })),
+      {
+        id: "solo/alpha",
+        provider: "alpha",
+        upstream_model: "alpha-solo",
+        prompt_price: PRICE.alpha[0],
+        completion_price: PRICE.alpha[1],
+      },
+    ],
+  );
+  s = await startListening({ clock: systemClock, env: { GATEHOUSE_PROVIDERS_FILE: file.path } });
+  const mk = async (name: string) =>
+    (await s.call({ method: "POST", url: "/api/v1/keys", payload: { name, limit: 10 } })).json<{
+      key: string;
+    }>().key;
+  key = await mk("byok user");
+  otherKey = await mk("another app");
+});
+
+afterAll(async () => {
+  await s?.close();
+  await upstream?.close();
+  file?.remove();
+});
+
+afterEach(async () => {
+  for (const id of created) {
+    expect((await s.call({ method: "DELETE", url: `/api/v1/byok/${id}` })).statusCode).toBe(200);
+  }
+  created = [];
+  upstream.reset();
+  await s.app.gateway.recorder.settled();
+  expect(await s.app.gateway.holds.store.openCount()).toBe(0);
+});
+
+/** POST /byok with the management key; the key is deleted after the test. */
+async function byok(body: Record<string, unknown>): Promise<string> {
+  const r = await s.call({ method: "POST", url: "/api/v1/byok", payload: { provider: "alpha", ...body } });
+  expect(r.statusCode, r.body).toBe(201);
+  const id = r.json<{ data: { id: string } }>().data.id;
+  created.push(id);
+  return id;
+}
+
+const patchByok = async (id: string, body: Record<string, unknown>) => {
+  const r = await s.call({ method: "PATCH", url: `/api/v1/byok/${id}`, payload: body });
+  expect(r.statusCode, r.body).toBe(200);
+};
+
+const keyUsage = async (k: string) =>
+  (await s.call({ method: "GET", url: "/api/v1/key", auth: k })).json<{
+    data: { usage: number; byok_usage: number };
+  }>().data;
+
+interface Served {
+  status: number;
+  provider?: string;
+  isByok?: boolean;
+  cost?: number;
+  id?: string;
+  /** The credentials the upstream saw, in order (the secret after "Bearer "). */
+  creds: string[];
+}
+
+async function chat(body: Record<string, unknown>, k = key): Promise<Served> {
+  const r = await fetch(`${s.baseUrl}/chat/completions`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${k}`, "content-type": "application/json" },
+    body: JSON.stringify({
+      model: "multi/chat",
+      messages: [{ role: "user", content: "Hi" }],
+      max_tokens: 20,
+      ...body,
+    }),
+    signal: AbortSignal.timeout(15_000),
+  });
+  const b = (await r.json()) as Record<string, any>;
+  const creds = upstream.requests().map((q) => (q.authorization ?? "").replace(/^Bearer /, ""));
+  upstream.reset();
+  if (r.status !== 200) return { status: r.status, creds };
+  return { status: 200, provider: b.provider, isByok: b.usage.is_byok, cost: b.usage.cost, id: b.id, creds };
+}
+
+async function generation(id: string) {
+  const r = await s.call({ method: "GET", url: `/api/v1/generation?id=${id}`, auth: key });
+  expect(r.statusCode, r.body).toBe(200);
+  return r.json<{ data: Record<string, any> }>().data;
+}
+
+describe("which credential serves", () => {
+  it("a usable BYOK key serves instead of the platform's: BYOK usage, not credits", async () => {
+    await byok({ key: "sk-own-1" });
+    const before = await keyUsage(key);
+    const o = await chat({});
+    expect(o.creds).toEqual(["sk-own-1"]);
+    expect(o.isByok).toBe(true);
+    expect(o.cost).toBe(0);
+    const g = await generation(o.id!);
+    expect(g.is_byok).toBe(true);
+    expect(g.usage).toBe(0);
+    expect(g.upstream_inference_cost).toBeCloseTo(costAt("alpha"), 15);
+    const after = await keyUsage(key);
+    expect(after.usage).toBe(before.usage);
+    expect(after.byok_usage).toBeCloseTo(before.byok_usage + costAt("alpha"), 12);
+  });
+
+  it("without one, the platform's configured key serves and is charged to credits", async () => {
+    const before = await keyUsage(key);
+    const o = await chat({});
+    expect(o.creds).toEqual([PLATFORM.alpha]);
+    expect(o.isByok).toBe(false);
+    expect(o.cost).toBeCloseTo(costAt("alpha"), 15);
+    const g = await generation(o.id!);
+    expect(g.is_byok).toBe(false);
+    expect(g.upstream_inference_cost).toBeNull();
+    expect((await keyUsage(key)).usage).toBeCloseTo(before.usage + costAt("alpha"), 12);
+  });
+
+  it("a key for another provider is not used: the model's provider has its own credential", async () => {
+    await byok({ provider: "beta", key: "sk-own-beta" });
+    const o = await chat({});
+    expect(o.creds).toEqual([PLATFORM.alpha]);
+    expect(o.isByok).toBe(false);
+    // …but it is, when the request goes to that provider.
+    const b = await chat({ provider: { order: ["beta"] } });
+    expect(b.creds).toEqual(["sk-own-beta"]);
+    expect(b.isByok).toBe(true);
+  });
+
+  it("disabled: not used; enabled again, used again (a write applies to the next request)", async () => {
+    const id = await byok({ key: "sk-own-1", disabled: true });
+    expect((await chat({})).creds).toEqual([PLATFORM.alpha]);
+    await patchByok(id, { disabled: false });
+    expect((await chat({})).creds).toEqual(["sk-own-1"]);
+    await patchByok(id, { disabled: true });
+    const o = await chat({});
+    expect(o.creds).toEqual([PLATFORM.alpha]);
+    expect(o.isByok).toBe(false);
+  });
+
+  it("allowed_models: only for those models", async () => {
+    await byok({ key: "sk-own-solo", allowed_models: ["solo/alpha"] });
+    const multi = await chat({});
+    expect(multi.creds).toEqual([PLATFORM.alpha]);
+    expect(multi.isByok).toBe(false);
+    const solo = await chat({ model: "solo/alpha" });
+    expect(solo.creds).toEqual(["sk-own-solo"]);
+    expect(solo.isByok).toBe(true);
+  });
+
+  it("allowed_api_key_hashes: only for those keys of the organization", async () => {
+    await byok({ key: "sk-own-1", allowed_api_key_hashes: [hashKey(key)] });
+    expect((await chat({}, key)).creds).toEqual(["sk-own-1"]);
+    const other = await chat({}, otherKey);
+    expect(other.creds).toEqual([PLATFORM.alpha]);
+    expect(other.isByok).toBe(false);
+  });
+
+  it("allowed_user_ids: only for requests naming one of those users", async () => {
+    await byok({ key: "sk-own-1", allowed_user_ids: ["user-7"] });
+    expect((await chat({ user: "user-7" })).creds).toEqual(["sk-own-1"]);
+    expect((await chat({ user: "user-8" })).creds).toEqual([PLATFORM.alpha]);
+    expect((await chat({})).creds).toEqual([PLATFORM.alpha]);
+  });
+
+  it("a key of another workspace is not used", async () => {
+    const ws = await s.call({
+      method: "POST",
+      url: "/api/v1/workspaces",
+      payload: { name: "Elsewhere", slug: "elsewhere" },
+    });
+    expect(ws.statusCode, ws.body).toBe(201);
+    await byok({ key: "sk-own-elsewhere", workspace_id: ws.json<{ data: { id: string } }>().data.id });
+    expect((await chat({})).creds).toEqual([PLATFORM.alpha]);
+  });
+});
+
+describe("the order credentials are tried in, and fallbacks between them", () => {
+  it("sort_order: the lowest first; a failing key (429/5xx) falls back to the next, then the platform's", async () => {
+    await byok({ key: "sk-own-second", sort_order: 5 });
+    await byok({ key: "sk-own-first", sort_order: 1 });
+    expect((await chat({})).creds).toEqual(["sk-own-first"]);
+
+    upstream.setKeyMode("sk-own-first", 429);
+    const o = await chat({});
+    expect(o.creds).toEqual(["sk-own-first", "sk-own-second"]);
+    expect(o.isByok).toBe(true);
+
+    upstream.setKeyMode("sk-own-first", 429);
+    upstream.setKeyMode("sk-own-second", 500);
+    const before = await keyUsage(key);
+    const p = await chat({});
+    expect(p.creds).toEqual(["sk-own-first", "sk-own-second", PLATFORM.alpha]);
+    expect(p.isByok).toBe(false);
+    expect(p.cost).toBeCloseTo(costAt("alpha"), 15);
+    const g = await generation(p.id!);
+    expect(g.is_byok).toBe(false);
+    expect(g.provider_responses.map((r: { status: number }) => r.status)).toEqual([429, 500, 200]);
+    // Only the platform-served attempt is charged to credits; nothing to BYOK usage.
+    const after = await keyUsage(key);
+    expect(after.usage).toBeCloseTo(before.usage + costAt("alpha"), 12);
+    expect(after.byok_usage).toBe(before.byok_usage);
+  });
+
+  it("sort_order changed by PATCH applies to the next request", async () => {
+    const a = await byok({ key: "sk-own-a", sort_order: 1 });
+    await byok({ key: "sk-own-b", sort_order: 2 });
+    expect((await chat({})).creds).toEqual(["sk-own-a"]);
+    await patchByok(a, { sort_order: 3 });
+    expect((await chat({})).creds).toEqual(["sk-own-b"]);
+  });
+
+  it("is_fallback: after the platform's credential, used only when it fails", async () => {
+    await byok({ key: "sk-own-fallback", is_fallback: true });
+    const first = await chat({});
+    expect(first.creds).toEqual([PLATFORM.alpha]);
+    expect(first.isByok).toBe(false);
+
+    upstream.setKeyMode(PLATFORM.alpha, 503);
+    const o = await chat({});
+    expect(o.creds).toEqual([PLATFORM.alpha, "sk-own-fallback"]);
+    expect(o.isByok).toBe(true);
+    expect(o.cost).toBe(0);
+    expect((await generation(o.id!)).upstream_inference_cost).toBeCloseTo(costAt("alpha"), 15);
+  });
+
+  it("keys not marked is_fallback, then the platform's, then is_fallback keys; then the next provider", async () => {
+    await byok({ key: "sk-own-fallback", is_fallback: true, sort_order: 0 });
+    await byok({ key: "sk-own-primary", sort_order: 9 });
+    for (const secret of ["sk-own-primary", PLATFORM.alpha, "sk-own-fallback"])
+      upstream.setKeyMode(secret, 429);
+    const o = await chat({});
+    expect(o.creds).toEqual(["sk-own-primary", PLATFORM.alpha, "sk-own-fallback", PLATFORM.beta]);
+    expect(o.provider).toBe("beta");
+    expect(o.isByok).toBe(false);
+    expect(o.cost).toBeCloseTo(costAt("beta"), 15);
+  });
+
+  for (const flag of ["is_byok_only", "is_required"] as const) {
+    it(`${flag}: the platform's credential for that provider is never used`, async () => {
+      await byok({ key: "sk-own-only", [flag]: true });
+      expect((await chat({})).creds).toEqual(["sk-own-only"]);
+      // The own key failing: no platform attempt at alpha; the next provider is still tried.
+      upstream.setKeyMode("sk-own-only", 429);
+      const o = await chat({});
+      expect(o.creds).toEqual(["sk-own-only", PLATFORM.beta]);
+      expect(o.provider).toBe("beta");
+      // Alone (the model has no other provider): the own key's failure is the answer.
+      upstream.setKeyMode("sk-own-only", 429);
+      const solo = await chat({ model: "solo/alpha" });
+      expect(solo.status).toBe(429);
+      expect(solo.creds).toEqual(["sk-own-only"]);
+    });
+  }
+
+  it("is_byok_only on a key the request may not use (allowed_models) does not keep the platform out", async () => {
+    await byok({ key: "sk-own-only", is_byok_only: true, allowed_models: ["solo/alpha"] });
+    const o = await chat({});
+    expect(o.creds).toEqual([PLATFORM.alpha]);
+  });
+});
