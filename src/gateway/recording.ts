@@ -53,7 +53,17 @@ export function appIdOf(referer: string | null, title: string | null): number | 
   return n === 0 ? 1 : n;
 }
 
-const cut = (s: string | null, max = 1024): string | null => (s === null ? null : s.slice(0, max));
+// eslint-disable-next-line no-control-regex
+const CONTROL = /[\u0000-\u001f\u007f]/g;
+
+/**
+ * A text the client (a header, the body's `user`) or the upstream (`finish_reason`) chose, as the
+ * record holds it: at most `max` characters, each control character (a tab in a header, a newline
+ * in `user`) a space. The ingest path refuses control characters, and a refused record was a
+ * generation answered but never recorded nor charged (its hold left open).
+ */
+const cut = (s: string | null, max = 1024): string | null =>
+  s === null ? null : s.slice(0, max).replace(CONTROL, " ");
 
 /** The generation record in the ingest wire format (spec/activity.md); no prompt or completion. */
 export function generationRecord(g: ServedGeneration): Record<string, unknown> {
@@ -68,7 +78,7 @@ export function generationRecord(g: ServedGeneration): Record<string, unknown> {
     ...(g.appTitle !== null ? { app_title: cut(g.appTitle) } : {}),
     ...(g.externalUser !== null ? { external_user: cut(g.externalUser) } : {}),
     ...(g.referer !== null ? { origin: cut(g.referer) } : {}),
-    ...(g.finishReason !== null ? { finish_reason: g.finishReason.slice(0, 64) } : {}),
+    ...(g.finishReason !== null ? { finish_reason: cut(g.finishReason, 64) } : {}),
     tokens_prompt: g.promptTokens,
     tokens_completion: g.completionTokens,
     tokens_reasoning: g.reasoningTokens,
@@ -89,8 +99,9 @@ export function generationDetail(g: ServedGeneration): Record<string, unknown> {
     model: g.model,
     provider_name: g.providerName,
     app_id: appIdOf(g.referer, g.appTitle),
-    http_referer: g.referer,
-    external_user: g.externalUser,
+    // As the record has them (GET /generation shows what analytics shows).
+    http_referer: cut(g.referer),
+    external_user: cut(g.externalUser),
     session_id: g.sessionId,
     tokens_prompt: g.promptTokens,
     tokens_completion: g.completionTokens,
