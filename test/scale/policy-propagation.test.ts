@@ -136,6 +136,71 @@ describe.skipIf(SKIP)("policy changes across two instances on one PostgreSQL dat
     await http(`${a.base}/workspaces/default/budgets/daily`, { method: "DELETE", key: bootKey });
   });
 
+  it("the gateway on B obeys a key limit lowered on A within the bound (402, then 403), and raised again", async () => {
+    const res = await http(`${a.base}/keys`, {
+      method: "POST",
+      key: bootKey,
+      body: { name: "k", limit: 10 },
+    });
+    expect(res.status).toBe(201);
+    const k = res.body as { key: string; data: { hash: string } };
+    type Refusal = { error: { code: number; message: string; metadata: Record<string, unknown> } };
+    const chat = (server: ChildServer) =>
+      http(`${server.base}/chat/completions`, {
+        method: "POST",
+        key: k.key,
+        body: { model: "mock/echo", messages: [{ role: "user", content: "hi" }], max_tokens: 16 },
+      });
+    const setLimit = async (limit: number) => {
+      const r = await http(`${a.base}/keys/${k.data.hash}`, {
+        method: "PATCH",
+        key: bootKey,
+        body: { limit },
+      });
+      expect(r.status).toBe(200);
+    };
+    /** A refusal on the key's own limit naming `limit` (the new one, not a cached one). */
+    const refusedAt = (r: Awaited<ReturnType<typeof chat>>, statuses: number[], limit: number) => {
+      if (!statuses.includes(r.status)) return false;
+      const m = (r.body as Refusal).error.metadata;
+      return m.scope === "key" && Math.abs((m.limit as number) - limit) < 1e-12;
+    };
+    const usage = async () => (await http(`${a.base}/key`, { key: k.key })).body.data.usage as number;
+    // B serves the key (and caches it with its limit of 10).
+    expect((await chat(b)).status).toBe(200);
+    expect((await chat(b)).status).toBe(200);
+    const spent = await usage();
+    expect(spent).toBeGreaterThan(0);
+
+    // Lowered to just above what is spent, below one request's worst case: 402 naming the new
+    // limit, at once on A, within the bound on B (403 there if B served a request meanwhile with
+    // the old limit, which the bound allows: then the key's limit is spent).
+    const tight = spent + 0.00001;
+    await setLimit(tight);
+    const onA = await chat(a);
+    expect(refusedAt(onA, [402], tight), onA.text).toBe(true);
+    expect((onA.body as Refusal).error.message).toMatch(/requested up to 16 tokens, can only afford \d+/);
+    expect(await within(5_000, async () => refusedAt(await chat(b), [402, 403], tight))).toBeLessThan(
+      POLICY_PROPAGATION_BOUND_MS,
+    );
+
+    // Lowered below what is spent: "Key limit exceeded" (403), at once on A, within the bound on B.
+    const half = (await usage()) / 2;
+    await setLimit(half);
+    const exceeded = await chat(a);
+    expect(refusedAt(exceeded, [403], half), exceeded.text).toBe(true);
+    expect((exceeded.body as Refusal).error.message).toMatch(/^Key limit exceeded/);
+    expect(await within(5_000, async () => refusedAt(await chat(b), [403], half))).toBeLessThan(
+      POLICY_PROPAGATION_BOUND_MS,
+    );
+
+    // Raised again: B serves the key within the bound.
+    await setLimit(10);
+    expect(await within(5_000, async () => (await chat(b)).status === 200)).toBeLessThan(
+      POLICY_PROPAGATION_BOUND_MS,
+    );
+  });
+
   it("after B's notification connection is cut, a change made meanwhile is still obeyed by B within the bound", async () => {
     const k = await createKey();
     expect((await http(`${b.base}/key`, { key: k.key })).status).toBe(200);
