@@ -23,7 +23,8 @@ interface Detail {
   streamed: boolean;
   cancelled: boolean;
   upstream_id: string | null;
-  attempts: { provider: string; model: string; status: number | null; durationMs: number }[];
+  /** `byok` is absent from records written before it was kept per attempt. */
+  attempts: { provider: string; model: string; status: number | null; durationMs: number; byok?: boolean }[];
 }
 
 /**
@@ -86,7 +87,7 @@ export async function getGeneration(db: Db, who: Principal, id: string): Promise
     provider_responses: d.attempts.map((a) => ({
       status: a.status,
       latency: a.durationMs,
-      is_byok: d.is_byok,
+      is_byok: a.byok ?? d.is_byok,
     })),
     ...(d.session_id !== null ? { session_id: d.session_id } : {}),
   };

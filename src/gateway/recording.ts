@@ -38,7 +38,8 @@ export interface ServedGeneration {
   streamed: boolean;
   cancelled: boolean;
   upstreamId: string | null;
-  attempts: { provider: string; model: string; status: number | null; durationMs: number }[];
+  /** Every attempt, in order; `byok`: made with the organization's own key. */
+  attempts: { provider: string; model: string; status: number | null; durationMs: number; byok: boolean }[];
   /** For Broadcast only (LiveContext): never written to analytics. */
   input: readonly unknown[];
   output: string | null;

@@ -245,6 +245,8 @@ describe("the order credentials are tried in, and fallbacks between them", () =>
     const g = await generation(p.id!);
     expect(g.is_byok).toBe(false);
     expect(g.provider_responses.map((r: { status: number }) => r.status)).toEqual([429, 500, 200]);
+    // Each attempt says whose key it used: the two failed ones the organization's own.
+    expect(g.provider_responses.map((r: { is_byok: boolean }) => r.is_byok)).toEqual([true, true, false]);
     // Only the platform-served attempt is charged to credits; nothing to BYOK usage.
     const after = await keyUsage(key);
     expect(after.usage).toBeCloseTo(before.usage + costAt("alpha"), 12);

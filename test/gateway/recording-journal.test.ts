@@ -287,7 +287,7 @@ describe("recording journal: answered before the commit, recorded by the next st
         {
           costNano: 1_500n,
           externalUser: "user-1",
-          attempts: [{ provider: "mock", model: "mock/echo", status: 200, durationMs: 3 }],
+          attempts: [{ provider: "mock", model: "mock/echo", status: 200, durationMs: 3, byok: false }],
           input: [{ role: "user", content: "secret prompt" }],
           output: "secret completion",
           params: { temperature: 0.5 },

@@ -193,6 +193,7 @@ export class ChatRun {
       model: a.model.id,
       status,
       durationMs: Math.round(elapsedMs),
+      byok: a.byok !== undefined,
     });
   }
 
