@@ -1,7 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { DomainError } from "../../domain/errors.js";
 import { countPromptTokens } from "../tokens/count-tokens.js";
-import { contentText } from "./content-text.js";
 import type { GeneratedOutput } from "./generated.js";
 import { costNano, planHold, worstCase, type HoldAsk, type Prices } from "../enforcement.js";
 import type { Gateway } from "../gateway.js";
@@ -377,6 +376,3 @@ export function upstreamFailure(err: unknown): DomainError {
   }
   return new DomainError("bad_gateway", "Upstream error");
 }
-
-/** Text of a finished answer's first choice (for counting and for Broadcast). */
-export const answerText = (content: unknown): string => contentText(content);
