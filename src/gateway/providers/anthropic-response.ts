@@ -113,14 +113,17 @@ export function fromAnthropicMessage(o: Json): ProviderCompletion {
  * The streaming translation, one event at a time. message_start gives the id and input usage;
  * content blocks become content, reasoning or tool_calls deltas (a tool's index counts tool
  * blocks only, as OpenAI's does); message_delta gives the finish reason and the cumulative usage;
- * message_stop ends it. ping, content_block_stop and event types this code does not know are
- * skipped (Anthropic's versioning policy allows new ones).
+ * message_stop ends it; content_block_stop of a tool that streamed no input gives its arguments
+ * as "{}". ping and event types this code does not know are skipped (Anthropic's versioning
+ * policy allows new ones).
  */
 export class AnthropicStream {
   private id: string | null = null;
   /** null until the upstream reports usage (message_start or message_delta). */
   private usageSoFar: Json | null = null;
   private readonly toolIndex = new Map<number, number>();
+  /** Tool blocks (by content index) whose input has had a non-empty piece. */
+  private readonly toolHasInput = new Set<number>();
   private roleSent = false;
   /** True once message_stop arrived. */
   done = false;
@@ -140,13 +143,20 @@ export class AnthropicStream {
       case "content_block_delta":
         return this.blockDelta(event);
       case "message_delta": {
-        if (isObject(event.usage)) this.usageSoFar = { ...this.usageSoFar, ...event.usage };
+        // Counts are cumulative; a null one (MessageDeltaUsage types input_tokens and the cache
+        // counts `number | null`) is not reported by this event and keeps message_start's value.
+        if (isObject(event.usage)) {
+          const reported = Object.entries(event.usage).filter(([, v]) => v !== null && v !== undefined);
+          this.usageSoFar = { ...this.usageSoFar, ...Object.fromEntries(reported) };
+        }
         const delta = isObject(event.delta) ? event.delta : {};
         const finish = finishReason(delta.stop_reason);
         const usage = this.usageSoFar === null ? null : anthropicUsage(this.usageSoFar);
         if (finish === null && usage === null) return null;
         return this.chunk(finish === null ? [] : [{ index: 0, delta: {}, finish_reason: finish }], usage);
       }
+      case "content_block_stop":
+        return this.blockStop(event);
       case "message_stop":
         this.done = true;
         return null;
@@ -185,9 +195,23 @@ export class AnthropicStream {
     if (d.type === "input_json_delta" && typeof d.partial_json === "string") {
       const toolIndex = this.toolIndex.get(num(event.index));
       if (toolIndex === undefined) throw malformed("input_json_delta outside a tool_use block", this.output);
+      if (d.partial_json === "") return null;
+      this.toolHasInput.add(num(event.index));
       return this.delta({ tool_calls: [{ index: toolIndex, function: { arguments: d.partial_json } }] });
     }
     return null; // signature_delta, citations_delta: nothing to forward
+  }
+
+  /**
+   * A tool called without arguments streams no input (or only "" pieces); its input is still the
+   * empty object, so its arguments are "{}", as in a non-streamed answer and OpenAI's own.
+   */
+  private blockStop(event: Json): ProviderChunk | null {
+    const index = num(event.index);
+    const toolIndex = this.toolIndex.get(index);
+    if (toolIndex === undefined || this.toolHasInput.has(index)) return null;
+    this.toolHasInput.add(index);
+    return this.delta({ tool_calls: [{ index: toolIndex, function: { arguments: "{}" } }] });
   }
 
   private delta(delta: Json): ProviderChunk {

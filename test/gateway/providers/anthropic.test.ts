@@ -318,6 +318,24 @@ describe("Anthropic adapter: stream", () => {
     expect(chunks.at(-1)!.choices[0]!.finish_reason).toBe("tool_calls");
   });
 
+  it("a tool called without arguments streams arguments {}, as the non-streamed answer has", async () => {
+    const chunks = await collect(adapter.stream(call("tool-no-args"), signal()));
+    const calls = chunks.flatMap(
+      (c) => (c.choices[0]?.delta.tool_calls as ToolCallDelta[] | undefined) ?? [],
+    );
+    expect(calls[0]).toMatchObject({ index: 0, id: "toolu_02", function: { name: "get_time" } });
+    expect(calls.map((t) => t.function.arguments).join("")).toBe("{}");
+    const full = await adapter.complete(call("tool-no-args"), signal());
+    expect(full.choices[0]!.message.tool_calls).toEqual([
+      { id: "toolu_02", type: "function", function: { name: "get_time", arguments: "{}" } },
+    ]);
+  });
+
+  it("null input and cache counts in message_delta keep message_start's usage", async () => {
+    const chunks = await collect(adapter.stream(call("delta-usage-null"), signal()));
+    expect(chunks.at(-1)!.usage).toEqual(USAGE);
+  });
+
   it("thinking deltas become reasoning deltas; signatures are not forwarded", async () => {
     const chunks = await collect(adapter.stream(call("thinking"), signal()));
     expect(chunks[0]!.choices[0]!.delta).toEqual({ role: "assistant", reasoning: "The user greets." });

@@ -20,6 +20,8 @@ import {
  * - `ok`: "Hello there, friend." (streamed in 3 text deltas); usage: input 10, cache read 3,
  *   cache creation 2, output 6
  * - `tools`: a text block, then tool_use get_weather {"city":"Paris"} (input_json_delta in 2 parts)
+ * - `tool-no-args`: tool_use get_time with input {} (streamed, as the API does, as one empty
+ *   input_json_delta)
  * - `thinking`: a thinking block, then text
  * - `max-tokens`: stops with stop_reason max_tokens
  * - `slow-headers`: answers after 400 ms; `error-500` (api_error); `overloaded` (529);
@@ -29,6 +31,8 @@ import {
  * - `never-ends`: message_start, one delta, then pings forever
  * - `no-first-byte`: never answers (no headers)
  * - `no-usage`: no usage anywhere
+ * - `delta-usage-null`: as `ok`, but message_delta's usage has input_tokens and the cache counts
+ *   null (MessageDeltaUsage types them `number | null`)
  * - `stream-error`: message_start then an overloaded_error event; `stream-error-late`: after a delta
  */
 export const FAKE_ANTHROPIC_KEY = "sk-ant-fake";
@@ -94,6 +98,12 @@ function blocksFor(model: string): { content: unknown[]; stop: string } {
         { type: "text", text: "Let me check." },
         { type: "tool_use", id: "toolu_01", name: "get_weather", input: { city: "Paris" } },
       ],
+      stop: "tool_use",
+    };
+  }
+  if (model === "tool-no-args") {
+    return {
+      content: [{ type: "tool_use", id: "toolu_02", name: "get_time", input: {} }],
       stop: "tool_use",
     };
   }
@@ -210,7 +220,8 @@ async function handle(req: RecordedRequest, res: ServerResponse, socket: Socket)
         },
         "content_block_start",
       );
-      for (const partial_json of ['{"city":', ' "Paris"}']) {
+      const pieces = Object.keys(block.input).length === 0 ? [""] : ['{"city":', ' "Paris"}'];
+      for (const partial_json of pieces) {
         sse(
           res,
           { type: "content_block_delta", index, delta: { type: "input_json_delta", partial_json } },
@@ -226,7 +237,19 @@ async function handle(req: RecordedRequest, res: ServerResponse, socket: Socket)
     {
       type: "message_delta",
       delta: { stop_reason: stop, stop_sequence: null },
-      ...(usage ? { usage: { output_tokens: usage.output_tokens } } : {}),
+      ...(usage
+        ? {
+            usage:
+              model === "delta-usage-null"
+                ? {
+                    input_tokens: null,
+                    cache_creation_input_tokens: null,
+                    cache_read_input_tokens: null,
+                    output_tokens: usage.output_tokens,
+                  }
+                : { output_tokens: usage.output_tokens },
+          }
+        : {}),
     },
     "message_delta",
   );
