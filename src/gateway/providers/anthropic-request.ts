@@ -4,7 +4,9 @@ import { UpstreamError, type UpstreamCall } from "./provider.js";
  * An OpenAI chat request → an Anthropic Messages request (POST /v1/messages).
  *
  * - system and developer messages, wherever they are, become the top-level `system` (Anthropic
- *   has no system role), in order;
+ *   has no system role), in order; an empty or blank one is left out;
+ * - text blocks that are empty or blank are left out of a list of blocks (Anthropic refuses them:
+ *   "text content blocks must be non-empty" / "must contain non-whitespace text");
  * - user content parts: text → text blocks, image_url → image blocks (a `data:` URL → a base64
  *   source, http(s) → a url source);
  * - assistant tool_calls → tool_use blocks (arguments parsed: Anthropic wants an object);
@@ -62,17 +64,21 @@ function userPart(p: unknown, field: string): Json {
   throw invalid(`${field}.type`, `${JSON.stringify(p.type)} is not supported by this provider`);
 }
 
+const blank = (text: string): boolean => text.trim() === "";
+
 function userContent(content: unknown, field: string): string | Json[] {
   if (typeof content === "string") return content;
   if (!Array.isArray(content)) throw invalid(field, "must be a string or a list of parts");
-  return content.map((p: unknown, j) => userPart(p, `${field}[${j}]`));
+  const blocks = content.map((p: unknown, j) => userPart(p, `${field}[${j}]`));
+  const kept = blocks.filter((b) => !(b.type === "text" && blank(b.text as string)));
+  return kept.length > 0 ? kept : blocks; // only blank text: refused either way
 }
 
 function assistantContent(m: Json, field: string): string | Json[] {
   const text = m.content === null || m.content === undefined ? "" : plainText(m.content, `${field}.content`);
   const calls = Array.isArray(m.tool_calls) ? m.tool_calls : [];
   if (calls.length === 0) return text;
-  const blocks: Json[] = text === "" ? [] : [{ type: "text", text }];
+  const blocks: Json[] = blank(text) ? [] : [{ type: "text", text }];
   calls.forEach((c: unknown, j) => {
     const f = `${field}.tool_calls[${j}]`;
     if (!isObject(c) || !isObject(c.function)) throw invalid(`${f}.function`, "required");
@@ -101,9 +107,11 @@ function translateMessages(messages: unknown[]): { system: Json[]; messages: Jso
     if (!isObject(m)) throw invalid(field, "must be an object");
     switch (m.role) {
       case "system":
-      case "developer":
-        system.push({ type: "text", text: plainText(m.content, `${field}.content`) });
+      case "developer": {
+        const text = plainText(m.content, `${field}.content`);
+        if (!blank(text)) system.push({ type: "text", text });
         return;
+      }
       case "user":
         out.push({ role: "user", content: userContent(m.content, `${field}.content`) });
         return;

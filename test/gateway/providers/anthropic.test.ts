@@ -156,6 +156,38 @@ describe("Anthropic adapter: the request", () => {
     });
   });
 
+  it("empty or blank system messages and text parts are left out (Anthropic refuses them)", async () => {
+    await adapter.complete(
+      call("ok", {
+        messages: [
+          { role: "system", content: "" },
+          { role: "developer", content: [{ type: "text", text: " \n" }] },
+          {
+            role: "user",
+            content: [
+              { type: "text", text: "" },
+              { type: "text", text: "Weather?" },
+            ],
+          },
+          {
+            role: "assistant",
+            content: " ",
+            tool_calls: [{ id: "t1", type: "function", function: { name: "get_weather", arguments: "{}" } }],
+          },
+          { role: "tool", tool_call_id: "t1", content: "18C" },
+        ],
+      }),
+      signal(),
+    );
+    const body = lastRequest().body;
+    expect(body.system).toBeUndefined();
+    expect(body.messages).toEqual([
+      { role: "user", content: [{ type: "text", text: "Weather?" }] },
+      { role: "assistant", content: [{ type: "tool_use", id: "t1", name: "get_weather", input: {} }] },
+      { role: "user", content: [{ type: "tool_result", tool_use_id: "t1", content: "18C" }] },
+    ]);
+  });
+
   it("max_tokens: max_completion_tokens first, then max_tokens, then the endpoint's maximum", async () => {
     await adapter.complete(call("ok", { max_completion_tokens: 50, max_tokens: 70 }), signal());
     expect(lastRequest().body.max_tokens).toBe(50);

@@ -13,7 +13,7 @@ import {
  * A fake Anthropic Messages upstream (POST /v1/messages), following Anthropic's documented wire
  * format: it checks `x-api-key` and `anthropic-version`, refuses what the real API refuses
  * (no max_tokens, a system role inside messages, roles other than user/assistant, tool_result
- * outside a user turn) with `{"type":"error","error":{type,message}}`, answers `message`
+ * outside a user turn, an empty or blank text block in system or messages) with `{"type":"error","error":{type,message}}`, answers `message`
  * objects, and streams named events: message_start, content_block_start/delta/stop, ping,
  * message_delta (cumulative usage), message_stop, error. The requested model picks the behaviour:
  *
@@ -66,6 +66,8 @@ function invalidBody(body: any): string | null {
       return `messages.${i}.role: Input should be 'user' or 'assistant'`;
     if (Array.isArray(m.content)) {
       for (const b of m.content) {
+        if (b.type === "text" && (typeof b.text !== "string" || b.text.trim() === ""))
+          return "messages: text content blocks must contain non-whitespace text";
         if (b.type === "tool_result" && m.role !== "user")
           return `messages.${i}: tool_result blocks belong in user turns`;
         if (b.type === "tool_use" && (typeof b.input !== "object" || b.input === null))
@@ -75,6 +77,8 @@ function invalidBody(body: any): string | null {
   }
   if (body.system !== undefined && typeof body.system !== "string" && !Array.isArray(body.system))
     return "system: must be a string or text blocks";
+  if (Array.isArray(body.system) && body.system.some((b: any) => String(b?.text ?? "").trim() === ""))
+    return "system: text content blocks must contain non-whitespace text";
   return null;
 }
 
