@@ -1,6 +1,9 @@
 import pino from "pino";
 import type { FastifyServerOptions } from "fastify";
 import type { Config } from "../config/config.js";
+import { redactCredentials } from "../lib/credential-text.js";
+
+export { redactCredentials };
 
 /** pino's numeric level of "warn". */
 const WARN = 40;
@@ -20,20 +23,6 @@ const SECRET_NAMES = [
   "token",
   "body",
 ];
-
-/**
- * Credential-shaped text anywhere in a line: a Gatehouse key (`sk-gh-v1-…`), any `sk-…` style key,
- * and the value of a Bearer or Basic authorization.
- */
-const CREDENTIAL_RE =
-  /\b(sk-[A-Za-z0-9]{1,8}-v1-|sk-(?:or-|ant-|proj-)?)[A-Za-z0-9_-]{8,}|\b(Bearer|Basic)\s+[^\s",]+/g;
-
-/** Replaces credential-shaped text in a log line with `[redacted]`. */
-export function redactCredentials(line: string): string {
-  return line.replace(CREDENTIAL_RE, (m: string, prefix: string | undefined, scheme: string | undefined) =>
-    scheme ? `${scheme} [redacted]` : `${prefix ?? ""}[redacted]`,
-  );
-}
 
 /** A request URL for the log: the path only; a query string (which may carry a key) is never logged. */
 export function logUrl(url: string): string {

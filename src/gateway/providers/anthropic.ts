@@ -4,7 +4,13 @@ import { malformed } from "./malformed.js";
 import { DEFAULT_IDLE_TIMEOUT_MS, joinUrl, type UpstreamEndpointOptions } from "./openai-compatible.js";
 import type { ProviderAdapter, UpstreamCall } from "./provider.js";
 import { sseEvents } from "./sse-events.js";
-import { createUpstreamPool, readWholeBody, sendUpstream, type UpstreamExchange } from "./upstream-http.js";
+import {
+  createUpstreamPool,
+  readWholeBody,
+  sendUpstream,
+  withoutSecrets,
+  type UpstreamExchange,
+} from "./upstream-http.js";
 import type { CancelSignal } from "../cancellation.js";
 
 /**
@@ -45,39 +51,53 @@ export function createAnthropicAdapter(opts: UpstreamEndpointOptions): ProviderA
     );
   };
 
+  /** What this call sends as credentials: never part of a failure's message (withoutSecrets). */
+  const secretsOf = (call: UpstreamCall) => [
+    call.apiKey ?? opts.apiKey,
+    ...Object.values(opts.headers ?? {}),
+  ];
+
   return {
     async complete(call, signal) {
-      const text = await readWholeBody(await send(call, false, signal));
-      let parsed: unknown;
       try {
-        parsed = JSON.parse(text);
-      } catch {
-        throw malformed(`not JSON (${JSON.stringify(text.slice(0, 80))})`, false);
+        const text = await readWholeBody(await send(call, false, signal));
+        let parsed: unknown;
+        try {
+          parsed = JSON.parse(text);
+        } catch {
+          throw malformed(`not JSON (${JSON.stringify(text.slice(0, 80))})`, false);
+        }
+        if (typeof parsed !== "object" || parsed === null) throw malformed("not a JSON object", false);
+        return fromAnthropicMessage(parsed as Record<string, unknown>);
+      } catch (err) {
+        throw withoutSecrets(err, secretsOf(call));
       }
-      if (typeof parsed !== "object" || parsed === null) throw malformed("not a JSON object", false);
-      return fromAnthropicMessage(parsed as Record<string, unknown>);
     },
 
     async *stream(call, signal) {
-      const exchange = await send(call, true, signal);
-      const state = new AnthropicStream();
       try {
-        for await (const event of sseEvents(exchange, () => state.output)) {
-          let data: unknown;
-          try {
-            data = JSON.parse(event.data);
-          } catch {
-            throw malformed(`event ${event.event ?? "(unnamed)"} is not JSON`, state.output);
+        const exchange = await send(call, true, signal);
+        const state = new AnthropicStream();
+        try {
+          for await (const event of sseEvents(exchange, () => state.output)) {
+            let data: unknown;
+            try {
+              data = JSON.parse(event.data);
+            } catch {
+              throw malformed(`event ${event.event ?? "(unnamed)"} is not JSON`, state.output);
+            }
+            if (typeof data !== "object" || data === null)
+              throw malformed("an event is not a JSON object", state.output);
+            const chunk = state.next(data as Record<string, unknown>);
+            if (chunk) yield chunk;
+            if (state.done) break;
           }
-          if (typeof data !== "object" || data === null)
-            throw malformed("an event is not a JSON object", state.output);
-          const chunk = state.next(data as Record<string, unknown>);
-          if (chunk) yield chunk;
-          if (state.done) break;
+          if (!state.done) throw malformed("the stream ended before message_stop", state.output);
+        } finally {
+          exchange.close(state.done);
         }
-        if (!state.done) throw malformed("the stream ended before message_stop", state.output);
-      } finally {
-        exchange.close(state.done);
+      } catch (err) {
+        throw withoutSecrets(err, secretsOf(call));
       }
     },
 

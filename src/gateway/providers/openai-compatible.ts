@@ -15,6 +15,7 @@ import {
   readWholeBody,
   isRetryableStatus,
   sendUpstream,
+  withoutSecrets,
   type UpstreamExchange,
 } from "./upstream-http.js";
 import type { CancelSignal } from "../cancellation.js";
@@ -94,29 +95,43 @@ export function createOpenAICompatibleAdapter(opts: UpstreamEndpointOptions): Pr
     );
   };
 
+  /** What this call sends as credentials: never part of a failure's message (withoutSecrets). */
+  const secretsOf = (call: UpstreamCall) => [
+    call.apiKey ?? opts.apiKey,
+    ...Object.values(opts.headers ?? {}),
+  ];
+
   return {
     async complete(call, signal) {
-      return parseCompletion(await readWholeBody(await send(call, false, signal)));
+      try {
+        return parseCompletion(await readWholeBody(await send(call, false, signal)));
+      } catch (err) {
+        throw withoutSecrets(err, secretsOf(call));
+      }
     },
 
     async *stream(call, signal) {
-      const exchange = await send(call, true, signal);
-      let output = false;
-      let finished = false;
       try {
-        for await (const event of sseEvents(exchange, () => output)) {
-          if (event.data === "[DONE]") {
-            finished = true;
-            break;
+        const exchange = await send(call, true, signal);
+        let output = false;
+        let finished = false;
+        try {
+          for await (const event of sseEvents(exchange, () => output)) {
+            if (event.data === "[DONE]") {
+              finished = true;
+              break;
+            }
+            const chunk = parseChunk(event.data, output);
+            if (chunk.choices.some((c) => c.finish_reason !== null)) finished = true;
+            output = true;
+            yield chunk;
           }
-          const chunk = parseChunk(event.data, output);
-          if (chunk.choices.some((c) => c.finish_reason !== null)) finished = true;
-          output = true;
-          yield chunk;
+          if (!finished) throw malformed("the stream ended before its last chunk", output);
+        } finally {
+          exchange.close(finished);
         }
-        if (!finished) throw malformed("the stream ended before its last chunk", output);
-      } finally {
-        exchange.close(finished);
+      } catch (err) {
+        throw withoutSecrets(err, secretsOf(call));
       }
     },
 

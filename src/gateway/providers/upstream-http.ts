@@ -2,6 +2,7 @@ import type { IncomingHttpHeaders } from "node:http";
 import { Agent, type Dispatcher } from "undici";
 import { UpstreamBody } from "./upstream-body.js";
 import { UpstreamError, UpstreamTimeout } from "./provider.js";
+import { redactCredentials } from "../../lib/credential-text.js";
 import type { CancelSignal } from "../cancellation.js";
 
 /**
@@ -313,4 +314,27 @@ export function retryAfterMs(headers: IncomingHttpHeaders, now = Date.now()): nu
 function headerValue(v: string | string[] | undefined): string | null {
   const s = Array.isArray(v) ? v[0] : v;
   return s === undefined ? null : s.trim();
+}
+
+/** Shorter values are not searched for (a header such as `x-version: 1` is not a credential). */
+const MIN_SECRET_LENGTH = 8;
+
+/**
+ * An upstream failure as the client and the log may see it: its message quotes what the upstream
+ * wrote (an error body, an error event), and some upstreams echo the credential they were sent
+ * ("Incorrect API key provided: …"). Every value sent as a credential (the call's key, the
+ * platform's or the organization's own, and the provider's extra header values) and any
+ * credential-shaped text are replaced with `[redacted]`. Anything else is returned as it is.
+ */
+export function withoutSecrets(err: unknown, secrets: readonly (string | null | undefined)[]): unknown {
+  if (!(err instanceof UpstreamError) || err instanceof UpstreamTimeout) return err;
+  let message = err.message;
+  for (const secret of secrets) {
+    if (typeof secret === "string" && secret.length >= MIN_SECRET_LENGTH)
+      message = message.split(secret).join("[redacted]");
+  }
+  message = redactCredentials(message);
+  return message === err.message
+    ? err
+    : new UpstreamError(message, err.status, err.retryable, err.retryAfterMs);
 }
