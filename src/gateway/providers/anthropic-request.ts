@@ -173,6 +173,25 @@ function translateToolChoice(choice: unknown, parallel: unknown): Json | undefin
   return out;
 }
 
+/** Anthropic's smallest thinking budget. */
+export const MIN_THINKING_BUDGET = 1024;
+
+/**
+ * The thinking budget Anthropic accepts for `reasoning.max_tokens`: at least 1024 (a smaller one is
+ * raised to it, as a budget is a ceiling, not a target) and below `max_tokens`, which the thinking
+ * counts in. One that cannot be below `max_tokens` is refused before anything is sent.
+ */
+function thinkingBudget(asked: number, maxTokens: number): number {
+  const budget = Math.max(MIN_THINKING_BUDGET, Math.floor(asked));
+  if (budget >= maxTokens) {
+    throw invalid(
+      "reasoning.max_tokens",
+      `a thinking budget of ${budget} tokens must be below max_tokens (${maxTokens}); Anthropic's smallest budget is ${MIN_THINKING_BUDGET}: raise max_tokens or lower the budget`,
+    );
+  }
+  return budget;
+}
+
 export function toAnthropicRequest(call: UpstreamCall, stream: boolean): Json {
   const b = call.body;
   if (!Array.isArray(b.messages)) throw invalid("messages", "required");
@@ -193,7 +212,7 @@ export function toAnthropicRequest(call: UpstreamCall, stream: boolean): Json {
   }
   const reasoning = b.reasoning;
   if (isObject(reasoning) && typeof reasoning.max_tokens === "number" && reasoning.max_tokens > 0) {
-    req.thinking = { type: "enabled", budget_tokens: reasoning.max_tokens };
+    req.thinking = { type: "enabled", budget_tokens: thinkingBudget(reasoning.max_tokens, maxTokens) };
   }
   return req;
 }

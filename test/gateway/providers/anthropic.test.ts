@@ -93,7 +93,7 @@ describe("Anthropic adapter: the request", () => {
         ],
         tool_choice: "required",
         parallel_tool_calls: false,
-        max_tokens: 300,
+        max_tokens: 2000,
         stop: "END",
         temperature: 0.5,
         top_p: 0.9,
@@ -108,7 +108,7 @@ describe("Anthropic adapter: the request", () => {
     expect(req.headers.authorization).toBeUndefined();
     expect(req.body).toEqual({
       model: "ok",
-      max_tokens: 300,
+      max_tokens: 2000,
       stream: false,
       system: [
         { type: "text", text: "Be brief." },
@@ -240,6 +240,25 @@ describe("Anthropic adapter: the request", () => {
       const err = await upstreamFailure(adapter.complete(call("ok", body), signal()));
       expect(err).toMatchObject({ status: 400, retryable: false });
       expect(err.message.startsWith(`${field}: `)).toBe(true);
+    }
+    expect(fake.requests.length).toBe(before);
+  });
+});
+
+describe("Anthropic adapter: the thinking budget", () => {
+  it("a budget under Anthropic's 1024 is raised to it; one at or above max_tokens is refused, nothing sent", async () => {
+    await adapter.complete(call("ok", { max_tokens: 4000, reasoning: { max_tokens: 300 } }), signal());
+    expect(lastRequest().body.thinking).toEqual({ type: "enabled", budget_tokens: 1024 });
+    await adapter.complete(call("ok", { max_tokens: 4000, reasoning: { max_tokens: 2000 } }), signal());
+    expect(lastRequest().body.thinking).toEqual({ type: "enabled", budget_tokens: 2000 });
+    const before = fake.requests.length;
+    for (const body of [
+      { max_tokens: 4000, reasoning: { max_tokens: 4000 } },
+      { max_tokens: 1000, reasoning: { max_tokens: 300 } },
+    ]) {
+      const err = await upstreamFailure(adapter.complete(call("ok", body), signal()));
+      expect(err).toMatchObject({ status: 400, retryable: false });
+      expect(err.message).toMatch(/^reasoning\.max_tokens: .*below max_tokens \(\d+\)/);
     }
     expect(fake.requests.length).toBe(before);
   });

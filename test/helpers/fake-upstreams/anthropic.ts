@@ -79,6 +79,12 @@ function invalidBody(body: any): string | null {
     return "system: must be a string or text blocks";
   if (Array.isArray(body.system) && body.system.some((b: any) => String(b?.text ?? "").trim() === ""))
     return "system: text content blocks must contain non-whitespace text";
+  if (body.thinking?.type === "enabled") {
+    const budget = body.thinking.budget_tokens;
+    if (!Number.isInteger(budget) || budget < 1024)
+      return "thinking.enabled.budget_tokens: Input should be greater than or equal to 1024";
+    if (budget >= body.max_tokens) return "`max_tokens` must be greater than `thinking.budget_tokens`";
+  }
   return null;
 }
 
