@@ -153,6 +153,21 @@ describe("which credential serves", () => {
     expect(after.byok_usage).toBeCloseTo(before.byok_usage + costAt("alpha"), 12);
   });
 
+  it("a key pasted with surrounding whitespace is stored and sent without it; a blank one is 400", async () => {
+    const id = await byok({ key: "  sk-own-padded\n" });
+    expect((await chat({})).creds).toEqual(["sk-own-padded"]);
+    await patchByok(id, { key: "\tsk-own-repasted\r\n" });
+    expect((await chat({})).creds).toEqual(["sk-own-repasted"]);
+    for (const [method, url] of [
+      ["POST", "/api/v1/byok"],
+      ["PATCH", `/api/v1/byok/${id}`],
+    ] as const) {
+      const r = await s.call({ method, url, payload: { provider: "alpha", key: " \n " } });
+      expect(r.statusCode, r.body).toBe(400);
+      expect(r.json<{ error: { message: string } }>().error.message).toBe("key: must not be blank");
+    }
+  });
+
   it("without one, the platform's configured key serves and is charged to credits", async () => {
     const before = await keyUsage(key);
     const o = await chat({});

@@ -120,7 +120,7 @@ export async function createByok(d: ByokDeps, organizationId: string, b: ByokInp
   checkCombination(b.is_byok_only ?? false, b.is_fallback ?? false);
   const id = newId();
   const now = d.clock.now().toISOString();
-  const secret = b.key as string;
+  const secret = credentialOf(b.key as string);
   const count = await d.db
     .selectFrom("byok_keys")
     .select((eb) => eb.fn.countAll<string>().as("n"))
@@ -195,6 +195,17 @@ export async function listByok(
   return { data: rows.map(toByokKey), total_count: Number(total?.n ?? 0) };
 }
 
+/**
+ * The credential as it will be sent: without surrounding whitespace. A key pasted with a trailing
+ * newline was stored as sent, could not be sent as a header, and every request fell back to the
+ * platform's key as if the provider were down.
+ */
+function credentialOf(key: string): string {
+  const secret = key.trim();
+  if (secret === "") throw invalid("key: must not be blank");
+  return secret;
+}
+
 export async function updateByok(d: ByokDeps, organizationId: string, id: string, b: ByokInput) {
   const row = await findRow(d.db, organizationId, id);
   await checkHashes(d.db, organizationId, b.allowed_api_key_hashes);
@@ -204,8 +215,9 @@ export async function updateByok(d: ByokDeps, organizationId: string, id: string
   );
   const patch: Partial<Row> = { updated_at: d.clock.now().toISOString() };
   if (b.key !== undefined) {
-    patch.key_ciphertext = d.secretBox.seal(b.key, id);
-    patch.label = maskSecret(b.key);
+    const secret = credentialOf(b.key);
+    patch.key_ciphertext = d.secretBox.seal(secret, id);
+    patch.label = maskSecret(secret);
   }
   if (b.name !== undefined) patch.name = b.name;
   if (b.disabled !== undefined) patch.disabled = b.disabled ? 1 : 0;
