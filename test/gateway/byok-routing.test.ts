@@ -168,6 +168,16 @@ describe("which credential serves", () => {
     }
   });
 
+  it("a key stored with a trailing newline before keys were trimmed is sent trimmed", async () => {
+    const id = await byok({ key: "sk-own-old" });
+    await s.ctx.store.db
+      .updateTable("byok_keys")
+      .set({ key_ciphertext: s.ctx.secretBox.seal("sk-own-old\n", id) })
+      .where("id", "=", id)
+      .execute();
+    expect((await chat({})).creds).toEqual(["sk-own-old"]);
+  });
+
   it("without one, the platform's configured key serves and is charged to credits", async () => {
     const before = await keyUsage(key);
     const o = await chat({});

@@ -49,7 +49,8 @@ export class ByokRouting {
       id: r.id,
       workspaceId: r.workspace_id,
       provider: r.provider,
-      secret: this.secretBox.open(r.key_ciphertext, r.id),
+      // Trimmed: keys stored before create/update trimmed them may end in a pasted newline.
+      secret: this.secretBox.open(r.key_ciphertext, r.id).trim(),
       isFallback: Number(r.is_fallback) === 1,
       exclusive: Number(r.is_byok_only) === 1 || Number(r.is_required) === 1,
       sortOrder: Number(r.sort_order),
