@@ -1,6 +1,6 @@
 import { toAnthropicRequest } from "./anthropic-request.js";
 import { AnthropicStream, fromAnthropicMessage } from "./anthropic-response.js";
-import { malformed } from "./malformed.js";
+import { malformed, notJson } from "./malformed.js";
 import { DEFAULT_IDLE_TIMEOUT_MS, joinUrl, type UpstreamEndpointOptions } from "./openai-compatible.js";
 import type { ProviderAdapter, UpstreamCall } from "./provider.js";
 import { sseEvents } from "./sse-events.js";
@@ -65,7 +65,7 @@ export function createAnthropicAdapter(opts: UpstreamEndpointOptions): ProviderA
         try {
           parsed = JSON.parse(text);
         } catch {
-          throw malformed(`not JSON (${JSON.stringify(text.slice(0, 80))})`, false);
+          throw notJson(text, false);
         }
         if (typeof parsed !== "object" || parsed === null) throw malformed("not a JSON object", false);
         return fromAnthropicMessage(parsed as Record<string, unknown>);

@@ -8,7 +8,7 @@ import {
   type MaxTokensField,
   type UpstreamCall,
 } from "./provider.js";
-import { malformed } from "./malformed.js";
+import { malformed, notJson } from "./malformed.js";
 import { sseEvents } from "./sse-events.js";
 import {
   createUpstreamPool,
@@ -167,7 +167,7 @@ function parseJson(text: string, afterOutput: boolean): Json {
   try {
     v = JSON.parse(text);
   } catch {
-    throw malformed(`not JSON (${JSON.stringify(text.slice(0, 80))})`, afterOutput);
+    throw notJson(text, afterOutput);
   }
   if (!isObject(v)) throw malformed("not a JSON object", afterOutput);
   return v;

@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders } from "node:http";
 import { Agent, type Dispatcher } from "undici";
 import { UpstreamBody } from "./upstream-body.js";
+import { looksLikeHtml } from "./malformed.js";
 import { UpstreamError, UpstreamTimeout } from "./provider.js";
 import { redactCredentials } from "../../lib/credential-text.js";
 import type { CancelSignal } from "../cancellation.js";
@@ -286,6 +287,7 @@ export function errorMessage(text: string): string {
   try {
     parsed = JSON.parse(text);
   } catch {
+    if (looksLikeHtml(text)) return "an HTML page, not an error message (from a proxy in between?)";
     return text.trim().slice(0, 300) || "(empty body)";
   }
   const o = (parsed ?? {}) as Record<string, unknown>;

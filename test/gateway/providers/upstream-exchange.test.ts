@@ -30,6 +30,18 @@ beforeAll(async () => {
   fake = await startFakeServer((req, res: ServerResponse) => {
     const model = String(req.body?.model);
     if (model === "hang") return neverAnswer(res);
+    if (model === "html-error") {
+      res.writeHead(502, { "content-type": "text/html" });
+      return void res.end("<html><body><h1>502 Bad Gateway</h1><p>lb-7.internal.corp:8443</p></body></html>");
+    }
+    if (model === "html-200") {
+      res.writeHead(200, { "content-type": "text/html" });
+      return void res.end("<!doctype html><p>sso.internal.corp login</p>");
+    }
+    if (model === "text-error") {
+      res.writeHead(500, { "content-type": "text/plain" });
+      return void res.end("model not loaded\n");
+    }
     if (model === "huge-error") {
       // 100 KiB of an error body, and then it never ends.
       res.writeHead(503, { "content-type": "application/json" });
@@ -77,6 +89,20 @@ describe("upstream exchange", () => {
     expect(err.message).toContain("overloaded, details follow");
     expect(err.message.length).toBeLessThan(400);
     expect(await fake.requests[fake.requests.length - 1]!.closed).toEqual({ aborted: true });
+  });
+
+  it("an HTML error page is named, not quoted (its markup may name internal hosts); plain text is quoted", async () => {
+    const html = await upstreamFailure(adapter.complete(call("html-error"), new AbortController().signal));
+    expect(html).toMatchObject({ status: 502, retryable: true });
+    expect(html.message).toContain("an HTML page");
+    expect(html.message).not.toMatch(/internal\.corp|<html|<h1/);
+    const text = await upstreamFailure(adapter.complete(call("text-error"), new AbortController().signal));
+    expect(text).toMatchObject({ status: 500, retryable: true });
+    expect(text.message).toContain("model not loaded");
+    const page = await upstreamFailure(adapter.complete(call("html-200"), new AbortController().signal));
+    expect(page).toMatchObject({ status: null, retryable: true });
+    expect(page.message).toContain("an HTML page, not JSON");
+    expect(page.message).not.toMatch(/internal\.corp|<p>/);
   });
 
   it("a stream larger than the read-ahead arrives whole and in order to a consumer that lags", async () => {
