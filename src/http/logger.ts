@@ -3,8 +3,6 @@ import type { FastifyServerOptions } from "fastify";
 import type { Config } from "../config/config.js";
 import { redactCredentials } from "../lib/credential-text.js";
 
-export { redactCredentials };
-
 /** pino's numeric level of "warn". */
 const WARN = 40;
 

@@ -1,5 +1,8 @@
 import { CountBudget, countTextTokens } from "../tokens/count-tokens.js";
 
+/** A choice's or tool call's index as sent, where it is one (0..1023); anything else counts as 0. */
+const slot = (index: number): number => (Number.isInteger(index) && index >= 0 && index < 1024 ? index : 0);
+
 /** One choice's generated strings, as they arrived. */
 interface ChoiceOutput {
   content: string;
@@ -22,8 +25,7 @@ export class GeneratedOutput {
   private readonly choices: ChoiceOutput[] = [];
 
   private choice(index: number): ChoiceOutput {
-    const i = Number.isInteger(index) && index >= 0 && index < 1024 ? index : 0;
-    return (this.choices[i] ??= { content: "", refusal: "", reasoning: "", tools: [] });
+    return (this.choices[slot(index)] ??= { content: "", refusal: "", reasoning: "", tools: [] });
   }
 
   /** A finished answer's message. */
@@ -51,8 +53,7 @@ export class GeneratedOutput {
   private addTool(c: ChoiceOutput, index: number, t: unknown): void {
     const f = (t as { function?: { name?: unknown; arguments?: unknown } } | null)?.function;
     if (typeof f !== "object" || f === null) return;
-    const i = Number.isInteger(index) && index >= 0 && index < 1024 ? index : 0;
-    const tool = (c.tools[i] ??= { name: "", arguments: "" });
+    const tool = (c.tools[slot(index)] ??= { name: "", arguments: "" });
     if (typeof f.name === "string") tool.name += f.name;
     if (typeof f.arguments === "string") tool.arguments += f.arguments;
   }

@@ -36,7 +36,7 @@ export interface ChatCall {
   appTitle: string | null;
   /** process.hrtime.bigint() when the request arrived. */
   arrivedNs: bigint;
-  /** Aborted when the client goes away (or a shutdown's grace runs out). */
+  /** Aborted when the client goes away (for a stream, also when a shutdown's grace runs out). */
   clientGone: CancelSignal;
   /**
    * What cancels the upstream call: for a stream `clientGone` itself; for a whole answer only a
@@ -45,8 +45,11 @@ export interface ChatCall {
   upstreamStop: CancelSignal;
 }
 
-/** Router extras that are not forwarded (the rest of the OpenAI body is). */
-const EXTRAS = [
+/**
+ * Not copied to the upstream's body: the router extras, and the completion cap, which is set from
+ * the hold (capMaxTokens). The rest of the OpenAI body is forwarded.
+ */
+const NOT_FORWARDED = new Set([
   "model",
   "models",
   "provider",
@@ -59,10 +62,9 @@ const EXTRAS = [
   "usage",
   "debug",
   "trace",
-];
-
-/** Set from the hold (capMaxTokens), never copied from the client's body. */
-const CAPS = ["max_tokens", "max_completion_tokens"];
+  "max_tokens",
+  "max_completion_tokens",
+]);
 
 /** CSPRNG bytes drawn 4 KiB at a time: one call into the CSPRNG per ~227 ids, not one per id. */
 let entropy = Buffer.alloc(0);
@@ -152,7 +154,7 @@ export class ChatRun {
       (room) => planHold(room, ask),
     );
     const out: ChatRequestBody = { messages: body.messages };
-    for (const [k, v] of Object.entries(body)) if (!EXTRAS.includes(k) && !CAPS.includes(k)) out[k] = v;
+    for (const [k, v] of Object.entries(body)) if (!NOT_FORWARDED.has(k)) out[k] = v;
     capMaxTokens(out, body, hold.plan.maxTokens);
     this.holdHeaders = {
       "x-gatehouse-max-tokens": String(hold.plan.maxTokens),

@@ -8,6 +8,7 @@ import {
   createUpstreamPool,
   readWholeBody,
   sendUpstream,
+  sentCredentials,
   withoutSecrets,
   type UpstreamExchange,
 } from "./upstream-http.js";
@@ -51,12 +52,6 @@ export function createAnthropicAdapter(opts: UpstreamEndpointOptions): ProviderA
     );
   };
 
-  /** What this call sends as credentials: never part of a failure's message (withoutSecrets). */
-  const secretsOf = (call: UpstreamCall) => [
-    call.apiKey ?? opts.apiKey,
-    ...Object.values(opts.headers ?? {}),
-  ];
-
   return {
     async complete(call, signal) {
       try {
@@ -70,7 +65,7 @@ export function createAnthropicAdapter(opts: UpstreamEndpointOptions): ProviderA
         if (typeof parsed !== "object" || parsed === null) throw malformed("not a JSON object", false);
         return fromAnthropicMessage(parsed as Record<string, unknown>);
       } catch (err) {
-        throw withoutSecrets(err, secretsOf(call));
+        throw withoutSecrets(err, sentCredentials(call, opts));
       }
     },
 
@@ -97,7 +92,7 @@ export function createAnthropicAdapter(opts: UpstreamEndpointOptions): ProviderA
           exchange.close(state.done);
         }
       } catch (err) {
-        throw withoutSecrets(err, secretsOf(call));
+        throw withoutSecrets(err, sentCredentials(call, opts));
       }
     },
 

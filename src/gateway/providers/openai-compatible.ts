@@ -15,6 +15,7 @@ import {
   readWholeBody,
   isRetryableStatus,
   sendUpstream,
+  sentCredentials,
   withoutSecrets,
   type UpstreamExchange,
 } from "./upstream-http.js";
@@ -95,18 +96,12 @@ export function createOpenAICompatibleAdapter(opts: UpstreamEndpointOptions): Pr
     );
   };
 
-  /** What this call sends as credentials: never part of a failure's message (withoutSecrets). */
-  const secretsOf = (call: UpstreamCall) => [
-    call.apiKey ?? opts.apiKey,
-    ...Object.values(opts.headers ?? {}),
-  ];
-
   return {
     async complete(call, signal) {
       try {
         return parseCompletion(await readWholeBody(await send(call, false, signal)));
       } catch (err) {
-        throw withoutSecrets(err, secretsOf(call));
+        throw withoutSecrets(err, sentCredentials(call, opts));
       }
     },
 
@@ -131,7 +126,7 @@ export function createOpenAICompatibleAdapter(opts: UpstreamEndpointOptions): Pr
           exchange.close(finished);
         }
       } catch (err) {
-        throw withoutSecrets(err, secretsOf(call));
+        throw withoutSecrets(err, sentCredentials(call, opts));
       }
     },
 
@@ -197,8 +192,7 @@ function parseCompletion(text: string): ProviderCompletion {
     if (content === null && m.content !== null && m.content !== undefined) {
       const parts = contentParts(m.content);
       content = parts.text;
-      if (parts.reasoning !== "")
-        reasoning = typeof reasoning === "string" ? reasoning + parts.reasoning : parts.reasoning;
+      reasoning = withReasoning(reasoning, parts.reasoning);
     }
     return {
       index: typeof c.index === "number" ? c.index : i,
@@ -246,8 +240,8 @@ function cleanDelta(d: Json): Json {
     const parts = contentParts(out.content);
     delete out.content;
     if (parts.text !== null) out.content = parts.text;
-    if (parts.reasoning !== "")
-      out.reasoning = typeof out.reasoning === "string" ? out.reasoning + parts.reasoning : parts.reasoning;
+    const reasoning = withReasoning(out.reasoning, parts.reasoning);
+    if (reasoning !== undefined) out.reasoning = reasoning;
   }
   return out;
 }
@@ -271,6 +265,12 @@ export function contentParts(content: unknown): { text: string | null; reasoning
     else if (typeof p.text === "string") text = (text ?? "") + p.text;
   }
   return { text, reasoning };
+}
+
+/** Reasoning sent beside the content, with the content's thinking parts after it. */
+function withReasoning(reasoning: unknown, fromParts: string): unknown {
+  if (fromParts === "") return reasoning;
+  return typeof reasoning === "string" ? reasoning + fromParts : fromParts;
 }
 
 /** The text inside a thinking part: a string, or a list of strings / `{text}` parts, joined. */

@@ -318,6 +318,14 @@ function headerValue(v: string | string[] | undefined): string | null {
   return s === undefined ? null : s.trim();
 }
 
+/** What a call sends as credentials (its key, else the provider's, and the extra header values). */
+export function sentCredentials(
+  call: { apiKey?: string },
+  opts: { apiKey: string | null; headers?: Record<string, string> },
+): (string | null)[] {
+  return [call.apiKey ?? opts.apiKey, ...Object.values(opts.headers ?? {})];
+}
+
 /** Shorter values are not searched for (a header such as `x-version: 1` is not a credential). */
 const MIN_SECRET_LENGTH = 8;
 
