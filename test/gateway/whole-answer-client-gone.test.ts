@@ -37,6 +37,13 @@ beforeAll(async () => {
         prompt_price: 0.000001,
         completion_price: 0.000002,
       },
+      {
+        id: "file/hang",
+        provider: "calm",
+        upstream_model: "no-first-byte",
+        prompt_price: 0.000001,
+        completion_price: 0.000002,
+      },
     ],
   );
   s = await startListening({
@@ -104,5 +111,22 @@ describe("a whole answer whose client leaves", () => {
     expect(await usage()).toBeCloseTo(before + cost, 12);
     expect(await s.app.gateway.holds.store.openCount()).toBe(0);
     expect(s.app.gateway.holds.liveCount).toBe(0);
+  });
+
+  it("is cancelled by a shutdown whose grace runs out: the upstream call ends, the hold is released", async () => {
+    const seen = openai.requests.length;
+    const answer = fetch(`${s.baseUrl}/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: JSON.stringify({ model: "file/hang", messages: [{ role: "user", content: "hi" }] }),
+    });
+    while (openai.requests.length === seen) await new Promise((r) => setTimeout(r, 5));
+    const t0 = performance.now();
+    expect(await s.app.gateway.inFlight.drain(100)).toEqual({ cancelled: 1 });
+    // Well before the provider's 5 s first-byte deadline.
+    expect(performance.now() - t0).toBeLessThan(3_000);
+    expect((await answer).status).toBeGreaterThanOrEqual(500);
+    expect(await openai.requests[seen]!.closed).toEqual({ aborted: true });
+    expect(await s.app.gateway.holds.store.openCount()).toBe(0);
   });
 });
