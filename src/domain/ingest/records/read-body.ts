@@ -1,5 +1,6 @@
 import { parse as secureJsonParse } from "secure-json-parse";
 import { DomainError, invalid } from "../../errors.js";
+import { nestsTooDeep, TOO_DEEP, tooDeepPath } from "./nesting.js";
 import { MAX_RECORDS, UnparsableLine } from "./validate-generations.js";
 
 /* A request body → its list of records (not yet checked), with the envelope's own problems. */
@@ -42,6 +43,12 @@ export function parseNdjson(text: string): unknown[] {
 export function recordsOf(body: unknown): unknown[] {
   if (typeof body !== "object" || body === null || Array.isArray(body))
     throw invalid("body: must be a JSON object");
+  // The records are checked one by one (validate-generations.ts); the body's other fields here.
+  for (const k in body) {
+    const v = (body as Record<string, unknown>)[k];
+    if (k !== "generations" && typeof v === "object" && v !== null && nestsTooDeep(v, 2))
+      throw invalid(`${k}${tooDeepPath(v, 2)}: ${TOO_DEEP}`);
+  }
   const g = (body as { generations?: unknown }).generations;
   if (g === undefined) throw invalid("generations: is required");
   if (!Array.isArray(g)) throw invalid("generations: must be an array");

@@ -10,6 +10,7 @@ import {
 import { UUID_RE } from "../../../lib/ids.js";
 import { MAX_USD, usdToNano } from "../../../lib/money.js";
 import { parseTimestamp } from "../../../lib/time.js";
+import { nestsTooDeep, TOO_DEEP, tooDeepPath } from "./nesting.js";
 
 /*
  * The ingest validator, generated from the field table (activity/generation-fields.ts): each
@@ -19,6 +20,8 @@ import { parseTimestamp } from "../../../lib/time.js";
 
 /** Records per request (spec/activity.md); more is 413. */
 export const MAX_RECORDS = 10_000;
+/** A record is level 3 of its body (nesting.ts), in NDJSON too. */
+const RECORD_LEVEL = 3;
 /** Problems listed in error.metadata.problems. */
 export const MAX_PROBLEMS = 100;
 export { MAX_CLASSIFICATIONS, MAX_FUTURE_MS };
@@ -370,6 +373,10 @@ function parseRecord(raw: unknown, i: number, nowMs: number, problems: Problems)
   }
   if (!isObject(raw)) {
     problems.add(i, `generations[${i}]: must be an object`);
+    return null;
+  }
+  if (nestsTooDeep(raw, RECORD_LEVEL)) {
+    problems.add(i, `generations[${i}]${tooDeepPath(raw, RECORD_LEVEL)}: ${TOO_DEEP}`);
     return null;
   }
   const before = problems.total;
