@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { hashKey } from "../../src/lib/ids.js";
 import { TestReceiver, waitFor } from "../helpers/broadcast-receiver.js";
 import { makeTestApp } from "../helpers/app.js";
-import { createWebhook, ingestRecords, makeBroadcastApp, records } from "./broadcast-helpers.js";
+import { createWebhook, deliveries, ingestRecords, makeBroadcastApp, records } from "./broadcast-helpers.js";
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -91,6 +91,61 @@ describe("Broadcast secrets", () => {
           : {}),
       });
       expect(res.statusCode).toBe(404);
+    }
+  });
+
+  it("credentials the encoder derives (Basic base64 of key pairs, URL userinfo) are masked when a receiver echoes them", async () => {
+    const t = await makeBroadcastApp({ maxAttempts: 1 });
+    const rx = new TestReceiver();
+    await rx.start();
+    cleanups.push(
+      () => t.close(),
+      () => rx.stop(),
+    );
+    const basic = (user: string, pass: string) => Buffer.from(`${user}:${pass}`).toString("base64");
+    const lf = await t.call({
+      method: "POST",
+      url: "/api/v1/observability/destinations",
+      payload: {
+        type: "langfuse",
+        name: "lf",
+        config: {
+          publicKey: "pk-lf-DERIVED0123",
+          secretKey: "sk-lf-DERIVED4567",
+          baseUrl: `http://127.0.0.1:${rx.port}`,
+        },
+      },
+    });
+    expect(lf.statusCode).toBe(201);
+    const lfId = lf.json<{ data: { id: string } }>().data.id;
+    // A webhook whose URL carries credentials: Node sends them as Basic authorization.
+    const hook = await createWebhook(
+      t,
+      `http://hookuser:hook-pass-0123456789@127.0.0.1:${rx.port}/v1/traces`,
+    );
+    const leaked = [
+      basic("pk-lf-DERIVED0123", "sk-lf-DERIVED4567"),
+      basic("hookuser", "hook-pass-0123456789"),
+    ];
+
+    // The connection test's error.
+    for (const id of [lfId, hook]) {
+      rx.queue.push({ kind: "echo-auth", status: 401 });
+      const res = await t.call({ method: "POST", url: `/api/v1/observability/destinations/${id}/test` });
+      const error = res.json<{ data: { error: string } }>().data.error;
+      expect(error).toContain("bad credentials");
+      for (const l of leaked) expect(error).not.toContain(l.slice(0, 16));
+    }
+
+    // A delivery's last error and dead letters, as GET …/deliveries shows them.
+    rx.fallback = { kind: "echo-auth", status: 401 };
+    await ingestRecords(t, records(t, 2));
+    t.broadcaster.start();
+    for (const id of [lfId, hook]) {
+      await waitFor(async () => (await deliveries(t, id)).dead === 2, 5_000, "dead letters");
+      const text = JSON.stringify(await deliveries(t, id));
+      expect(text).toContain("bad credentials");
+      for (const l of leaked) expect(text).not.toContain(l.slice(0, 16));
     }
   });
 

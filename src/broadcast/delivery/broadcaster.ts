@@ -314,7 +314,9 @@ export class Broadcaster {
     const startedMs = this.now();
     // Decrypted here, at send time, and only held for this claim.
     const config = openConfig(this.deps.secretBox, { id: row.id, config_ciphertext: row.configCiphertext });
-    const mask = (text: string) => maskErrorText(text, type, config);
+    // The headers last sent: credentials the encoder derived from the config are masked too.
+    let sentHeaders: Record<string, string> = {};
+    const mask = (text: string) => maskErrorText(text, type, config, sentHeaders);
     const flags: GenerationFlags = {
       privacyMode: row.privacyMode,
       cost: row.cost,
@@ -350,6 +352,7 @@ export class Broadcaster {
       }
       // Signing (S3's SigV4) happens per send: the signature covers the send time.
       const signed = encoder.sign ? await encoder.sign(req, config, new Date(this.now())) : req;
+      sentHeaders = signed.headers;
       const res: SendResult = await sendRequest(signed, {
         timeoutMs: settings.attemptTimeoutMs,
         refusePrivateAddresses: settings.refusePrivateAddresses,

@@ -38,11 +38,20 @@ export async function testDestination(
   }
   const config = openConfig(box, row);
   let res;
+  // The headers sent: credentials the encoder derived from the config are masked in the error too.
+  let sentHeaders: Record<string, string> = {};
   try {
     const request = encoder.testRequest(config);
-    res = await sendRequest(encoder.sign ? await encoder.sign(request, config, new Date()) : request, opts);
+    const signed = encoder.sign ? await encoder.sign(request, config, new Date()) : request;
+    sentHeaders = signed.headers;
+    res = await sendRequest(signed, opts);
   } catch (err) {
-    return { ok: false, status: null, latency_ms: 0, error: maskErrorText(String(err), type, config) };
+    return {
+      ok: false,
+      status: null,
+      latency_ms: 0,
+      error: maskErrorText(String(err), type, config, sentHeaders),
+    };
   }
   const ok =
     res.status !== null &&
@@ -53,6 +62,7 @@ export async function testDestination(
         res.status === null ? res.text : `HTTP ${res.status}${res.text ? `: ${res.text}` : ""}`,
         type,
         config,
+        sentHeaders,
       );
   return { ok, status: res.status, latency_ms: res.latencyMs, error };
 }
