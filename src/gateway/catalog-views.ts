@@ -1,4 +1,5 @@
 import type { Catalog, ModelEntry } from "./catalog/catalog.js";
+import { canonical, supportsAll } from "./catalog/parameters.js";
 
 /** Wire views of the catalog: GET /models (the SDK's Model) and GET /providers. */
 
@@ -40,7 +41,8 @@ export function modelView(m: ModelEntry, created: number): Record<string, unknow
       max_completion_tokens: e?.maxCompletionTokens ?? null,
     },
     per_request_limits: null,
-    supported_parameters: ["max_tokens", "temperature", "top_p", "stop", "tools", "tool_choice", "seed"],
+    // What at least one endpoint honours (`provider.require_parameters` routes to those that do).
+    supported_parameters: supportedParameters(m),
     supported_voices: null,
     default_parameters: null,
     links: { details: `/api/v1/models/${m.id}/endpoints` },
@@ -54,15 +56,34 @@ export function modelView(m: ModelEntry, created: number): Record<string, unknow
       },
       context_length: x.contextLength,
       max_completion_tokens: x.maxCompletionTokens,
+      supported_parameters: [...x.supportedParameters],
     })),
   };
+}
+
+/** The union of a model's endpoints' parameters, in canonical order. */
+export function supportedParameters(m: ModelEntry): string[] {
+  return canonical(m.endpoints.flatMap((e) => e.supportedParameters));
 }
 
 /** Catalog models are listed in id order; `created` is the process start (the catalog's build). */
 const STARTED = Math.floor(Date.now() / 1000);
 
-export function listModels(catalog: Catalog, offset: number, limit: number): Record<string, unknown> {
-  const all = [...catalog.models.values()].sort((a, b) => (a.id < b.id ? -1 : 1));
+export interface ModelFilter {
+  /** Only models with one endpoint that honours every one of these (the query's comma list). */
+  supportedParameters?: readonly string[];
+}
+
+export function listModels(
+  catalog: Catalog,
+  offset: number,
+  limit: number,
+  filter: ModelFilter = {},
+): Record<string, unknown> {
+  const wanted = filter.supportedParameters ?? [];
+  const all = [...catalog.models.values()]
+    .filter((m) => m.endpoints.some((e) => supportsAll(e.supportedParameters, wanted)))
+    .sort((a, b) => (a.id < b.id ? -1 : 1));
   return {
     data: all.slice(offset, offset + limit).map((m) => modelView(m, STARTED)),
     links: { next: null },

@@ -13,9 +13,17 @@ import { startListening, type ListeningApp } from "../helpers/server.js";
  * providers the upstream heard from, in which order.
  */
 const PROVIDERS = [
-  { slug: "alpha", name: "Alpha Cloud", prompt: 0.000001, completion: 0.000002 },
-  { slug: "beta", name: "Beta AI", prompt: 0.000003, completion: 0.000004 },
-  { slug: "gamma", name: "Gamma", prompt: 0.000005, completion: 0.000006 },
+  // What each endpoint of multi/chat honours: alpha and beta say so in the file (max_tokens is
+  // added to every list); gamma has the openai-compatible kind's defaults.
+  { slug: "alpha", name: "Alpha Cloud", prompt: 0.000001, completion: 0.000002, params: ["temperature"] },
+  {
+    slug: "beta",
+    name: "Beta AI",
+    prompt: 0.000003,
+    completion: 0.000004,
+    params: ["temperature", "seed", "top_k", "tools"],
+  },
+  { slug: "gamma", name: "Gamma", prompt: 0.000005, completion: 0.000006, params: undefined },
 ] as const;
 type Slug = (typeof PROVIDERS)[number]["slug"];
 const P = Object.fromEntries(PROVIDERS.map((p) => [p.slug, p])) as Record<Slug, (typeof PROVIDERS)[number]>;
@@ -47,6 +55,7 @@ beforeAll(async () => {
         upstream_model: `${p.slug}-chat`,
         prompt_price: p.prompt,
         completion_price: p.completion,
+        ...(p.params ? { supported_parameters: [...p.params] } : {}),
       })),
       // Models with one provider each, for `models` fallbacks.
       {
@@ -55,6 +64,7 @@ beforeAll(async () => {
         upstream_model: "alpha-solo",
         prompt_price: P.alpha.prompt,
         completion_price: P.alpha.completion,
+        supported_parameters: ["temperature"],
       },
       {
         id: "solo/gamma",
@@ -338,5 +348,145 @@ describe("only and ignore", () => {
       expect(o.error!.message).toMatch(/^provider: /);
       expect(o.heard).toEqual([]);
     }
+  });
+});
+
+describe("require_parameters", () => {
+  it("routes only to endpoints that honour every parameter; by default one that lacks it still serves", async () => {
+    // seed: alpha lacks it, beta has it.
+    const strict = await chat({ model: "multi/chat", seed: 7, provider: { require_parameters: true } });
+    await expectServedBy(strict, "beta", [200]);
+    expect(strict.heard).toEqual(["beta"]);
+    upstream.reset();
+    // Without it (or false), the first endpoint serves and the parameter goes along as sent.
+    for (const provider of [undefined, { require_parameters: false }]) {
+      const loose = await chat({ model: "multi/chat", seed: 7, ...(provider ? { provider } : {}) });
+      await expectServedBy(loose, "alpha", [200]);
+      expect(upstream.requests().at(-1)!.raw.body).toMatchObject({ seed: 7 });
+    }
+  });
+
+  it("checks the kind's defaults, aliases and every model of `models`; streams too", async () => {
+    // top_k: only beta lists it (gamma's openai-compatible defaults do not).
+    const topK = await chat(
+      { model: "multi/chat", top_k: 5, provider: { require_parameters: true, order: ["gamma"] } },
+      true,
+    );
+    await expectServedBy(topK, "beta", [200]);
+    upstream.reset();
+    // A json_schema response format needs structured_outputs too: only gamma (the defaults) has both.
+    const schema = await chat({
+      models: ["solo/alpha", "multi/chat"],
+      response_format: { type: "json_schema", json_schema: { name: "x", schema: { type: "object" } } },
+      provider: { require_parameters: true },
+    });
+    await expectServedBy(schema, "gamma", [200]);
+    expect(schema.heard).toEqual(["gamma"]);
+    // max_completion_tokens is max_tokens, which every endpoint honours; null asks for nothing.
+    const plain = await chat({
+      model: "solo/alpha",
+      max_completion_tokens: 10,
+      seed: null,
+      tools: [],
+      provider: { require_parameters: true },
+    });
+    await expectServedBy(plain, "alpha", [200], "solo/alpha");
+  });
+
+  it("no endpoint honours them all: 404 naming the parameters and what each endpoint lacks; nothing sent or charged", async () => {
+    const before = await usage();
+    const o = await chat({
+      model: "multi/chat",
+      top_k: 3,
+      logprobs: true,
+      provider: { require_parameters: true },
+    });
+    expect(o.status).toBe(404);
+    expect(o.error!.message).toMatch(/^provider\.require_parameters: /);
+    expect(o.error!.message).toContain("(max_tokens, top_k, logprobs)");
+    expect(o.error!.message).toContain("multi/chat on alpha lacks top_k, logprobs");
+    expect(o.error!.message).toContain("multi/chat on beta lacks logprobs");
+    expect(o.error!.message).toContain("multi/chat on gamma lacks top_k");
+    expect(o.error!.metadata).toMatchObject({ parameters: ["max_tokens", "top_k", "logprobs"] });
+    expect(o.heard).toEqual([]);
+    expect(await usage()).toBe(before);
+  });
+});
+
+describe("GET /models: supported_parameters", () => {
+  interface Listed {
+    id: string;
+    supported_parameters: string[];
+    endpoints: { provider: string; supported_parameters: string[] }[];
+  }
+  const list = async (query = ""): Promise<Listed[]> => {
+    const r = await fetch(`${s.baseUrl}/models${query}`);
+    expect(r.status).toBe(200);
+    return ((await r.json()) as { data: Listed[] }).data;
+  };
+
+  it("per endpoint, and the model's list is their union in one order", async () => {
+    const multi = (await list()).find((m) => m.id === "multi/chat")!;
+    expect(multi.endpoints.map((e) => [e.provider, e.supported_parameters])).toEqual([
+      ["alpha", ["max_tokens", "temperature"]],
+      ["beta", ["max_tokens", "temperature", "top_k", "seed", "tools"]],
+      [
+        "gamma",
+        [
+          "max_tokens",
+          "temperature",
+          "top_p",
+          "stop",
+          "frequency_penalty",
+          "presence_penalty",
+          "seed",
+          "logit_bias",
+          "logprobs",
+          "top_logprobs",
+          "response_format",
+          "structured_outputs",
+          "tools",
+          "tool_choice",
+          "parallel_tool_calls",
+        ],
+      ],
+    ]);
+    expect(multi.supported_parameters).toEqual([
+      "max_tokens",
+      "temperature",
+      "top_p",
+      "top_k",
+      "stop",
+      "frequency_penalty",
+      "presence_penalty",
+      "seed",
+      "logit_bias",
+      "logprobs",
+      "top_logprobs",
+      "response_format",
+      "structured_outputs",
+      "tools",
+      "tool_choice",
+      "parallel_tool_calls",
+    ]);
+    // The built-in mock only honours max_tokens: it claims nothing else.
+    expect((await list()).find((m) => m.id === "mock/echo")!.supported_parameters).toEqual(["max_tokens"]);
+  });
+
+  it("the filter keeps models with one endpoint that honours every listed parameter (the SDK's encoding too)", async () => {
+    const ids = async (q: string) => (await list(q)).map((m) => m.id);
+    expect(await ids("?supported_parameters=temperature")).toEqual([
+      "multi/chat",
+      "solo/alpha",
+      "solo/gamma",
+    ]);
+    expect(await ids("?supported_parameters=top_k%2Cseed")).toEqual(["multi/chat"]);
+    // top_k is beta's and logprobs gamma's: no one endpoint has both.
+    expect(await ids("?supported_parameters=top_k,logprobs")).toEqual([]);
+    expect(await ids("?supported_parameters=no_such_thing")).toEqual([]);
+    expect(await ids("?supported_parameters=")).toContain("mock/echo");
+    const sdk = await s.sdk(key).models.list({ supportedParameters: "top_k,seed" });
+    expect(sdk.result.data.map((m) => m.id)).toEqual(["multi/chat"]);
+    expect(sdk.result.totalCount).toBe(1);
   });
 });

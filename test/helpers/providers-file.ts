@@ -11,6 +11,7 @@ export interface FileModel {
   completion_price: number | string;
   context_length?: number;
   max_completion_tokens?: number;
+  supported_parameters?: string[];
 }
 
 export interface WrittenProvidersFile {

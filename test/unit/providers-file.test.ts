@@ -67,6 +67,7 @@ describe("providers file", () => {
         completionPricePerMTokNano: 2_000_000_000n,
         contextLength: 8192,
         maxCompletionTokens: 1024,
+        supportedParameters: null,
       },
     ]);
   });
@@ -314,6 +315,40 @@ describe("loadProvidersFile", () => {
     ).toEqual([
       "providers[0].max_tokens_field: applies to kind openai-compatible only (Anthropic's is max_tokens)",
     ]);
+  });
+
+  it("supported_parameters: known names only, max_tokens always in, the kind's defaults otherwise", async () => {
+    const model = (extra: Record<string, unknown>, kind = "openai-compatible") => ({
+      providers: [{ ...EXAMPLE.providers[0], kind, api_key: "k", api_key_env: undefined }],
+      models: [{ ...EXAMPLE.models[0], ...extra }],
+    });
+    const listed = parseProvidersFile(
+      JSON.stringify(model({ supported_parameters: ["tools", "seed", "tools"] })),
+      {},
+    );
+    expect(listed.models[0]!.supportedParameters).toEqual(["max_tokens", "seed", "tools"]);
+    expect(problemsOf(model({ supported_parameters: ["tools", "top-k", 3] }))).toEqual([
+      "models[0].supported_parameters: must be a list of parameter names",
+    ]);
+    const [problem] = problemsOf(model({ supported_parameters: ["tools", "topk"] }));
+    expect(problem).toMatch(
+      /^models\[0\]\.supported_parameters: unknown parameter "topk" \(known: max_tokens, temperature, /,
+    );
+    expect(problemsOf(model({ supported_parameters: "tools" }))).toEqual([
+      "models[0].supported_parameters: must be a list of parameter names",
+    ]);
+    // Not listed: what the provider's adapter honours.
+    for (const [kind, has, lacks] of [
+      ["openai-compatible", "response_format", "top_k"],
+      ["anthropic", "top_k", "seed"],
+    ] as const) {
+      const part = buildFileProviders(parseProvidersFile(JSON.stringify(model({}, kind)), {}));
+      const params = part.models[0]!.endpoints[0]!.supportedParameters;
+      expect(params).toContain("max_tokens");
+      expect(params).toContain(has);
+      expect(params).not.toContain(lacks);
+      await Promise.all(part.providers.map((p) => p.adapter.close?.() ?? Promise.resolve()));
+    }
   });
 
   it("reads, validates and builds adapters in one call", async () => {

@@ -1,6 +1,7 @@
 import type { GatewayConfig } from "../../config/config.js";
 import { MockAdapter } from "../providers/mock.js";
 import type { Catalog, ModelEntry, ProviderEntry } from "./catalog.js";
+import { DEFAULT_PARAMETERS } from "./parameters.js";
 
 /** Prices of the mock: 0.000001 USD per prompt token, 0.000002 per completion token. */
 const MOCK_PROMPT_PRICE_NANO_PER_MTOK = 1_000_000_000n;
@@ -25,6 +26,7 @@ function mockEntries(latencyMs: number): { provider: ProviderEntry; models: Mode
         completionPricePerMTokNano: MOCK_COMPLETION_PRICE_NANO_PER_MTOK,
         contextLength: 8192,
         maxCompletionTokens: 1024,
+        supportedParameters: DEFAULT_PARAMETERS.mock,
       },
     ],
   });

@@ -1,4 +1,5 @@
 import type { ProviderAdapter } from "../providers/provider.js";
+import type { Parameter } from "./parameters.js";
 
 /**
  * What this installation can route to: providers (an adapter plus its identity) and models (one
@@ -31,6 +32,8 @@ export interface ModelEndpoint {
   completionPricePerMTokNano: bigint;
   contextLength: number;
   maxCompletionTokens: number;
+  /** Request parameters this endpoint honours, in canonical order (parameters.ts). */
+  supportedParameters: readonly Parameter[];
 }
 
 export interface ModelEntry {

@@ -5,6 +5,7 @@ import {
 } from "../providers/openai-compatible.js";
 import type { ProviderAdapter } from "../providers/provider.js";
 import type { ModelEntry, ProviderEntry } from "./catalog.js";
+import { DEFAULT_PARAMETERS } from "./parameters.js";
 import { readProvidersFile, type FileProviderKind, type ProvidersFileSpec } from "./providers-file.js";
 
 /** One adapter factory per wire format: a new kind is a line here plus its module. */
@@ -38,6 +39,7 @@ export function buildFileProviders(spec: ProvidersFileSpec): FileCatalogPart {
       ...(p.maxTokensField !== null ? { maxTokensField: p.maxTokensField } : {}),
     }),
   }));
+  const kinds = new Map(spec.providers.map((p) => [p.slug, p.kind]));
   const models = new Map<string, ModelEntry>();
   for (const m of spec.models) {
     let entry = models.get(m.id);
@@ -45,6 +47,8 @@ export function buildFileProviders(spec: ProvidersFileSpec): FileCatalogPart {
       entry = { id: m.id, name: m.name, isMock: false, endpoints: [] };
       models.set(m.id, entry);
     }
+    const kind = kinds.get(m.provider);
+    if (kind === undefined) throw new Error(`model ${m.id}: unknown provider ${m.provider}`);
     entry.endpoints.push({
       provider: m.provider,
       upstreamModel: m.upstreamModel,
@@ -52,6 +56,7 @@ export function buildFileProviders(spec: ProvidersFileSpec): FileCatalogPart {
       completionPricePerMTokNano: m.completionPricePerMTokNano,
       contextLength: m.contextLength,
       maxCompletionTokens: m.maxCompletionTokens,
+      supportedParameters: m.supportedParameters ?? DEFAULT_PARAMETERS[kind],
     });
   }
   return { providers, models: [...models.values()] };

@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import { usdPerTokenToNanoPerMTok } from "../../lib/money.js";
 import { Redacted } from "../../lib/redacted.js";
 import { MAX_TOKENS_FIELDS, type MaxTokensField } from "../providers/provider.js";
+import { canonical, isParameter, PARAMETERS, type Parameter } from "./parameters.js";
 
 /**
  * The providers file (GATEHOUSE_PROVIDERS_FILE): which upstreams this installation forwards to
@@ -41,6 +42,8 @@ export interface ModelSpec {
   completionPricePerMTokNano: bigint;
   contextLength: number;
   maxCompletionTokens: number;
+  /** The request parameters this endpoint honours; null = its provider kind's defaults. */
+  supportedParameters: Parameter[] | null;
 }
 
 export interface ProvidersFileSpec {
@@ -88,6 +91,7 @@ const MODEL_FIELDS = new Set([
   "completion_price",
   "context_length",
   "max_completion_tokens",
+  "supported_parameters",
 ]);
 
 function isObject(v: unknown): v is Json {
@@ -346,6 +350,22 @@ function model(raw: unknown, at: string, report: Report): ModelSpec | null {
   const maxCompletionTokens = int("max_completion_tokens");
   if (contextLength > 0 && maxCompletionTokens > contextLength)
     bad("max_completion_tokens", "must not exceed context_length");
+  let supportedParameters: Parameter[] | null = null;
+  const listed = raw.supported_parameters;
+  if (listed !== undefined) {
+    if (!Array.isArray(listed) || listed.some((p) => typeof p !== "string"))
+      bad("supported_parameters", "must be a list of parameter names");
+    else {
+      const unknown = listed.filter((p: string) => !isParameter(p));
+      if (unknown.length > 0)
+        bad(
+          "supported_parameters",
+          `unknown parameter ${unknown.map((p) => JSON.stringify(p)).join(", ")} (known: ${PARAMETERS.join(", ")})`,
+        );
+      // max_tokens always applies: the gateway sets the completion cap on every request.
+      else supportedParameters = canonical(["max_tokens", ...(listed as string[])]);
+    }
+  }
   if (!ok) return null;
   return {
     id,
@@ -356,5 +376,6 @@ function model(raw: unknown, at: string, report: Report): ModelSpec | null {
     completionPricePerMTokNano: completionPrice,
     contextLength,
     maxCompletionTokens,
+    supportedParameters,
   };
 }

@@ -1,5 +1,6 @@
-import { invalid } from "../../domain/errors.js";
+import { DomainError, invalid } from "../../domain/errors.js";
 import type { Catalog, ModelEndpoint, ModelEntry, ProviderEntry } from "../catalog/catalog.js";
+import { lacking } from "../catalog/parameters.js";
 
 /** One way to serve the request: a model at one of its endpoints. */
 export interface Attempt {
@@ -15,6 +16,7 @@ export interface ProviderPrefs {
   only?: string[] | null;
   ignore?: string[] | null;
   allow_fallbacks?: boolean | null;
+  require_parameters?: boolean | null;
 }
 
 const norm = (s: string) => s.trim().toLowerCase();
@@ -23,13 +25,16 @@ const norm = (s: string) => s.trim().toLowerCase();
  * The ordered attempts for `model` then each of `models` (duplicates dropped): per model, its
  * endpoints filtered by `only` / `ignore` (provider slug or display name, any case) and sorted
  * with `order`'s providers first in that order. With `allow_fallbacks: false`, only the providers
- * named in `order` are used (or, without `order`, the model's first endpoint).
+ * named in `order` are used (or, without `order`, the model's first endpoint). With
+ * `require_parameters: true`, only endpoints that honour every one of `used` (the request's
+ * parameters, parameters.ts) are kept; by default a parameter an endpoint lacks is ignored there.
  */
 export function planAttempts(
   catalog: Catalog,
   model: string | undefined,
   models: readonly string[] | undefined,
   prefs: ProviderPrefs | null | undefined,
+  used: readonly string[] = [],
 ): Attempt[] {
   const ids = [...new Set([...(model !== undefined ? [model] : []), ...(models ?? [])])];
   if (ids.length === 0) throw invalid("model: is required (or models: a list of model ids)");
@@ -38,6 +43,15 @@ export function planAttempts(
   const ignore = named(prefs?.ignore);
   const order = (prefs?.order ?? []).map(norm);
   const allowFallbacks = prefs?.allow_fallbacks ?? true;
+  const requireParameters = prefs?.require_parameters === true && used.length > 0;
+  /** Endpoints left out for lacking a parameter, and which: for the refusal when none is left. */
+  const left: string[] = [];
+  const honours = (a: Attempt): boolean => {
+    const missing = requireParameters ? lacking(a.endpoint.supportedParameters, used) : [];
+    if (missing.length === 0) return true;
+    left.push(`${a.model.id} on ${a.provider.slug} lacks ${missing.join(", ")}`);
+    return false;
+  };
   const out: Attempt[] = [];
   for (const [i, id] of ids.entries()) {
     const entry = catalog.models.get(id);
@@ -55,7 +69,8 @@ export function planAttempts(
       .map((endpoint) => ({ model: entry, endpoint, provider: catalog.providers.get(endpoint.provider) }))
       .filter((a): a is Attempt => a.provider !== undefined)
       .filter((a) => !only || only.has(norm(a.provider.slug)) || only.has(norm(a.provider.name)))
-      .filter((a) => !ignore || !(ignore.has(norm(a.provider.slug)) || ignore.has(norm(a.provider.name))));
+      .filter((a) => !ignore || !(ignore.has(norm(a.provider.slug)) || ignore.has(norm(a.provider.name))))
+      .filter(honours);
     candidates = candidates
       .map((a, j) => ({ a, j, r: rankOf(a.provider) }))
       .sort((x, y) => x.r - y.r || x.j - y.j)
@@ -65,6 +80,14 @@ export function planAttempts(
         order.length > 0 ? candidates.filter((a) => rankOf(a.provider) !== Infinity) : candidates.slice(0, 1);
     }
     out.push(...candidates);
+  }
+  if (out.length === 0 && left.length > 0) {
+    // The hosted original's answer: 404, no endpoint can handle the requested parameters.
+    throw new DomainError(
+      "not_found",
+      `provider.require_parameters: no endpoint of the requested models honours every parameter of the request (${used.join(", ")}): ${left.slice(0, 4).join("; ")}. GET /api/v1/models lists each endpoint's supported_parameters`,
+      { parameters: [...used] },
+    );
   }
   if (out.length === 0) {
     throw invalid("provider: no provider of the requested models satisfies only / ignore / order");

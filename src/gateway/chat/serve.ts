@@ -16,6 +16,7 @@ import {
 } from "../providers/provider.js";
 import type { ServedGeneration } from "../recording.js";
 import { planAttempts, type Attempt, type ProviderPrefs } from "./attempts.js";
+import { requestParameters } from "../catalog/parameters.js";
 import type { Charge } from "./wire.js";
 import type { CancelSignal } from "../cancellation.js";
 
@@ -112,7 +113,14 @@ export class ChatRun {
     this.createdAt = gw.clock.now();
     this.id = newGenerationId(this.createdAt.getTime());
     this.created = Math.floor(this.createdAt.getTime() / 1000);
-    this.attempts = planAttempts(gw.catalog, call.body.model, call.body.models, call.body.provider);
+    const prefs = call.body.provider;
+    this.attempts = planAttempts(
+      gw.catalog,
+      call.body.model,
+      call.body.models,
+      prefs,
+      prefs?.require_parameters === true ? requestParameters(call.body) : [],
+    );
     this.promptEstimate = countPromptTokens(call.body.messages, call.body.tools);
   }
 

@@ -8,6 +8,13 @@ import { principal } from "../plugins/auth.js";
 import { routeLimit } from "../plugins/rate-limit.js";
 import { GenerationQuery, ModelsQuery } from "../schemas/gateway.js";
 
+/** A comma-separated query value (the SDK sends `tools%2Ctemperature`) as its non-empty items. */
+const commaList = (v: string | undefined): string[] =>
+  (v ?? "")
+    .split(",")
+    .map((s) => s.trim())
+    .filter((s) => s !== "");
+
 /** GET /models, /providers (public: what this installation routes to) and /generation. */
 export async function gatewayReadRoutes(root: FastifyInstance, ctx: AppContext, gw: Gateway): Promise<void> {
   const app = root.withTypeProvider<TypeBoxTypeProvider>();
@@ -16,7 +23,10 @@ export async function gatewayReadRoutes(root: FastifyInstance, ctx: AppContext, 
   app.get(
     "/models",
     { config: publicLimit, schema: { tags, operationId: "getModels", querystring: ModelsQuery } },
-    async (request) => listModels(gw.catalog, request.query.offset ?? 0, request.query.limit ?? 500),
+    async (request) =>
+      listModels(gw.catalog, request.query.offset ?? 0, request.query.limit ?? 500, {
+        supportedParameters: commaList(request.query.supported_parameters),
+      }),
   );
   app.get("/providers", { config: publicLimit, schema: { tags, operationId: "listProviders" } }, async () =>
     listProviders(gw.catalog),

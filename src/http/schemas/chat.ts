@@ -28,6 +28,7 @@ export const ProviderPreferences = Type.Object(
     only: Type.Optional(Nullable(Slugs)),
     ignore: Type.Optional(Nullable(Slugs)),
     allow_fallbacks: Type.Optional(Nullable(Type.Boolean())),
+    require_parameters: Type.Optional(Nullable(Type.Boolean())),
   },
   { additionalProperties: true },
 );

@@ -6,6 +6,8 @@ export const ModelsQuery = Type.Object(
   {
     offset: Type.Optional(Type.Union([Type.Integer({ minimum: 0, maximum: MAX_OFFSET }), Type.Null()])),
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
+    /** Comma-separated: only models that honour every one (on one endpoint). */
+    supported_parameters: Type.Optional(Type.String({ maxLength: 1024 })),
   },
   { additionalProperties: true },
 );
