@@ -91,6 +91,39 @@ describe.skipIf(unavailable !== null)("Keys page in Chromium", () => {
     await page.close();
   });
 
+  it("counts the BYOK usage against the limit when the key includes it, as the API's limit_remaining does", async () => {
+    const workspaces = (await api("/workspaces")).body.data as { id: string }[];
+    const all: any[] = [];
+    for (const w of workspaces)
+      all.push(...((await api(`/keys?include_disabled=true&workspace_id=${w.id}`)).body.data as any[]));
+    const byok = all.find((k) => k.byok_usage_monthly > 0 && k.usage_monthly > 0);
+    expect(byok, "the demo has a key with BYOK usage this month").toBeDefined();
+    const before = await keyRecord(byok.hash);
+    await api(`/keys/${byok.hash}`, {
+      method: "PATCH",
+      body: { limit: 1000, limit_reset: "monthly", include_byok_in_limit: true },
+    });
+    const k = await keyRecord(byok.hash);
+    const counted = 1000 - Number(k.limit_remaining);
+    expect(counted).toBeCloseTo(Number(k.usage_monthly) + Number(k.byok_usage_monthly), 9);
+    const page = await signedIn(context, server, "/keys");
+    await page.getByRole("table", { name: /Keys/ }).waitFor();
+    await expect
+      .poll(() => row(page, byok.name).textContent())
+      .toContain(`${usd(counted)} / ${usd(1000)} monthly (incl. ${usd(Number(k.byok_usage_monthly))} BYOK)`);
+    const meter = row(page, byok.name).locator("meter");
+    expect(Number(await meter.getAttribute("value"))).toBeCloseTo(counted / 1000, 9);
+    await api(`/keys/${byok.hash}`, {
+      method: "PATCH",
+      body: {
+        limit: before.limit,
+        limit_reset: before.limit_reset,
+        include_byok_in_limit: before.include_byok_in_limit,
+      },
+    });
+    await page.close();
+  });
+
   it("edits name, limit, reset, BYOK flag and expiry; clears the expiry", async () => {
     const { data } = await newKey({ name: "edit me", limit: 5, limit_reset: "daily" });
     const page = await signedIn(context, server, "/keys");

@@ -18,15 +18,29 @@ import { fromUtcInput, usd, utc, utcInputValue } from "../lib/format.ts";
 
 type Reset = "daily" | "weekly" | "monthly";
 
-/** Usage in the key's current limit window (all-time when the limit never resets). */
-export const windowUsage = (k: Key) =>
+/** BYOK usage in the key's current limit window (all-time when the limit never resets). */
+const windowByok = (k: Key) =>
   k.limit_reset === "daily"
+    ? k.byok_usage_daily
+    : k.limit_reset === "weekly"
+      ? k.byok_usage_weekly
+      : k.limit_reset === "monthly"
+        ? k.byok_usage_monthly
+        : k.byok_usage;
+
+/**
+ * What counts against the key's limit in its current window (all-time when the limit never
+ * resets): the usage, plus the BYOK usage when the key counts it (`include_byok_in_limit`), the
+ * same sum the server subtracts for `limit_remaining`.
+ */
+export const windowUsage = (k: Key) =>
+  (k.limit_reset === "daily"
     ? k.usage_daily
     : k.limit_reset === "weekly"
       ? k.usage_weekly
       : k.limit_reset === "monthly"
         ? k.usage_monthly
-        : k.usage;
+        : k.usage) + (k.include_byok_in_limit ? windowByok(k) : 0);
 
 const isExpired = (k: Key, now = Date.now()) => k.expires_at !== null && Date.parse(k.expires_at) <= now;
 
@@ -210,6 +224,7 @@ function UsageBar({ k }: { k: Key }) {
     <span class="usage">
       <meter min={0} max={1} value={ratio} high={0.8} aria-label={`${k.name} usage of limit`} /> {usd(used)} /{" "}
       {usd(k.limit)} {k.limit_reset ?? "total"}
+      {k.include_byok_in_limit && <span class="muted"> (incl. {usd(windowByok(k))} BYOK)</span>}
     </span>
   );
 }
