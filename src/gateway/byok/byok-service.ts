@@ -195,14 +195,26 @@ export async function listByok(
   return { data: rows.map(toByokKey), total_count: Number(total?.n ?? 0) };
 }
 
+/** C0 and C1 control characters and DEL. */
+const CONTROL_RE = /\p{Cc}/u;
+/** What an HTTP header value cannot carry besides controls (undici: \t, 0x20-0x7e, 0x80-0xff). */
+const BEYOND_LATIN1_RE = /[\u0100-\uffff]/; // UTF-16 code units: astral characters too
+
 /**
  * The credential as it will be sent: without surrounding whitespace. A key pasted with a trailing
  * newline was stored as sent, could not be sent as a header, and every request fell back to the
- * platform's key as if the provider were down.
+ * platform's key as if the provider were down. What is left must be a header value too: a control
+ * character inside it (two keys pasted on two lines, a tab) or a character beyond U+00FF makes the
+ * HTTP client refuse the header on every attempt, with the same silent fallback, so such a key is
+ * refused here instead of stored.
  */
 function credentialOf(key: string): string {
   const secret = key.trim();
   if (secret === "") throw invalid("key: must not be blank");
+  if (CONTROL_RE.test(secret))
+    throw invalid("key: must not contain control characters (it is sent as an HTTP header)");
+  if (BEYOND_LATIN1_RE.test(secret))
+    throw invalid("key: must not contain characters beyond U+00FF (it is sent as an HTTP header)");
   return secret;
 }
 
