@@ -124,6 +124,26 @@ describe.skipIf(unavailable !== null)("Keys page in Chromium", () => {
     await page.close();
   });
 
+  it("saves a key whose limit has more than two decimals (set through the API)", async () => {
+    const { data } = await newKey({ name: "fine limit", limit: 12.345 });
+    const page = await signedIn(context, server, "/keys");
+    await row(page, "fine limit").getByRole("button", { name: "Edit fine limit" }).click();
+    const form = page.getByRole("form", { name: "Edit fine limit" });
+    expect(await form.getByLabel("Limit (USD, empty = none)").inputValue()).toBe("12.345");
+    await form.getByLabel("Name").fill("fine limit renamed");
+    await form.getByRole("button", { name: "Save" }).click();
+    await row(page, "fine limit renamed").waitFor();
+    expect(await keyRecord(data.hash)).toMatchObject({ name: "fine limit renamed", limit: 12.345 });
+    // A new key's limit may have them too.
+    await page.getByText("Create a key").click();
+    await page.locator("#new-key-name").fill("tiny limit");
+    await page.getByRole("form", { name: "New key" }).getByLabel("Limit (USD, empty = none)").fill("0.005");
+    await page.getByRole("button", { name: "Create key" }).click();
+    await page.locator("#new-key").waitFor();
+    await expect.poll(() => row(page, "tiny limit").textContent()).toContain(`/ ${usd(0.005)} total`);
+    await page.close();
+  });
+
   it("edits name, limit, reset, BYOK flag and expiry; clears the expiry", async () => {
     const { data } = await newKey({ name: "edit me", limit: 5, limit_reset: "daily" });
     const page = await signedIn(context, server, "/keys");

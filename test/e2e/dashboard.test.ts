@@ -117,6 +117,49 @@ describe.skipIf(unavailable !== null)("dashboard in Chromium", () => {
     await page.close();
   });
 
+  it("saves budgets and sampling rates with more than two decimals", async () => {
+    const ws = await api("/workspaces", { method: "POST", body: { name: "e2e decimals", slug: "e2e-dec" } });
+    expect(ws.status).toBe(201);
+    expect(
+      (await api("/workspaces/e2e-dec/budgets/monthly", { method: "PUT", body: { limit_usd: 150.555 } }))
+        .status,
+    ).toBe(200);
+    const page = await signedIn("/workspaces");
+    const card = page.getByRole("article", { name: /e2e decimals/ });
+    const monthly = card.getByRole("form", { name: /monthly budget/ });
+    await expect.poll(() => monthly.getByLabel("Limit (USD)").inputValue()).toBe("150.555");
+    await monthly.getByLabel("Limit (USD)").fill("99.995");
+    await monthly.getByRole("button", { name: "Save monthly" }).click();
+    await expect
+      .poll(
+        async (): Promise<unknown> => (await api("/workspaces/e2e-dec/budgets/monthly")).body.data.limit_usd,
+      )
+      .toBe(99.995);
+
+    const made = await api("/observability/destinations", {
+      method: "POST",
+      body: {
+        name: "e2e eighth",
+        type: "webhook",
+        sampling_rate: 0.125,
+        config: { url: "https://hooks.example.com/s" },
+      },
+    });
+    expect(made.status).toBe(201);
+    await page.goto(`${server.origin}/destinations`);
+    const dest = page.getByRole("article", { name: /e2e eighth/ });
+    await dest.getByRole("button", { name: "Edit e2e eighth" }).click();
+    const form = dest.getByRole("form", { name: "Edit e2e eighth" });
+    await form.getByLabel("Name").fill("e2e eighth renamed");
+    await form.getByRole("button", { name: "Save destination" }).click();
+    await form.waitFor({ state: "detached" });
+    expect((await api(`/observability/destinations/${made.body.data.id}`)).body.data).toMatchObject({
+      name: "e2e eighth renamed",
+      sampling_rate: 0.125,
+    });
+    await page.close();
+  });
+
   it("runs an analytics query whose chart and table equal the API's answer", async () => {
     const end = String(server.summary.period && (server.summary.period as { end: string }).end);
     const endS = new Date(Math.ceil(Date.parse(end) / 86_400_000) * 86_400_000)

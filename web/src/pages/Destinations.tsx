@@ -295,7 +295,7 @@ function DestinationForm({
           type="number"
           min={0}
           max={1}
-          step="0.01"
+          step="any"
           value={sampling}
           onValue={setSampling}
         />

@@ -253,7 +253,7 @@ function LimitFields({
         form={form}
         type="number"
         min={0}
-        step="0.01"
+        step="any"
         value={value.limit}
         onValue={(limit) => onChange({ ...value, limit })}
       />

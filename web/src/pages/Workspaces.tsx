@@ -142,7 +142,7 @@ function BudgetForm({
         form={form}
         type="number"
         min={0}
-        step="0.01"
+        step="any"
         required
         value={limit}
         onValue={setLimit}
