@@ -220,6 +220,59 @@ describe("observability destinations over HTTP", () => {
       );
     });
 
+    it("a config value no HTTP request can carry is 400 naming it, and nothing is created", async () => {
+      // Keys, project and workspace names go into request headers: a value with a control character
+      // (a key pasted with its newline) or a header beyond U+00FF was stored, and every delivery and
+      // test of the destination then failed before reaching the receiver.
+      const CONTROL = "must not contain control characters";
+      const cases: [Record<string, unknown>, string][] = [
+        [
+          { ...createBody("datadog"), config: { ...SAMPLE_CONFIGS.datadog, apiKey: "dd0123456789abcdef\n" } },
+          `config.apiKey: ${CONTROL}`,
+        ],
+        [
+          { ...createBody("ramp"), config: { apiKey: "rmp_0123\r\nX-Injected: 1" } },
+          `config.apiKey: ${CONTROL}`,
+        ],
+        [
+          { ...createBody("opik"), config: { ...SAMPLE_CONFIGS.opik, workspace: "w\u0001s" } },
+          `config.workspace: ${CONTROL}`,
+        ],
+        [
+          { ...createBody("langsmith"), config: { ...SAMPLE_CONFIGS.langsmith, project: "main\tx" } },
+          `config.project: ${CONTROL}`,
+        ],
+        [
+          { ...createBody("weave"), config: { ...SAMPLE_CONFIGS.weave, entity: "team\u0085" } },
+          `config.entity: ${CONTROL}`,
+        ],
+        [
+          {
+            ...createBody("otel-collector"),
+            config: { endpoint: "https://otel.example.com:4318", headers: { "X-Team": "ключ" } },
+          },
+          "config.headers.X-Team: must not contain characters beyond U+00FF (an HTTP header cannot carry them)",
+        ],
+      ];
+      for (const [payload, message] of cases) {
+        const res = await create(payload);
+        expect(res.statusCode, message).toBe(400);
+        expect(res.json().error).toEqual({ code: 400, message, metadata: null });
+      }
+      expect((await t.call({ method: "GET", url: BASE })).json().total_count).toBe(0);
+      // A tab inside a header value, Latin-1 letters and non-header fields beyond U+00FF are fine.
+      const ok = await create({
+        ...createBody("otel-collector"),
+        config: { endpoint: "https://otel.example.com:4318", headers: { "X-Team": "équipe\tone" } },
+      });
+      expect(ok.statusCode, ok.body).toBe(201);
+      const named = await create({
+        ...createBody("opik"),
+        config: { ...SAMPLE_CONFIGS.opik, projectName: "проект" },
+      });
+      expect(named.statusCode, named.body).toBe(201);
+    });
+
     it("an API key hash of another organization is refused", async () => {
       const other = await createOrganization(t.ctx.store, t.clock, "Other");
       const res = await create({ ...createBody("ramp"), api_key_hashes: [hashKey(other.managementKey)] });
@@ -448,6 +501,16 @@ describe("observability destinations over HTTP", () => {
       });
       const again = await patch(created.id, { regions: ["global", "us"], api_key_hashes: [k.hash] });
       expect(again.json().data).toMatchObject({ regions: ["global", "us"], api_key_hashes: [k.hash] });
+    });
+
+    it("a config value with a control character is 400 and the stored config is unchanged", async () => {
+      const created = (await create(createBody("datadog"))).json().data;
+      const res = await patch(created.id, { name: "renamed", config: { apiKey: "dd-rotated-0123456789\n" } });
+      expect(res.statusCode).toBe(400);
+      expect(res.json().error.message).toBe("config.apiKey: must not contain control characters");
+      const { row, config } = await stored(created.id);
+      expect(row.name).toBe(created.name);
+      expect(config.apiKey).toBe(SAMPLE_CONFIGS.datadog.apiKey);
     });
 
     it("echoing the masked config keeps every secret; the stored row decrypts to the originals", async () => {

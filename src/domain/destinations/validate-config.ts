@@ -23,10 +23,19 @@ const isHttpUrl = (value: string): boolean => {
   }
 };
 
+/**
+ * C0 and C1 control characters and DEL. No config value has a use for one, and most are sent as
+ * (part of) an HTTP header (keys, project and workspace names) or URL: a key pasted with its
+ * newline was stored, and every delivery and test then failed before reaching the receiver.
+ */
+// eslint-disable-next-line no-control-regex -- matching control characters is the point
+const CONTROL_RE = /[\u0000-\u001f\u007f-\u009f]/;
+
 /** Checks one present, non-empty value against its field's kind; returns an error text or null. */
 function checkValue(field: ConfigField, value: string): string | null {
   const max = field.maxLength ?? MAX_CONFIG_STRING;
   if (value.length > max) return `at most ${max} characters`;
+  if (CONTROL_RE.test(value)) return "must not contain control characters";
   if (field.secret && value.length < MIN_SECRET_LENGTH) return `at least ${MIN_SECRET_LENGTH} characters`;
   const c = field.check;
   switch (c.kind) {
@@ -45,6 +54,7 @@ function checkValue(field: ConfigField, value: string): string | null {
  * Validates a config object against its type's registry entry and returns the normalised config:
  * - required fields must be present non-blank strings (`config.apiKey: is required`);
  * - an optional field that is absent, null or "" is unset, and takes its default when it has one;
+ * - no value contains a control character;
  * - secrets are at least 4 characters; URLs are absolute http(s) URLs; enums and patterns apply;
  * - `headers` is an optional record of HTTP header names to string values;
  * - keys the type does not define are dropped (unknown fields are ignored, as everywhere).
