@@ -314,6 +314,20 @@ describe("observability destinations over HTTP", () => {
     expect(body.properties.type.enum).toEqual(DESTINATION_TYPE_NAMES);
   });
 
+  describe("replay", () => {
+    it("unknown body fields are ignored, as in every JSON body", async () => {
+      // The body was 400 `body: must NOT have additional properties`, naming no field.
+      const created = (await create(createBody("ramp"))).json().data;
+      const res = await t.call({
+        method: "POST",
+        url: `${BASE}/${created.id}/replay`,
+        payload: { from: "2026-11-17T00:00:00Z", to: "2026-11-18T00:00:00Z", note: "after the outage" },
+      });
+      expect(res.statusCode, res.body).toBe(202);
+      expect(res.json().data).toMatchObject({ destination_id: created.id, offered: 0, truncated: false });
+    });
+  });
+
   describe("auth and rate limits", () => {
     it("401 without a key, 403 for an ordinary key on every operation", async () => {
       const ordinary = await addKey(t);

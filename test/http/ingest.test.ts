@@ -101,6 +101,25 @@ for (const mode of MODES) {
         expect(res.json()).toEqual({ data: { accepted: 10_000, duplicates: 0 } });
       });
 
+      it("unknown query parameters are ignored, as on every other operation; broadcast is still checked", async () => {
+        // They were 400 `querystring: must NOT have additional properties`, naming no parameter.
+        const rec = wireRecord(t);
+        const res = await t.call({
+          method: "POST",
+          url: `${URL}?source=gateway-7&broadcast=false`,
+          payload: { generations: [rec] },
+        });
+        expect(res.statusCode, res.body).toBe(200);
+        expect(res.json()).toEqual({ data: { accepted: 1, duplicates: 0 } });
+        const bad = await t.call({
+          method: "POST",
+          url: `${URL}?broadcast=no`,
+          payload: { generations: [rec] },
+        });
+        expect(bad.statusCode).toBe(400);
+        expect(bad.json().error.message).toBe("broadcast: must be one of true, false");
+      });
+
       it("400 for a body that is not {generations: [1..]}", async () => {
         const cases: [unknown, string][] = [
           [{}, "generations: is required"],

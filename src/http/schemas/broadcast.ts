@@ -40,13 +40,11 @@ export const DeliveryStatusSchema = Type.Object({
 });
 export const DeliveryStatusResponse = Type.Object({ data: DeliveryStatusSchema });
 
-export const ReplayBody = Type.Object(
-  {
-    from: Type.String({ description: "RFC 3339: first created_at re-offered (inclusive)" }),
-    to: Type.String({ description: "RFC 3339: end of the range (exclusive)" }),
-  },
-  { additionalProperties: false },
-);
+/** Unknown fields are ignored, as in every JSON body (decisions.md "Validation"). */
+export const ReplayBody = Type.Object({
+  from: Type.String({ description: "RFC 3339: first created_at re-offered (inclusive)" }),
+  to: Type.String({ description: "RFC 3339: end of the range (exclusive)" }),
+});
 export type ReplayBodyT = Static<typeof ReplayBody>;
 
 export const ReplayResultResponse = Type.Object({

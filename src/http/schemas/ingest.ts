@@ -94,14 +94,14 @@ export const IngestResponse = Type.Object({
   }),
 });
 
-/** `?broadcast=false` loads history without offering it to destinations (gatehouse import). */
-export const IngestQuery = Type.Object(
-  {
-    broadcast: Type.Optional(
-      Type.Union([Type.Literal("true"), Type.Literal("false")], {
-        description: "Offer the records to the workspace's observability destinations (default true)",
-      }),
-    ),
-  },
-  { additionalProperties: false },
-);
+/**
+ * `?broadcast=false` loads history without offering it to destinations (gatehouse import). Other
+ * parameters are ignored, as on every other operation.
+ */
+export const IngestQuery = Type.Object({
+  broadcast: Type.Optional(
+    Type.Union([Type.Literal("true"), Type.Literal("false")], {
+      description: "Offer the records to the workspace's observability destinations (default true)",
+    }),
+  ),
+});
