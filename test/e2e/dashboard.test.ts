@@ -338,6 +338,27 @@ describe.skipIf(unavailable !== null)("dashboard in Chromium", () => {
     await page.close();
   });
 
+  it("draws chart times in UTC, whatever the browser's time zone", async () => {
+    const page = await signedIn("/");
+    // A browser in California: a day bucket that starts at 00:00 UTC is 16:00 the day before there.
+    const cdp = await context.newCDPSession(page);
+    await cdp.send("Emulation.setTimezoneOverride", { timezoneId: "America/Los_Angeles" });
+    await page.reload();
+    const chart = page.locator(".chart").first();
+    const plot = chart.locator(".u-over");
+    await plot.waitFor();
+    const box = (await plot.boundingBox())!;
+    // The cursor at the left edge snaps to the first bucket; the legend shows its time.
+    await page.mouse.move(box.x + 1, box.y + box.height / 2);
+    const first = (JSON.parse((await chart.getAttribute("data-points")) ?? "{}") as { x: number[] }).x[0]!;
+    const day = new Date(first * 1000).toISOString().slice(0, 10);
+    await expect
+      .poll(() => chart.locator(".u-legend .u-series").first().textContent())
+      .toBe(`Time (UTC)${day} 12:00am`);
+    await cdp.detach();
+    await page.close();
+  });
+
   it("has no serious or critical accessibility violation on any page", async () => {
     const pages = ["/", "/analytics", "/keys", "/workspaces", "/destinations", "/playground"];
     const page = await signedIn("/");

@@ -52,6 +52,9 @@ export function Chart({ title, x, series, format, height = 220, onDrawn }: Chart
       height,
       legend: { show: series.length > 1 || !categorical },
       cursor: { drag: { x: false, y: false } },
+      // The API's buckets are UTC days, weeks and hours: axis and legend show UTC, like the tables,
+      // not the browser's time zone (where a day bucket would start at 16:00 the day before).
+      tzDate: (ts: number) => uPlot.tzDate(new Date(ts * 1000), "Etc/UTC"),
       scales: { x: { time: !categorical } },
       axes: [
         {
@@ -76,7 +79,7 @@ export function Chart({ title, x, series, format, height = 220, onDrawn }: Chart
         },
       ],
       series: [
-        { label: categorical ? "" : "Time" },
+        { label: categorical ? "" : "Time (UTC)" },
         ...series.map((s, i) => ({
           label: s.label,
           stroke: PALETTE[i % PALETTE.length],
