@@ -282,4 +282,22 @@ describe.skipIf(unavailable !== null)("Keys page in Chromium", () => {
     expect(found).toEqual({});
     await page.close();
   }, 120_000);
+
+  it("shows the keys and budgets of every workspace when there are more than 100 (GET /workspaces pages by 100)", async () => {
+    const have = Number((await api("/workspaces")).body.total_count);
+    let last = "";
+    for (let i = have; i <= 100; i++) {
+      const ws = await api("/workspaces", { method: "POST", body: { name: `many ${i}`, slug: `many-${i}` } });
+      expect(ws.status).toBe(201);
+      last = ws.body.data.id as string;
+    }
+    expect(Number((await api("/workspaces")).body.total_count)).toBeGreaterThan(100);
+    await newKey({ name: "key of the last workspace", workspace_id: last });
+    const page = await signedIn(context, server, "/keys");
+    await row(page, "key of the last workspace").waitFor();
+    expect(await page.getByLabel("Show keys of").locator(`option[value="${last}"]`).count()).toBe(1);
+    await page.goto(`${server.origin}/workspaces`);
+    await page.getByRole("heading", { name: "many 100" }).waitFor();
+    await page.close();
+  }, 120_000);
 });

@@ -8,6 +8,7 @@ import type { Capabilities } from "../api/capabilities.ts";
 import { API_BASE, call, errorText } from "../api/client.ts";
 import { keysOf } from "../api/keys.ts";
 import { getKey } from "../api/session.ts";
+import { allWorkspaces } from "../api/workspaces.ts";
 import type { Destination, DestinationCreate, Key, Workspace } from "../api/types.ts";
 import {
   CheckField,
@@ -81,11 +82,11 @@ export function Destinations({ caps }: { caps: Capabilities | null }) {
     );
   useEffect(() => {
     // The allowlist offers the keys of the destination's workspace: load every workspace's keys.
-    void call("get", "/workspaces", { query: { limit: 100 } })
-      .then(async (r) => {
-        setWorkspaces(r.data);
-        await load(r.data);
-        setKeys(await keysOf(r.data.map((w) => w.id)));
+    void allWorkspaces()
+      .then(async (all) => {
+        setWorkspaces(all);
+        await load(all);
+        setKeys(await keysOf(all.map((w) => w.id)));
       })
       .catch((e: unknown) => setError(errorText(e)));
   }, []);

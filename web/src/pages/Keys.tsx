@@ -1,6 +1,7 @@
 import { useEffect, useRef, useState } from "preact/hooks";
 import { call, errorText } from "../api/client.ts";
 import { keysOf } from "../api/keys.ts";
+import { allWorkspaces } from "../api/workspaces.ts";
 import type { Key, Workspace } from "../api/types.ts";
 import {
   CheckField,
@@ -58,10 +59,10 @@ export function Keys() {
   const load = (list = workspaces, only = shown) =>
     keysOf(only ? [only] : list.map((w) => w.id)).then(setKeys, (e: unknown) => setError(errorText(e)));
   useEffect(() => {
-    call("get", "/workspaces", { query: { limit: 100 } }).then(
-      (r) => {
-        setWorkspaces(r.data);
-        void load(r.data);
+    allWorkspaces().then(
+      (all) => {
+        setWorkspaces(all);
+        void load(all);
       },
       (e: unknown) => setError(errorText(e)),
     );

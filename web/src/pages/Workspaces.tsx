@@ -1,5 +1,6 @@
 import { useEffect, useState } from "preact/hooks";
 import { call, errorText } from "../api/client.ts";
+import { allWorkspaces } from "../api/workspaces.ts";
 import type { Budget, Workspace } from "../api/types.ts";
 import { FormError, InputField, useForm } from "../components/form.tsx";
 import { ErrorNote, Loading } from "../components/ui.tsx";
@@ -14,10 +15,7 @@ export function Workspaces() {
   const [list, setList] = useState<Workspace[] | null>(null);
   const [error, setError] = useState<string | null>(null);
   useEffect(() => {
-    call("get", "/workspaces", { query: { limit: 100 } }).then(
-      (r) => setList(r.data),
-      (e: unknown) => setError(errorText(e)),
-    );
+    allWorkspaces().then(setList, (e: unknown) => setError(errorText(e)));
   }, []);
   return (
     <section aria-labelledby="ws-title">
