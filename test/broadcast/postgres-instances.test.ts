@@ -2,7 +2,13 @@ import { afterAll, describe, expect, it } from "vitest";
 import { Broadcaster } from "../../src/broadcast/delivery/broadcaster.js";
 import { defaultEncoderLookup } from "../../src/broadcast/encoder-lookup.js";
 import { statusOfRow } from "../../src/broadcast/operations/delivery-status.js";
-import { pruneDeliveries } from "../../src/broadcast/outbox/deliveries-repo.js";
+import {
+  claimDeliveries,
+  markDelivered,
+  pruneDeliveries,
+  splitDelivery,
+} from "../../src/broadcast/outbox/deliveries-repo.js";
+import { fanOutOnce } from "../../src/broadcast/outbox/fan-out.js";
 import { systemClock } from "../../src/lib/clock.js";
 import { SecretBox } from "../../src/lib/secret-box.js";
 import { openPostgresStore } from "../../src/stores/postgres/open-postgres.js";
@@ -75,5 +81,36 @@ describe.skipIf(!PG_URL)(
       expect(after).toMatchObject({ delivered: 0, pending: 0, last_success_at: before.last_success_at });
       expect(after.last_success_at).not.toBeNull();
     }, 90_000);
+
+    it("splits a leased delivery row into parts that settle on their own", async () => {
+      const dbi = await freshPostgresDatabase();
+      const store = await openPostgresStore(dbi.url, 2);
+      cleanups.push(async () => {
+        await store.close();
+        await dbi.drop();
+      });
+      const t = await makeTestApp({ store, clock: systemClock });
+      cleanups.push(() => t.close());
+      const dest = await createWebhook(t, "http://127.0.0.1:9/v1/traces");
+      const recs = records(t, 3);
+      await ingestRecords(t, recs);
+      await fanOutOnce(store, { nowMs: Date.now(), chunkOf: () => 100, maxBatches: 10 });
+      const claim = await claimDeliveries(store, dest, "me/1", Date.now(), 60_000, 100);
+      expect(claim.rows).toHaveLength(1);
+      const row = claim.rows[0]!;
+      const ids = recs.map((r) => r.id as string);
+      expect(await splitDelivery(store, row.id, "other/1", [{ ids, minCreatedMs: 0, maxCreatedMs: 0 }])).toBe(
+        null,
+      );
+      const parts = await splitDelivery(store, row.id, "me/1", [
+        { ids: ids.slice(0, 2), minCreatedMs: 1, maxCreatedMs: 2 },
+        { ids: ids.slice(2), minCreatedMs: 3, maxCreatedMs: 3 },
+      ]);
+      expect(parts).toHaveLength(2);
+      expect(parts![0]).toBe(row.id);
+      expect(await markDelivered(store.db, [parts![0]!], "me/1", Date.now())).toBe(1);
+      const status = await statusOfRow(store.db, dest, Date.now());
+      expect(status).toMatchObject({ delivered: 2, pending: 1 });
+    });
   },
 );

@@ -19,6 +19,7 @@ import {
   recordError,
   releaseBatches,
   releaseLease,
+  splitDelivery,
   type ClaimedDelivery,
   type ClaimedDestination,
   type DueDestination,
@@ -66,6 +67,27 @@ export const SWEEP_SHARE = 0.01;
 /** How long after a sweep that took `tookMs` the next may run. */
 export const sweepDelayMs = (tookMs: number): number => Math.max(MAINTENANCE_MS, tookMs / SWEEP_SHARE);
 const CLAIMS_PER_TURN = 20;
+
+/** What went wrong with a claim's request (or before it was sent). */
+interface Failure {
+  text: string;
+  retry: boolean;
+  retryAfterMs: number | null;
+}
+
+/**
+ * A refusal of one body rather than of the destination: too large, or a payload the receiver
+ * cannot take. The other bodies of the claim are still sent. Any other refusal (401, 403, 404,
+ * a redirect, a refused address) would refuse them too.
+ */
+const refusesBody = (r: SendResult): boolean => r.status === 400 || r.status === 413 || r.status === 422;
+
+/** A request left unsent because a generation it also carried was refused (see deliverClaim). */
+const NOT_SENT: Failure = {
+  text: "not sent: the request also carried a generation the receiver refused",
+  retry: true,
+  retryAfterMs: null,
+};
 
 /**
  * The delivery worker of one process (docs/broadcast.md "Delivery"): fans outbox batches out to
@@ -325,7 +347,7 @@ export class Broadcaster {
     };
     const seqs = [...new Set(claimed.map((c) => c.batchSeq))];
 
-    let failure: { text: string; retry: boolean; retryAfterMs: number | null } | null = null;
+    let failure: Failure | null = null;
     let generations: BroadcastGeneration[] = [];
     try {
       generations = await this.generationsOf(row.organizationId, claimed, flags);
@@ -344,11 +366,34 @@ export class Broadcaster {
         };
       }
     }
+    // Each generation's outcome follows the requests that carry it (EncodedRequest.generationIds):
+    // a body the receiver refuses (413, 400, 422) dead-letters its own generations and the other
+    // bodies are still sent; a retryable failure (or the lease running out) stops the claim and
+    // what was not delivered yet is retried; any other refusal (401, 403, 404, a refused address)
+    // stops it too and dead-letters the rest, as it would refuse them as well. What the receiver
+    // accepted is delivered, whatever follows.
+    const everyId = generations.map((g) => g.id);
+    /** Generation id → why it was not delivered (absent: delivered). A refusal beats a retry. */
+    const failed = new Map<string, Failure>();
+    const fail = (id: string, f: Failure) => {
+      const current = failed.get(id);
+      if (current === undefined || (current.retry && !f.retry)) failed.set(id, f);
+    };
+    let stop: Failure | null = null;
+    let accepted = 0;
     for (const req of requests) {
-      if (failure !== null) break;
-      if (this.now() - startedMs > leaseMs - settings.attemptTimeoutMs) {
-        failure = { text: "lease ran out before every request was sent", retry: true, retryAfterMs: null };
-        break;
+      const carried = req.generationIds ?? everyId;
+      if (stop === null && this.now() - startedMs > leaseMs - settings.attemptTimeoutMs) {
+        stop = { text: "lease ran out before every request was sent", retry: true, retryAfterMs: null };
+      }
+      if (stop === null && carried.some((id) => failed.get(id)?.retry === false)) {
+        // A step that also needs a refused generation: the others are retried without it.
+        for (const id of carried) fail(id, NOT_SENT);
+        continue;
+      }
+      if (stop !== null) {
+        for (const id of carried) fail(id, stop);
+        continue;
       }
       // Signing (S3's SigV4) happens per send: the signature covers the send time.
       const signed = encoder.sign ? await encoder.sign(req, config, new Date(this.now())) : req;
@@ -357,43 +402,95 @@ export class Broadcaster {
         timeoutMs: settings.attemptTimeoutMs,
         refusePrivateAddresses: settings.refusePrivateAddresses,
       });
-      if (!succeeded(res)) {
-        const what = res.status === null ? res.text : `HTTP ${res.status}${res.text ? `: ${res.text}` : ""}`;
-        failure = { text: what, retry: retryable(res), retryAfterMs: res.retryAfterMs };
+      if (succeeded(res)) {
+        accepted++;
+        continue;
       }
+      const what = res.status === null ? res.text : `HTTP ${res.status}${res.text ? `: ${res.text}` : ""}`;
+      const f: Failure = { text: what, retry: retryable(res), retryAfterMs: res.retryAfterMs };
+      for (const id of carried) fail(id, f);
+      if (f.retry || !refusesBody(res)) stop = f;
     }
+    // Before any request (the outbox batch unreadable, the encoder threw): the whole claim.
+    if (failure !== null) for (const c of claimed) for (const id of c.ids) fail(id, failure);
 
     const now = this.now();
-    const ids = claimed.map((c) => c.id);
-    if (this.stopped && failure !== null && failure.retry) {
-      await releaseLease(store.db, ids, lease);
-      return;
-    }
-    if (failure === null) {
+    if (failed.size === 0) {
       // One statement: the last success is read from the delivered rows (delivery-status.ts), and
       // batches no pending delivery needs are released by the next queue sweep.
-      await markDelivered(store.db, ids, lease, now);
+      await markDelivered(
+        store.db,
+        claimed.map((c) => c.id),
+        lease,
+        now,
+      );
       this.breaker.success(row.id);
       return;
     }
-    const text = mask(failure.text);
-    let anyDead = false;
+
+    // A row whose generations had different outcomes is split, one row per outcome.
+    const createdAt = new Map(generations.map((g) => [g.id, g.createdAtMs]));
+    const settle: { row: ClaimedDelivery; failure: Failure | null }[] = [];
     for (const c of claimed) {
+      const parts = new Map<Failure | null, string[]>();
+      for (const id of c.ids) {
+        const f = failed.get(id) ?? null;
+        const list = parts.get(f) ?? [];
+        list.push(id);
+        parts.set(f, list);
+      }
+      const entries = [...parts.entries()];
+      if (entries.length <= 1) {
+        settle.push({ row: c, failure: entries[0]?.[0] ?? null });
+        continue;
+      }
+      const rowIds = await splitDelivery(
+        store,
+        c.id,
+        lease,
+        entries.map(([, ids]) => {
+          const times = ids.map((id) => createdAt.get(id)).filter((t): t is number => t !== undefined);
+          return {
+            ids,
+            minCreatedMs: times.length > 0 ? Math.min(...times) : c.createdAtMs,
+            maxCreatedMs: times.length > 0 ? Math.max(...times) : c.createdAtMs,
+          };
+        }),
+      );
+      if (rowIds === null) continue; // no longer this claim's
+      entries.forEach(([f, ids], i) =>
+        settle.push({ row: { ...c, id: rowIds[i] as number, ids }, failure: f }),
+      );
+    }
+
+    const delivered = settle.filter((s) => s.failure === null).map((s) => s.row.id);
+    if (delivered.length > 0) await markDelivered(store.db, delivered, lease, now);
+    // Stopping: what is to be retried goes back untouched (the attempt does not count).
+    const released = this.stopped ? settle.filter((s) => s.failure?.retry === true).map((s) => s.row.id) : [];
+    if (released.length > 0) await releaseLease(store.db, released, lease);
+    let anyDead = false;
+    for (const { row: c, failure: f } of settle) {
+      if (f === null || (f.retry && this.stopped)) continue;
       const attempts = c.attempts + 1;
-      const dead =
-        !failure.retry || attempts >= settings.maxAttempts || now - c.createdAtMs >= settings.maxAgeMs;
+      const dead = !f.retry || attempts >= settings.maxAttempts || now - c.createdAtMs >= settings.maxAgeMs;
       anyDead ||= dead;
       const wait = backoffMs(
         attempts,
         settings.retryBaseMs,
         settings.retryMaxMs,
-        failure.retryAfterMs,
+        f.retryAfterMs,
         this.deps.random,
       );
-      await markFailed(store.db, c.id, lease, now, text, dead, now + wait);
+      await markFailed(store.db, c.id, lease, now, mask(f.text), dead, now + wait);
     }
-    await recordError(store.db, row.id, now, text);
-    this.breaker.failure(row.id, now);
+    const shown = stop ?? failure ?? [...failed.values()][0];
+    const interrupted = this.stopped && shown?.retry === true;
+    if (shown !== undefined && !interrupted) {
+      await recordError(store.db, row.id, now, mask(shown.text));
+      // A receiver that took some bodies and refused one (too large) is up: that is no failed send.
+      if (stop !== null || failure !== null || accepted === 0) this.breaker.failure(row.id, now);
+      else this.breaker.success(row.id);
+    }
     if (anyDead) await releaseBatches(store.db, seqs);
   }
 

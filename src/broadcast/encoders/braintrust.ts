@@ -77,8 +77,9 @@ const request = (config: DestinationConfig, body: string): EncodedRequest => ({
 export const braintrustEncoder: DestinationEncoder<DestinationConfig> = {
   maxBatch: 100,
   encode: (batch, config) =>
-    splitBySize(batch, MAX_BYTES, (part) => JSON.stringify({ events: part.flatMap(eventsOf) })).map((p) =>
-      request(config, p.body),
-    ),
+    splitBySize(batch, MAX_BYTES, (part) => JSON.stringify({ events: part.flatMap(eventsOf) })).map((p) => ({
+      ...request(config, p.body),
+      generationIds: p.part.map((g) => g.id),
+    })),
   testRequest: (config) => request(config, JSON.stringify({ events: [] })),
 };

@@ -117,9 +117,10 @@ export const datadogEncoder: DestinationEncoder<DestinationConfig> = {
   maxBatch: 100,
   encode: (batch, config) => {
     const mlApp = field("datadog", config, "mlApp");
-    return splitBySize(batch, DATADOG_MAX_BYTES, (part) => body(part, mlApp)).map((p) =>
-      request(config, p.body),
-    );
+    return splitBySize(batch, DATADOG_MAX_BYTES, (part) => body(part, mlApp)).map((p) => ({
+      ...request(config, p.body),
+      generationIds: p.part.map((g) => g.id),
+    }));
   },
   /** An empty span list: proves the key and site without recording anything. */
   testRequest: (config) => request(config, body([], field("datadog", config, "mlApp"))),

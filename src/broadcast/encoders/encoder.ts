@@ -56,12 +56,20 @@ export interface BroadcastGeneration {
   content: { input: BroadcastMessage[]; output: string | null } | null;
 }
 
-/** One HTTP request to send. `idempotencyKey` names the batch for the product, where it has one. */
+/** One HTTP request to send. */
 export interface EncodedRequest {
   method: "POST" | "PUT";
   url: string;
   headers: Record<string, string>;
   body: string | Uint8Array;
+  /**
+   * The generations this request carries when it carries only part of the batch (a batch split
+   * by size, one object per generation). Absent: every generation of the batch needs it (one
+   * body, or a step such as CREATE TABLE before the insert). The delivery worker settles each
+   * generation by the requests that carry it, so a body the receiver refuses (too large) does not
+   * fail the generations of the other bodies.
+   */
+  generationIds?: readonly string[];
 }
 
 export interface DestinationEncoder<Config = Record<string, unknown>> {

@@ -49,9 +49,10 @@ export function otlpEncoder(target: OtlpTarget): DestinationEncoder<DestinationC
     maxBatch: target.maxBatch ?? OTLP_MAX_BATCH,
     encode: (batch, config) => {
       const options: OtlpOptions = { ...DEFAULT_OTLP_OPTIONS, ...target.options?.(config) };
-      return otlpTraceJsonBodies(batch, options, target.maxBytes ?? OTLP_MAX_BYTES).map(({ part, body }) =>
-        request(config, body, target.batchIdHeader ? { [target.batchIdHeader]: batchId(part) } : {}),
-      );
+      return otlpTraceJsonBodies(batch, options, target.maxBytes ?? OTLP_MAX_BYTES).map(({ part, body }) => ({
+        ...request(config, body, target.batchIdHeader ? { [target.batchIdHeader]: batchId(part) } : {}),
+        generationIds: part.map((g) => g.id),
+      }));
     },
     testRequest: (config) => request(config, EMPTY_OTLP_JSON, { "x-test-connection": "true" }),
     ...(target.sign ? { sign: target.sign } : {}),

@@ -71,6 +71,9 @@ const send = (config: DestinationConfig, body: string): EncodedRequest => ({
 export const posthogEncoder: DestinationEncoder<DestinationConfig> = {
   maxBatch: 100,
   encode: (batch, config) =>
-    splitBySize(batch, MAX_BYTES, (part) => request(config, part)).map((p) => send(config, p.body)),
+    splitBySize(batch, MAX_BYTES, (part) => request(config, part)).map((p) => ({
+      ...send(config, p.body),
+      generationIds: p.part.map((g) => g.id),
+    })),
   testRequest: (config) => send(config, request(config, [])),
 };

@@ -141,7 +141,8 @@ export async function signS3(
 export const s3Encoder: DestinationEncoder<DestinationConfig> = {
   /** PutObject writes one object; a batch is one request per generation. */
   maxBatch: 100,
-  encode: (batch, config) => batch.map((g) => put(config, s3ObjectKey(g, config), objectOf(g))),
+  encode: (batch, config) =>
+    batch.map((g) => ({ ...put(config, s3ObjectKey(g, config), objectOf(g)), generationIds: [g.id] })),
   /** A small marker object under the prefix: proves the bucket, region and s3:PutObject. */
   testRequest: (config) =>
     put(

@@ -86,7 +86,7 @@ export const weaveEncoder: DestinationEncoder<DestinationConfig> = {
     const projectId = weaveProjectId(config);
     return splitBySize(batch, MAX_BYTES, (part) =>
       JSON.stringify({ batch: part.flatMap((g) => itemsOf(g, projectId)) }),
-    ).map((p) => send(config, p.body));
+    ).map((p) => ({ ...send(config, p.body), generationIds: p.part.map((g) => g.id) }));
   },
   testRequest: (config) => send(config, JSON.stringify({ batch: [] })),
 };

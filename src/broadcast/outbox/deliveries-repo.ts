@@ -303,6 +303,71 @@ export async function markFailed(
     .execute();
 }
 
+/** One part of a delivery row's generations (splitDelivery). */
+export interface DeliveryPart {
+  ids: readonly string[];
+  minCreatedMs: number;
+  maxCreatedMs: number;
+}
+
+/**
+ * Splits a leased pending row into one row per part of its generation ids, in one transaction:
+ * the first part keeps the row, every other part becomes a copy of it (same destination, batch,
+ * attempts, age and lease), so each part can then be settled on its own (markDelivered,
+ * markFailed). Used when the requests of one claim had different outcomes for the generations
+ * of one row. Resolves to the row id of each part, or null when this claim no longer holds the
+ * row's lease (nothing is changed then).
+ */
+export async function splitDelivery(
+  store: RecordStore,
+  id: number,
+  owner: string,
+  parts: readonly DeliveryPart[],
+): Promise<number[] | null> {
+  return store.transaction(async (trx) => {
+    const row = await trx
+      .selectFrom("broadcast_deliveries")
+      .selectAll()
+      .where("id", "=", id)
+      .where("lease_owner", "=", owner)
+      .where("state", "=", "pending")
+      .executeTakeFirst();
+    if (row === undefined) return null;
+    const [first, ...rest] = parts;
+    if (first === undefined) return [];
+    const shape = (p: DeliveryPart) => ({
+      ids: JSON.stringify(p.ids),
+      item_count: p.ids.length,
+      min_created_ms: p.minCreatedMs,
+      max_created_ms: p.maxCreatedMs,
+    });
+    await trx.updateTable("broadcast_deliveries").set(shape(first)).where("id", "=", id).execute();
+    const out = [id];
+    for (const p of rest) {
+      const copy = await trx
+        .insertInto("broadcast_deliveries")
+        .values({
+          destination_id: row.destination_id,
+          organization_id: row.organization_id,
+          batch_seq: row.batch_seq,
+          state: row.state,
+          attempts: row.attempts,
+          created_at_ms: row.created_at_ms,
+          next_attempt_ms: row.next_attempt_ms,
+          lease_owner: row.lease_owner,
+          lease_until_ms: row.lease_until_ms,
+          last_error: row.last_error,
+          finished_at_ms: row.finished_at_ms,
+          ...shape(p),
+        })
+        .returning("id")
+        .executeTakeFirstOrThrow();
+      out.push(num(copy.id));
+    }
+    return out;
+  });
+}
+
 /** Gives leased rows back untouched (the destination was paused or deleted while claimed). */
 export async function releaseLease(db: Db, ids: readonly number[], owner: string): Promise<void> {
   if (ids.length === 0) return;
