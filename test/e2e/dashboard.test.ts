@@ -359,6 +359,35 @@ describe.skipIf(unavailable !== null)("dashboard in Chromium", () => {
     await page.close();
   });
 
+  it("says whether a destination's connection test passed, in words, and shows its delivery status", async () => {
+    const made = await api("/observability/destinations", {
+      method: "POST",
+      body: {
+        name: "e2e refused",
+        type: "otel-collector",
+        config: { endpoint: "http://127.0.0.1:9/v1/traces" },
+      },
+    });
+    expect(made.status).toBe(201);
+    const page = await signedIn("/destinations");
+    const card = page.getByRole("article", { name: /e2e refused/ });
+    await card.getByRole("button", { name: "Test connection" }).click();
+    const result = card.locator(".extra").first();
+    await expect.poll(() => result.textContent()).toMatch(/^Connection test failed: .+/);
+    const text = (await result.textContent()) ?? "";
+    // The API's own answer: a 200 whose data says the test failed. No raw JSON, no "200".
+    expect(text).not.toContain("{");
+    expect(text).not.toMatch(/^200/);
+    await card.getByRole("button", { name: "Delivery status" }).click();
+    const status = card.getByRole("group", { name: "Delivery status" });
+    await status.waitFor();
+    const deliveries = (await api(`/observability/destinations/${made.body.data.id}/deliveries`)).body.data;
+    expect(await status.locator("dd").first().textContent()).toBe(String(deliveries.pending));
+    expect(await status.textContent()).toContain(`Circuit${deliveries.circuit}`);
+    expect(await status.textContent()).not.toContain("{");
+    await page.close();
+  });
+
   it("has no serious or critical accessibility violation on any page", async () => {
     const pages = ["/", "/analytics", "/keys", "/workspaces", "/destinations", "/playground"];
     const page = await signedIn("/");

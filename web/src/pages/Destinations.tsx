@@ -5,9 +5,8 @@ import {
   type DestinationType,
 } from "../../../src/domain/destinations/destination-types.ts";
 import type { Capabilities } from "../api/capabilities.ts";
-import { API_BASE, call, errorText } from "../api/client.ts";
+import { call, errorText, type Answer } from "../api/client.ts";
 import { keysOf } from "../api/keys.ts";
-import { getKey } from "../api/session.ts";
 import { allWorkspaces } from "../api/workspaces.ts";
 import type { Destination, DestinationCreate, Key, Workspace } from "../api/types.ts";
 import {
@@ -21,6 +20,7 @@ import {
   WorkspaceField,
 } from "../components/form.tsx";
 import { ErrorNote, Loading } from "../components/ui.tsx";
+import { utc } from "../lib/format.ts";
 
 /**
  * Destinations of all 17 types. The forms are generated from the server's own type table
@@ -29,6 +29,7 @@ import { ErrorNote, Loading } from "../components/ui.tsx";
  * secret, so the edit form sends only the fields the user changed.
  */
 const TYPES = Object.keys(DESTINATION_TYPES) as DestinationType[];
+type Deliveries = Answer<"/observability/destinations/{id}/deliveries", "get">["data"];
 type FilterRules = NonNullable<DestinationCreate["filter_rules"]>;
 type Group = FilterRules["groups"][number];
 type Rule = Group["rules"][number];
@@ -160,9 +161,8 @@ export function Destinations({ caps }: { caps: Capabilities | null }) {
                   )
                 }
               />
-              {caps?.destinationTest && <Extra id={d.id} kind="test" />}
-              {caps?.destinationDeliveries && <Extra id={d.id} kind="deliveries" />}
             </div>
+            <DestinationChecks id={d.id} caps={caps} />
             {editing === d.id && (
               <DestinationForm
                 existing={d}
@@ -181,28 +181,103 @@ export function Destinations({ caps }: { caps: Capabilities | null }) {
   );
 }
 
-/** Connection test and delivery status: endpoints some servers have (capabilities.ts). */
-function Extra({ id, kind }: { id: string; kind: "test" | "deliveries" }) {
-  const [out, setOut] = useState<string | null>(null);
-  const run = async () => {
-    setOut("…");
-    const res = await fetch(`${API_BASE}/observability/destinations/${encodeURIComponent(id)}/${kind}`, {
-      method: kind === "test" ? "POST" : "GET",
-      headers: { authorization: `Bearer ${getKey() ?? ""}`, accept: "application/json" },
-      credentials: "omit",
-    });
-    const body: unknown = await res.json().catch(() => null);
-    setOut(`${res.status}: ${JSON.stringify(body, null, 1).slice(0, 2000)}`);
+const ms = (v: number) => `${Math.round(v)} ms`;
+
+/**
+ * Connection test and delivery status, where the server has them (capabilities.ts). The test
+ * answers 200 whether or not the destination answered, so the result is read from its `ok`.
+ */
+function DestinationChecks({ id, caps }: { id: string; caps: Capabilities | null }) {
+  const [test, setTest] = useState<string | null>(null);
+  const [status, setStatus] = useState<Deliveries | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  if (!caps?.destinationTest && !caps?.destinationDeliveries) return null;
+  const runTest = () => {
+    setTest("Testing…");
+    call("post", "/observability/destinations/{id}/test", { path: { id } }).then(
+      ({ data: t }) =>
+        setTest(
+          t.ok
+            ? `Connection test passed: HTTP ${t.status ?? "–"} in ${ms(t.latency_ms)}`
+            : `Connection test failed: ${t.error ?? `HTTP ${t.status ?? "–"}`} (after ${ms(t.latency_ms)})`,
+        ),
+      (e: unknown) => setTest(`Could not run the test: ${errorText(e)}`),
+    );
+  };
+  const loadStatus = () => {
+    setError(null);
+    call("get", "/observability/destinations/{id}/deliveries", { path: { id } }).then(
+      (r) => setStatus(r.data),
+      (e: unknown) => setError(errorText(e)),
+    );
   };
   return (
     <>
-      <button type="button" class="secondary" onClick={() => void run()}>
-        {kind === "test" ? "Test connection" : "Delivery status"}
-      </button>
-      {out && (
-        <pre class="extra" role="status">
-          {out}
-        </pre>
+      <div class="row">
+        {caps.destinationTest && (
+          <button type="button" class="secondary" onClick={runTest}>
+            Test connection
+          </button>
+        )}
+        {caps.destinationDeliveries && (
+          <button type="button" class="secondary" onClick={loadStatus}>
+            Delivery status
+          </button>
+        )}
+      </div>
+      <p class="extra" role="status">
+        {test ?? ""}
+      </p>
+      <ErrorNote error={error} />
+      {status && (
+        <div role="group" aria-label="Delivery status">
+          <dl class="config">
+            <div>
+              <dt>Pending</dt>
+              <dd>{status.pending}</dd>
+            </div>
+            <div>
+              <dt>Delivered</dt>
+              <dd>{status.delivered}</dd>
+            </div>
+            <div>
+              <dt>Dead-lettered</dt>
+              <dd>{status.dead}</dd>
+            </div>
+            <div>
+              <dt>Dropped over the queue cap</dt>
+              <dd>{status.dropped_over_cap}</dd>
+            </div>
+            <div>
+              <dt>Oldest pending</dt>
+              <dd>
+                {status.oldest_pending_age_ms === null ? "–" : `${ms(status.oldest_pending_age_ms)} old`}
+              </dd>
+            </div>
+            <div>
+              <dt>Circuit</dt>
+              <dd>{status.circuit.replace("_", "-")}</dd>
+            </div>
+            <div>
+              <dt>Last success</dt>
+              <dd>{utc(status.last_success_at)}</dd>
+            </div>
+            <div>
+              <dt>Last error</dt>
+              <dd>{status.last_error ? `${status.last_error} (${utc(status.last_error_at)})` : "–"}</dd>
+            </div>
+          </dl>
+          {status.recent_dead_letters.length > 0 && (
+            <ul class="warnings" aria-label="Recent dead letters">
+              {status.recent_dead_letters.map((l) => (
+                <li key={l.id}>
+                  {l.generations} generations from {utc(l.from)} to {utc(l.to)}, dead after {l.attempts}{" "}
+                  attempts{l.last_error ? `: ${l.last_error}` : ""}
+                </li>
+              ))}
+            </ul>
+          )}
+        </div>
       )}
     </>
   );
