@@ -388,6 +388,43 @@ describe.skipIf(unavailable !== null)("dashboard in Chromium", () => {
     await page.close();
   });
 
+  it("sets a destination's privacy mode and payload options, and shows them", async () => {
+    const page = await signedIn("/destinations");
+    await page.getByText("Add a destination").click();
+    const form = page.getByRole("form", { name: "New destination" });
+    await form.getByLabel("Type").selectOption("webhook");
+    await form.locator("#new-name").fill("e2e private");
+    await form.locator("#new-cfg-url").fill("https://hooks.example.com/private");
+    await form.getByLabel(/Privacy mode/).check();
+    await form.getByLabel(/Include cost/).check();
+    await form.getByRole("button", { name: "Create destination" }).click();
+    const card = page.getByRole("article", { name: /e2e private/ });
+    await card.waitFor();
+    expect(await card.textContent()).toContain("privacy mode");
+    const list = (await api("/observability/destinations")).body.data as any[];
+    const made = list.find((d) => d.name === "e2e private");
+    expect(made).toMatchObject({
+      privacy_mode: true,
+      broadcast_generation_cost: true,
+      broadcast_generation_identity: false,
+      broadcast_generation_request_context: false,
+    });
+    await card.getByRole("button", { name: "Edit e2e private" }).click();
+    const edit = card.getByRole("form", { name: "Edit e2e private" });
+    expect(await edit.getByLabel(/Privacy mode/).isChecked()).toBe(true);
+    await edit.getByLabel(/Privacy mode/).uncheck();
+    await edit.getByLabel(/Include identity/).check();
+    await edit.getByRole("button", { name: "Save destination" }).click();
+    await edit.waitFor({ state: "detached" });
+    expect((await api(`/observability/destinations/${made.id}`)).body.data).toMatchObject({
+      privacy_mode: false,
+      broadcast_generation_cost: true,
+      broadcast_generation_identity: true,
+    });
+    expect(await card.textContent()).not.toContain("privacy mode");
+    await page.close();
+  });
+
   it("has no serious or critical accessibility violation on any page", async () => {
     const pages = ["/", "/analytics", "/keys", "/workspaces", "/destinations", "/playground"];
     const page = await signedIn("/");

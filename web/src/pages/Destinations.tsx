@@ -117,6 +117,8 @@ export function Destinations({ caps }: { caps: Capabilities | null }) {
               {workspaces.find((w) => w.id === d.workspace_id)?.name ?? d.workspace_id} ·{" "}
               {d.api_key_hashes?.length ? `${d.api_key_hashes.length} keys allowed` : "all keys"}
               {d.filter_rules?.enabled ? " · filter rules on" : ""}
+              {d.privacy_mode ? " · privacy mode (no prompts or completions)" : ""}
+              {payloadExtras(d)}
             </p>
             <dl class="config">
               {Object.entries(d.config).map(([k, v]) => (
@@ -179,6 +181,16 @@ export function Destinations({ caps }: { caps: Capabilities | null }) {
       )}
     </section>
   );
+}
+
+/** What a destination's payloads carry beyond the metadata (docs/broadcast.md), as a summary. */
+function payloadExtras(d: Destination): string {
+  const extras = [
+    d.broadcast_generation_cost && "cost",
+    d.broadcast_generation_identity && "identity",
+    d.broadcast_generation_request_context && "request context",
+  ].filter(Boolean);
+  return extras.length ? ` · sends ${extras.join(", ")}` : "";
 }
 
 const ms = (v: number) => `${Math.round(v)} ms`;
@@ -300,6 +312,10 @@ function DestinationForm({
   const [config, setConfig] = useState<Record<string, string>>({});
   const [sampling, setSampling] = useState(String(existing?.sampling_rate ?? 1));
   const [enabled, setEnabled] = useState(existing?.enabled ?? true);
+  const [privacy, setPrivacy] = useState(existing?.privacy_mode ?? false);
+  const [cost, setCost] = useState(existing?.broadcast_generation_cost ?? false);
+  const [identity, setIdentity] = useState(existing?.broadcast_generation_identity ?? false);
+  const [context, setContext] = useState(existing?.broadcast_generation_request_context ?? false);
   const [allow, setAllow] = useState<string[]>(existing?.api_key_hashes ?? []);
   const [rules, setRules] = useState<FilterRules>(existing?.filter_rules ?? { enabled: false, groups: [] });
   const form = useForm();
@@ -315,6 +331,10 @@ function DestinationForm({
       const common = {
         name,
         enabled,
+        privacy_mode: privacy,
+        broadcast_generation_cost: cost,
+        broadcast_generation_identity: identity,
+        broadcast_generation_request_context: context,
         sampling_rate: Number(sampling),
         api_key_hashes: allow.length ? allow : null,
         filter_rules: rules.groups.length ? rules : null,
@@ -377,6 +397,39 @@ function DestinationForm({
         />
         <CheckField label="Enabled" field="enabled" form={form} checked={enabled} onValue={setEnabled} />
       </div>
+      <fieldset>
+        <legend>What is sent</legend>
+        <div class="checks">
+          <CheckField
+            label="Privacy mode: never send prompts and completions"
+            field="privacy_mode"
+            form={form}
+            checked={privacy}
+            onValue={setPrivacy}
+          />
+          <CheckField
+            label="Include cost (total, prompt, completion, BYOK)"
+            field="broadcast_generation_cost"
+            form={form}
+            checked={cost}
+            onValue={setCost}
+          />
+          <CheckField
+            label="Include identity (API key, key hash prefix, user)"
+            field="broadcast_generation_identity"
+            form={form}
+            checked={identity}
+            onValue={setIdentity}
+          />
+          <CheckField
+            label="Include request context (app, referer, session)"
+            field="broadcast_generation_request_context"
+            form={form}
+            checked={context}
+            onValue={setContext}
+          />
+        </div>
+      </fieldset>
       <fieldset>
         <legend>{type} settings</legend>
         <div class="row">
