@@ -10,7 +10,9 @@ import {
   PARTS_TEXT,
   PARTS_THINKING,
   REASONING_ANSWER,
+  REASONING_DETAILS,
   REASONING_TEXT,
+  REFUSAL_TEXT,
   TOOL_CALL,
   TWO_CHOICES_SECOND,
   startFakeOpenAI,
@@ -39,6 +41,9 @@ const MODELS = [
   "tools-no-usage",
   "reasoning-no-usage",
   "two-choices-no-usage",
+  "refusal",
+  "refusal-no-usage",
+  "reasoning-details",
 ] as const;
 
 const MESSAGES = [{ role: "user" as const, content: "Hi" }];
@@ -251,4 +256,94 @@ describe("an upstream that reports no usage: the counted completion covers every
       });
     }
   }
+});
+
+describe("refusals and reasoning_details reach the client as the upstream sent them", () => {
+  const post = async (key: string, model: string, stream: boolean) => {
+    const r = await fetch(`${s.baseUrl}/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: JSON.stringify({ model: `local/${model}`, messages: MESSAGES, max_tokens: 100, stream }),
+      signal: AbortSignal.timeout(15_000),
+    });
+    expect(r.status).toBe(200);
+    return r;
+  };
+  const deltasOf = async (r: Response) =>
+    (await r.text())
+      .split("\n\n")
+      .filter((e) => e.startsWith("data: {"))
+      .flatMap((e) => (JSON.parse(e.slice(6)) as { choices: { delta: Record<string, unknown> }[] }).choices)
+      .map((c) => c.delta);
+
+  it("a refusal (OpenAI's structured outputs), whole and streamed; the SDK parses both", async () => {
+    const key = await createKey("refusal");
+    const whole = (await (await post(key, "refusal", false)).json()) as {
+      choices: { message: Record<string, unknown> }[];
+    };
+    expect(whole.choices[0]!.message).toEqual({
+      role: "assistant",
+      content: null,
+      refusal: REFUSAL_TEXT.join(""),
+    });
+    const streamed = await deltasOf(await post(key, "refusal", true));
+    expect(streamed.map((d) => (typeof d.refusal === "string" ? d.refusal : "")).join("")).toBe(
+      REFUSAL_TEXT.join(""),
+    );
+    const sdk = s.sdk(key);
+    const res = <ChatResult>await sdk.chat.send({
+      chatRequest: { model: "local/refusal", messages: MESSAGES, maxTokens: 100, stream: false },
+    });
+    expect(res.choices[0]!.message.refusal).toBe(REFUSAL_TEXT.join(""));
+  });
+
+  it("a refusal without usage is counted and charged, whole and streamed", async () => {
+    for (const stream of [false, true]) {
+      const key = await createKey(`refusal-no-usage-${stream}`);
+      const before = await keyUsage(s.sdk(key));
+      const r = await post(key, "refusal-no-usage", stream);
+      const text = await r.text();
+      const usage = stream
+        ? (
+            JSON.parse(
+              text
+                .split("\n\n")
+                .filter((e) => e.startsWith("data: {"))
+                .at(-1)!
+                .slice(6),
+            ) as { usage: { completion_tokens: number; cost: number } }
+          ).usage
+        : (JSON.parse(text) as { usage: { completion_tokens: number; cost: number } }).usage;
+      expect(usage.completion_tokens).toBe(countTextTokens(REFUSAL_TEXT.join("")));
+      await s.app.gateway.recorder.settled();
+      expect(await keyUsage(s.sdk(key))).toBeCloseTo(before + usage.cost, 12);
+    }
+  });
+
+  it("reasoning_details, whole and streamed; the SDK parses both", async () => {
+    const key = await createKey("details");
+    const whole = (await (await post(key, "reasoning-details", false)).json()) as {
+      choices: { message: Record<string, unknown> }[];
+    };
+    expect(whole.choices[0]!.message).toMatchObject({
+      content: OK_TEXT.join(""),
+      reasoning: "Opaque.",
+      reasoning_details: REASONING_DETAILS,
+    });
+    const streamed = await deltasOf(await post(key, "reasoning-details", true));
+    expect(streamed.flatMap((d) => (d.reasoning_details as unknown[]) ?? [])).toEqual(REASONING_DETAILS);
+    const sdk = s.sdk(key);
+    const res = <ChatResult>await sdk.chat.send({
+      chatRequest: { model: "local/reasoning-details", messages: MESSAGES, maxTokens: 100, stream: false },
+    });
+    expect(res.choices[0]!.message.reasoningDetails).toEqual([
+      { type: "reasoning.encrypted", data: "gAAAAB-opaque", format: "openai-responses-v1", index: 0 },
+    ]);
+    const events = <AsyncIterable<ChatStreamChunk>>await sdk.chat.send({
+      chatRequest: { model: "local/reasoning-details", messages: MESSAGES, maxTokens: 100, stream: true },
+    });
+    const got: unknown[] = [];
+    for await (const c of events) for (const ch of c.choices) got.push(...(ch.delta.reasoningDetails ?? []));
+    expect(got).toHaveLength(1);
+  });
 });

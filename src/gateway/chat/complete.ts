@@ -66,6 +66,8 @@ export async function completeChat(gw: Gateway, call: ChatCall): Promise<Answer>
                 ? { tool_calls: c.message.tool_calls }
                 : {}),
               ...(c.message.reasoning ? { reasoning: c.message.reasoning } : {}),
+              ...(c.message.reasoning_details ? { reasoning_details: c.message.reasoning_details } : {}),
+              ...(typeof c.message.refusal === "string" ? { refusal: c.message.refusal } : {}),
             },
             finish_reason: c.finish_reason,
           })),

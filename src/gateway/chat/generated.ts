@@ -6,7 +6,7 @@ const slot = (index: number): number => (Number.isInteger(index) && index >= 0 &
 /** One choice's generated strings, as they arrived. */
 interface ChoiceOutput {
   content: string;
-  /** A stream delta's `refusal` (counted, not part of the stored output). */
+  /** A refusal (a message's or a stream delta's): counted, not part of the stored output. */
   refusal: string;
   reasoning: string;
   /** Tool calls by their index in the choice: the function's name and its arguments. */
@@ -29,9 +29,13 @@ export class GeneratedOutput {
   }
 
   /** A finished answer's message. */
-  addMessage(index: number, m: { content: unknown; reasoning?: unknown; tool_calls?: unknown[] }): void {
+  addMessage(
+    index: number,
+    m: { content: unknown; reasoning?: unknown; refusal?: unknown; tool_calls?: unknown[] },
+  ): void {
     const c = this.choice(index);
     if (typeof m.content === "string") c.content += m.content;
+    if (typeof m.refusal === "string") c.refusal += m.refusal;
     if (typeof m.reasoning === "string") c.reasoning += m.reasoning;
     if (m.tool_calls) for (const t of m.tool_calls) this.addTool(c, c.tools.length, t);
   }

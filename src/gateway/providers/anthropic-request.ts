@@ -9,13 +9,15 @@ import { UpstreamError, type UpstreamCall } from "./provider.js";
  *   "text content blocks must be non-empty" / "must contain non-whitespace text");
  * - user content parts: text → text blocks, image_url → image blocks (a `data:` URL → a base64
  *   source, http(s) → a url source);
- * - assistant tool_calls → tool_use blocks (arguments parsed: Anthropic wants an object);
+ * - assistant tool_calls → tool_use blocks (arguments parsed: Anthropic wants an object), after
+ *   the thinking blocks its reasoning_details carry (signed text, or encrypted);
  * - tool messages → tool_result blocks in a user turn (consecutive results share one turn);
  * - tools → {name, description, input_schema}; tool_choice auto/none/required/{function} →
  *   auto/none/any/tool; parallel_tool_calls:false → disable_parallel_tool_use;
  * - max_tokens (required by Anthropic): max_completion_tokens, else max_tokens, else the
  *   endpoint's maximum; stop → stop_sequences; temperature, top_p, top_k; user → metadata.user_id;
- *   reasoning.max_tokens → thinking with that budget.
+ *   reasoning.max_tokens → thinking with that budget; reasoning.effort (or enabled) → a budget
+ *   that share of max_tokens.
  * Anything it cannot express is the client's error: UpstreamError 400 naming the field, not
  * retryable (another provider would get the same request).
  */
@@ -74,11 +76,47 @@ function userContent(content: unknown, field: string): string | Json[] {
   return kept.length > 0 ? kept : blocks; // only blank text: refused either way
 }
 
+/** How reasoning_details name Anthropic's thinking (the hosted original's format tag). */
+export const ANTHROPIC_REASONING_FORMAT = "anthropic-claude-v1";
+
+/**
+ * An earlier answer's `reasoning_details` → the thinking blocks Anthropic wants back at the start
+ * of that assistant turn (it refuses a tool-use turn without them while thinking is on). Pieces
+ * of one block (as a stream delivers them, keyed by `index`) are joined. Only Anthropic's own
+ * blocks can go back: a text block needs its signature, and another provider's format is left out.
+ */
+function thinkingBlocks(details: unknown, field: string): Json[] {
+  if (details === undefined || details === null) return [];
+  if (!Array.isArray(details)) throw invalid(field, "must be a list");
+  const byIndex = new Map<number, Json>();
+  details.forEach((d: unknown, j) => {
+    if (!isObject(d)) throw invalid(`${field}[${j}]`, "must be an object");
+    if (d.format !== undefined && d.format !== null && d.format !== ANTHROPIC_REASONING_FORMAT) return;
+    const at = typeof d.index === "number" ? d.index : j;
+    const block = byIndex.get(at);
+    if (d.type === "reasoning.encrypted" && typeof d.data === "string") {
+      byIndex.set(at, { type: "redacted_thinking", data: d.data });
+    } else if (d.type === "reasoning.text") {
+      const text = typeof d.text === "string" ? d.text : "";
+      const signature = typeof d.signature === "string" && d.signature !== "" ? d.signature : null;
+      if (block?.type === "thinking") {
+        block.thinking = `${block.thinking as string}${text}`;
+        if (signature !== null) block.signature = signature;
+      } else byIndex.set(at, { type: "thinking", thinking: text, signature });
+    }
+  });
+  return [...byIndex.entries()]
+    .sort(([a], [b]) => a - b)
+    .map(([, b]) => b)
+    .filter((b) => b.type === "redacted_thinking" || b.signature !== null);
+}
+
 function assistantContent(m: Json, field: string): string | Json[] {
   const text = m.content === null || m.content === undefined ? "" : plainText(m.content, `${field}.content`);
   const calls = Array.isArray(m.tool_calls) ? m.tool_calls : [];
-  if (calls.length === 0) return text;
-  const blocks: Json[] = blank(text) ? [] : [{ type: "text", text }];
+  const thinking = thinkingBlocks(m.reasoning_details, `${field}.reasoning_details`);
+  if (calls.length === 0 && thinking.length === 0) return text;
+  const blocks: Json[] = [...thinking, ...(blank(text) ? [] : [{ type: "text", text }])];
   calls.forEach((c: unknown, j) => {
     const f = `${field}.tool_calls[${j}]`;
     if (!isObject(c) || !isObject(c.function)) throw invalid(`${f}.function`, "required");
@@ -192,6 +230,43 @@ function thinkingBudget(asked: number, maxTokens: number): number {
   return budget;
 }
 
+/**
+ * Shares of max_tokens a `reasoning.effort` thinks with (the hosted original's mapping for models
+ * that take a budget), the result kept between 1024 and 32000 tokens; `enabled: true` alone is
+ * medium.
+ */
+export const EFFORT_SHARE: Record<string, number> = {
+  xhigh: 0.95,
+  high: 0.8,
+  medium: 0.5,
+  low: 0.2,
+  minimal: 0.1,
+};
+const MAX_EFFORT_BUDGET = 32_000;
+
+/** The thinking a request's `reasoning` asks for, as Anthropic's `thinking`; undefined for none. */
+function thinkingOf(reasoning: unknown, maxTokens: number): Json | undefined {
+  if (reasoning === undefined || reasoning === null) return undefined;
+  if (!isObject(reasoning)) throw invalid("reasoning", "must be an object");
+  if (reasoning.enabled === false || reasoning.effort === "none") return undefined;
+  if (typeof reasoning.max_tokens === "number" && reasoning.max_tokens > 0) {
+    return { type: "enabled", budget_tokens: thinkingBudget(reasoning.max_tokens, maxTokens) };
+  }
+  const effort = reasoning.effort ?? (reasoning.enabled === true ? "medium" : undefined);
+  if (effort === undefined || effort === null) return undefined;
+  const share = typeof effort === "string" ? EFFORT_SHARE[effort] : undefined;
+  if (share === undefined)
+    throw invalid("reasoning.effort", `must be one of ${Object.keys(EFFORT_SHARE).join(", ")} or none`);
+  const budget = Math.max(MIN_THINKING_BUDGET, Math.min(Math.floor(maxTokens * share), MAX_EFFORT_BUDGET));
+  if (budget >= maxTokens) {
+    throw invalid(
+      "reasoning.effort",
+      `thinking needs max_tokens above Anthropic's smallest budget (${MIN_THINKING_BUDGET}); max_tokens is ${maxTokens}`,
+    );
+  }
+  return { type: "enabled", budget_tokens: budget };
+}
+
 export function toAnthropicRequest(call: UpstreamCall, stream: boolean): Json {
   const b = call.body;
   if (!Array.isArray(b.messages)) throw invalid("messages", "required");
@@ -210,9 +285,10 @@ export function toAnthropicRequest(call: UpstreamCall, stream: boolean): Json {
     req.tools = translateTools(b.tools);
     req.tool_choice = translateToolChoice(b.tool_choice, b.parallel_tool_calls);
   }
-  const reasoning = b.reasoning;
-  if (isObject(reasoning) && typeof reasoning.max_tokens === "number" && reasoning.max_tokens > 0) {
-    req.thinking = { type: "enabled", budget_tokens: thinkingBudget(reasoning.max_tokens, maxTokens) };
-  }
+  // OpenAI's own top-level `reasoning_effort` is read as `reasoning.effort`.
+  const reasoning =
+    b.reasoning ?? (typeof b.reasoning_effort === "string" ? { effort: b.reasoning_effort } : undefined);
+  const thinking = thinkingOf(reasoning, maxTokens);
+  if (thinking) req.thinking = thinking;
   return req;
 }

@@ -1,4 +1,5 @@
 import { malformed } from "./malformed.js";
+import { ANTHROPIC_REASONING_FORMAT } from "./anthropic-request.js";
 import {
   UpstreamError,
   type ProviderChunk,
@@ -9,7 +10,7 @@ import { isRetryableStatus } from "./upstream-http.js";
 
 /**
  * Anthropic Messages answers → the OpenAI shape: text blocks → content, tool_use → tool_calls
- * (arguments as a JSON string), thinking → reasoning; stop_reason → finish_reason; usage: prompt
+ * (arguments as a JSON string), thinking → reasoning and reasoning_details; stop_reason → finish_reason; usage: prompt
  * tokens are input + cache reads + cache writes (Anthropic counts them apart; OpenAI's prompt
  * count includes cached tokens), cached = cache reads.
  */
@@ -74,16 +75,44 @@ export function streamError(data: Json, afterOutput: boolean): UpstreamError {
   );
 }
 
+/**
+ * Thinking as `reasoning_details` (the hosted original's shape, format "anthropic-claude-v1"):
+ * a thinking block is a `reasoning.text` with its signature, a redacted one a
+ * `reasoning.encrypted`. A client sends them back on the assistant turn, and the request
+ * translation returns them to Anthropic as the blocks they were, which a tool-use turn with
+ * thinking needs.
+ */
+const textDetail = (index: number, text: string | null, signature: string | null): Json => ({
+  type: "reasoning.text",
+  ...(text !== null ? { text } : {}),
+  ...(signature !== null ? { signature } : {}),
+  format: ANTHROPIC_REASONING_FORMAT,
+  index,
+});
+const encryptedDetail = (index: number, data: string): Json => ({
+  type: "reasoning.encrypted",
+  data,
+  format: ANTHROPIC_REASONING_FORMAT,
+  index,
+});
+const signatureOf = (block: Json): string | null =>
+  typeof block.signature === "string" && block.signature !== "" ? block.signature : null;
+
 export function fromAnthropicMessage(o: Json): ProviderCompletion {
   if (!Array.isArray(o.content)) throw malformed("no content", false);
   let text = "";
   let reasoning = "";
   const toolCalls: unknown[] = [];
+  const details: Json[] = [];
   for (const block of o.content as unknown[]) {
     if (!isObject(block)) continue;
     if (block.type === "text" && typeof block.text === "string") text += block.text;
-    else if (block.type === "thinking" && typeof block.thinking === "string") reasoning += block.thinking;
-    else if (block.type === "tool_use") {
+    else if (block.type === "thinking" && typeof block.thinking === "string") {
+      reasoning += block.thinking;
+      details.push(textDetail(details.length, block.thinking, signatureOf(block)));
+    } else if (block.type === "redacted_thinking" && typeof block.data === "string") {
+      details.push(encryptedDetail(details.length, block.data));
+    } else if (block.type === "tool_use") {
       toolCalls.push({
         id: block.id,
         type: "function",
@@ -101,6 +130,7 @@ export function fromAnthropicMessage(o: Json): ProviderCompletion {
           content: text === "" && toolCalls.length > 0 ? null : text,
           ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}),
           ...(reasoning !== "" ? { reasoning } : {}),
+          ...(details.length > 0 ? { reasoning_details: details } : {}),
         },
         finish_reason: finishReason(o.stop_reason),
       },
@@ -122,6 +152,8 @@ export class AnthropicStream {
   /** null until the upstream reports usage (message_start or message_delta). */
   private usageSoFar: Json | null = null;
   private readonly toolIndex = new Map<number, number>();
+  /** Thinking blocks (by content index) → their index among the answer's reasoning_details. */
+  private readonly detailIndex = new Map<number, number>();
   /** Tool blocks (by content index) whose input has had a non-empty piece. */
   private readonly toolHasInput = new Set<number>();
   private roleSent = false;
@@ -181,17 +213,42 @@ export class AnthropicStream {
     }
     if (block.type === "text" && typeof block.text === "string" && block.text !== "")
       return this.delta({ content: block.text });
-    if (block.type === "thinking" && typeof block.thinking === "string" && block.thinking !== "") {
-      return this.delta({ reasoning: block.thinking });
+    if (block.type === "thinking") {
+      const at = this.detailAt(index);
+      const text = typeof block.thinking === "string" ? block.thinking : "";
+      const signature = signatureOf(block);
+      if (text === "" && signature === null) return null;
+      return this.delta({
+        ...(text !== "" ? { reasoning: text } : {}),
+        reasoning_details: [textDetail(at, text !== "" ? text : null, signature)],
+      });
+    }
+    if (block.type === "redacted_thinking" && typeof block.data === "string") {
+      return this.delta({ reasoning_details: [encryptedDetail(this.detailAt(index), block.data)] });
     }
     return null;
+  }
+
+  private detailAt(contentIndex: number): number {
+    let at = this.detailIndex.get(contentIndex);
+    if (at === undefined) {
+      at = this.detailIndex.size;
+      this.detailIndex.set(contentIndex, at);
+    }
+    return at;
   }
 
   private blockDelta(event: Json): ProviderChunk | null {
     const d = isObject(event.delta) ? event.delta : {};
     if (d.type === "text_delta" && typeof d.text === "string") return this.delta({ content: d.text });
-    if (d.type === "thinking_delta" && typeof d.thinking === "string")
-      return this.delta({ reasoning: d.thinking });
+    if (d.type === "thinking_delta" && typeof d.thinking === "string") {
+      const at = this.detailAt(num(event.index));
+      return this.delta({ reasoning: d.thinking, reasoning_details: [textDetail(at, d.thinking, null)] });
+    }
+    if (d.type === "signature_delta" && typeof d.signature === "string" && d.signature !== "") {
+      const at = this.detailAt(num(event.index));
+      return this.delta({ reasoning_details: [textDetail(at, null, d.signature)] });
+    }
     if (d.type === "input_json_delta" && typeof d.partial_json === "string") {
       const toolIndex = this.toolIndex.get(num(event.index));
       if (toolIndex === undefined) throw malformed("input_json_delta outside a tool_use block", this.output);
@@ -199,7 +256,7 @@ export class AnthropicStream {
       this.toolHasInput.add(num(event.index));
       return this.delta({ tool_calls: [{ index: toolIndex, function: { arguments: d.partial_json } }] });
     }
-    return null; // signature_delta, citations_delta: nothing to forward
+    return null; // citations_delta: nothing to forward
   }
 
   /**

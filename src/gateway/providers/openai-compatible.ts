@@ -201,6 +201,10 @@ function parseCompletion(text: string): ProviderCompletion {
         content,
         ...(Array.isArray(m.tool_calls) && m.tool_calls.length > 0 ? { tool_calls: m.tool_calls } : {}),
         ...(typeof reasoning === "string" ? { reasoning } : {}),
+        ...(Array.isArray(m.reasoning_details) && m.reasoning_details.length > 0
+          ? { reasoning_details: m.reasoning_details }
+          : {}),
+        ...(typeof m.refusal === "string" ? { refusal: m.refusal } : {}),
       },
       finish_reason: typeof c.finish_reason === "string" ? c.finish_reason : null,
     };

@@ -32,7 +32,16 @@ export interface ProviderUsage {
 /** One choice of a finished (non-streamed) answer, in the OpenAI shape. */
 export interface ProviderChoice {
   index: number;
-  message: { role: "assistant"; content: string | null; tool_calls?: unknown[]; reasoning?: string | null };
+  message: {
+    role: "assistant";
+    content: string | null;
+    tool_calls?: unknown[];
+    reasoning?: string | null;
+    /** Structured reasoning (signed or encrypted thinking a client sends back on its next turn). */
+    reasoning_details?: unknown[];
+    /** The model's refusal, when it declined (OpenAI's structured outputs). */
+    refusal?: string | null;
+  };
   finish_reason: string | null;
 }
 

@@ -48,6 +48,7 @@ async function collect(it: AsyncIterable<ProviderChunk>): Promise<ProviderChunk[
 }
 
 const USAGE = { promptTokens: 15, completionTokens: 6, cachedTokens: 3, reasoningTokens: 0 };
+const FORMAT = "anthropic-claude-v1";
 
 describe("Anthropic adapter: the request", () => {
   it("translates a full OpenAI conversation into a Messages request the API accepts", async () => {
@@ -67,6 +68,9 @@ describe("Anthropic adapter: the request", () => {
           {
             role: "assistant",
             content: "Checking.",
+            reasoning_details: [
+              { type: "reasoning.text", text: "Weather needed.", signature: "s1", format: FORMAT, index: 0 },
+            ],
             tool_calls: [
               {
                 id: "t1",
@@ -126,6 +130,7 @@ describe("Anthropic adapter: the request", () => {
         {
           role: "assistant",
           content: [
+            { type: "thinking", thinking: "Weather needed.", signature: "s1" },
             { type: "text", text: "Checking." },
             { type: "tool_use", id: "t1", name: "get_weather", input: { city: "Paris" } },
             { type: "tool_use", id: "t2", name: "get_time", input: {} },
@@ -295,9 +300,11 @@ describe("Anthropic adapter: complete", () => {
   });
 
   it("thinking becomes reasoning; max_tokens becomes length; no usage is null", async () => {
-    expect((await adapter.complete(call("thinking"), signal())).choices[0]!.message.reasoning).toBe(
-      "The user greets.",
-    );
+    const thinking = (await adapter.complete(call("thinking"), signal())).choices[0]!.message;
+    expect(thinking.reasoning).toBe("The user greets.");
+    expect(thinking.reasoning_details).toEqual([
+      { type: "reasoning.text", text: "The user greets.", signature: "sig", format: FORMAT, index: 0 },
+    ]);
     expect((await adapter.complete(call("max-tokens"), signal())).choices[0]!.finish_reason).toBe("length");
     expect((await adapter.complete(call("no-usage"), signal())).usage).toBeNull();
   });
@@ -387,10 +394,16 @@ describe("Anthropic adapter: stream", () => {
     expect(chunks.at(-1)!.usage).toEqual(USAGE);
   });
 
-  it("thinking deltas become reasoning deltas; signatures are not forwarded", async () => {
+  it("thinking deltas become reasoning and reasoning_details deltas; the signature follows in its own", async () => {
     const chunks = await collect(adapter.stream(call("thinking"), signal()));
-    expect(chunks[0]!.choices[0]!.delta).toEqual({ role: "assistant", reasoning: "The user greets." });
-    expect(chunks.some((c) => JSON.stringify(c).includes("sig"))).toBe(false);
+    expect(chunks[0]!.choices[0]!.delta).toEqual({
+      role: "assistant",
+      reasoning: "The user greets.",
+      reasoning_details: [{ type: "reasoning.text", text: "The user greets.", format: FORMAT, index: 0 }],
+    });
+    expect(chunks[1]!.choices[0]!.delta).toEqual({
+      reasoning_details: [{ type: "reasoning.text", signature: "sig", format: FORMAT, index: 0 }],
+    });
   });
 
   it("a stream without usage ends with usage null", async () => {
@@ -442,5 +455,146 @@ describe("Anthropic adapter: stream", () => {
     setTimeout(() => ac.abort(), 100);
     expect(await upstreamFailure(pending)).toMatchObject({ retryable: false });
     expect(await req.closed).toEqual({ aborted: true });
+  });
+});
+
+describe("Anthropic adapter: thinking with tools over several turns (reasoning_details)", () => {
+  const question = { role: "user", content: "Weather in Paris?" };
+  const result = { role: "tool", tool_call_id: "toolu_03", content: "18C" };
+  const THINKING_TOOLS_DETAILS = [
+    { type: "reasoning.text", text: "I need the weather.", signature: "sig-tools", format: FORMAT, index: 0 },
+    { type: "reasoning.encrypted", data: "enc-1", format: FORMAT, index: 1 },
+  ];
+  const THINKING_BLOCKS = [
+    { type: "thinking", thinking: "I need the weather.", signature: "sig-tools" },
+    { type: "redacted_thinking", data: "enc-1" },
+  ];
+  const turn2 = (assistant: Record<string, unknown>) =>
+    call("ok", {
+      max_tokens: 4000,
+      reasoning: { max_tokens: 2000 },
+      messages: [question, assistant, result],
+    });
+
+  it("an answer's signed and redacted thinking go back as the blocks they were; without them Anthropic refuses", async () => {
+    const first = await adapter.complete(
+      call("thinking-tools", { max_tokens: 4000, reasoning: { max_tokens: 2000 }, messages: [question] }),
+      signal(),
+    );
+    const m = first.choices[0]!.message;
+    expect(m.reasoning_details).toEqual(THINKING_TOOLS_DETAILS);
+    expect(m.reasoning).toBe("I need the weather.");
+    expect(first.choices[0]!.finish_reason).toBe("tool_calls");
+
+    // The client's next turn: the assistant message as it came, plus the tool's result.
+    await adapter.complete(turn2({ ...m }), signal());
+    expect(lastRequest().body.messages[1]).toEqual({
+      role: "assistant",
+      content: [
+        ...THINKING_BLOCKS,
+        { type: "tool_use", id: "toolu_03", name: "get_weather", input: { city: "Paris" } },
+      ],
+    });
+
+    // Without them (what the OpenAI shape alone carries), the API refuses the turn.
+    const { reasoning_details: _dropped, ...bare } = m;
+    const err = await upstreamFailure(adapter.complete(turn2({ ...bare }), signal()));
+    expect(err).toMatchObject({ status: 400, retryable: false });
+    expect(err.message).toContain("must start with a thinking block");
+  });
+
+  it("a stream's pieces, sent back as they came, are joined per index into the same blocks", async () => {
+    const chunks = await collect(
+      adapter.stream(
+        call("thinking-tools", { max_tokens: 4000, reasoning: { max_tokens: 2000 }, messages: [question] }),
+        signal(),
+      ),
+    );
+    const pieces = chunks.flatMap((c) => (c.choices[0]?.delta.reasoning_details as unknown[]) ?? []);
+    expect(pieces).toEqual([
+      { type: "reasoning.text", text: "I need the weather.", format: FORMAT, index: 0 },
+      { type: "reasoning.text", signature: "sig-tools", format: FORMAT, index: 0 },
+      { type: "reasoning.encrypted", data: "enc-1", format: FORMAT, index: 1 },
+    ]);
+    await adapter.complete(
+      turn2({
+        role: "assistant",
+        content: null,
+        tool_calls: [
+          {
+            id: "toolu_03",
+            type: "function",
+            function: { name: "get_weather", arguments: '{"city":"Paris"}' },
+          },
+        ],
+        reasoning_details: [
+          ...pieces,
+          // Another provider's encrypted reasoning and an unsigned text cannot go to Anthropic.
+          { type: "reasoning.encrypted", data: "gAAAA", format: "openai-responses-v1", index: 2 },
+          { type: "reasoning.text", text: "unsigned", format: FORMAT, index: 3 },
+        ],
+      }),
+      signal(),
+    );
+    expect(lastRequest().body.messages[1].content).toEqual([
+      ...THINKING_BLOCKS,
+      { type: "tool_use", id: "toolu_03", name: "get_weather", input: { city: "Paris" } },
+    ]);
+  });
+
+  it("reasoning_details that are not a list are refused naming the field, nothing sent", async () => {
+    const before = fake.requests.length;
+    const err = await upstreamFailure(
+      adapter.complete(turn2({ role: "assistant", content: "x", reasoning_details: "sig" }), signal()),
+    );
+    expect(err).toMatchObject({ status: 400, retryable: false });
+    expect(err.message).toBe("messages[1].reasoning_details: must be a list");
+    expect(fake.requests.length).toBe(before);
+  });
+});
+
+describe("Anthropic adapter: reasoning effort", () => {
+  const thinkingFor = async (body: Record<string, unknown>): Promise<unknown> => {
+    await adapter.complete(call("ok", body), signal());
+    return (lastRequest().body as { thinking?: unknown }).thinking;
+  };
+
+  it("an effort is that share of max_tokens, between 1024 and 32000; enabled alone is medium", async () => {
+    const budget = (n: number) => ({ type: "enabled", budget_tokens: n });
+    expect(await thinkingFor({ max_tokens: 10_000, reasoning: { effort: "xhigh" } })).toEqual(budget(9500));
+    expect(await thinkingFor({ max_tokens: 10_000, reasoning: { effort: "high" } })).toEqual(budget(8000));
+    expect(await thinkingFor({ max_tokens: 10_000, reasoning: { effort: "medium" } })).toEqual(budget(5000));
+    expect(await thinkingFor({ max_tokens: 10_000, reasoning: { effort: "low" } })).toEqual(budget(2000));
+    expect(await thinkingFor({ max_tokens: 10_000, reasoning: { effort: "minimal" } })).toEqual(budget(1024));
+    expect(await thinkingFor({ max_tokens: 10_000, reasoning: { enabled: true } })).toEqual(budget(5000));
+    expect(await thinkingFor({ max_tokens: 100_000, reasoning: { effort: "high" } })).toEqual(budget(32_000));
+    // OpenAI's top-level reasoning_effort reads the same.
+    expect(await thinkingFor({ max_tokens: 10_000, reasoning_effort: "low" })).toEqual(budget(2000));
+    // An explicit budget wins over an effort.
+    expect(await thinkingFor({ max_tokens: 10_000, reasoning: { effort: "low", max_tokens: 3000 } })).toEqual(
+      budget(3000),
+    );
+  });
+
+  it("none, or enabled false, asks for no thinking", async () => {
+    expect(await thinkingFor({ max_tokens: 10_000, reasoning: { effort: "none" } })).toBeUndefined();
+    expect(
+      await thinkingFor({ max_tokens: 10_000, reasoning: { enabled: false, effort: "high" } }),
+    ).toBeUndefined();
+    expect(await thinkingFor({ max_tokens: 10_000, reasoning: {} })).toBeUndefined();
+  });
+
+  it("an unknown effort, a non-object, or max_tokens too small to think in: 400 naming the field, nothing sent", async () => {
+    const before = fake.requests.length;
+    for (const [body, field] of [
+      [{ max_tokens: 10_000, reasoning: { effort: "max" } }, "reasoning.effort"],
+      [{ max_tokens: 10_000, reasoning: "high" }, "reasoning"],
+      [{ max_tokens: 1000, reasoning: { effort: "low" } }, "reasoning.effort"],
+    ] as const) {
+      const err = await upstreamFailure(adapter.complete(call("ok", body), signal()));
+      expect(err).toMatchObject({ status: 400, retryable: false });
+      expect(err.message.startsWith(`${field}: `), err.message).toBe(true);
+    }
+    expect(fake.requests.length).toBe(before);
   });
 });

@@ -23,6 +23,9 @@ import {
  * - `tool-no-args`: tool_use get_time with input {} (streamed, as the API does, as one empty
  *   input_json_delta)
  * - `thinking`: a thinking block, then text
+ * - `thinking-tools`: a thinking block (signature "sig-tools"), a redacted_thinking block (data
+ *   "enc-1"), then tool_use get_weather, stop_reason tool_use: the first turn of a tool loop with
+ *   extended thinking
  * - `max-tokens`: stops with stop_reason max_tokens
  * - `slow-headers`: answers after 400 ms; `error-500` (api_error); `overloaded` (529);
  *   `rate-limited` (429, retry-after: 3)
@@ -72,8 +75,25 @@ function invalidBody(body: any): string | null {
           return `messages.${i}: tool_result blocks belong in user turns`;
         if (b.type === "tool_use" && (typeof b.input !== "object" || b.input === null))
           return `messages.${i}: tool_use.input must be an object`;
+        if (b.type === "thinking" && (typeof b.thinking !== "string" || typeof b.signature !== "string"))
+          return `messages.${i}: thinking blocks need thinking and signature`;
+        if (b.type === "redacted_thinking" && typeof b.data !== "string")
+          return `messages.${i}: redacted_thinking blocks need data`;
       }
     }
+  }
+  // With thinking on, a tool loop's last assistant turn must start with its thinking (the API
+  // says: "Expected `thinking` or `redacted_thinking`, but found `tool_use`").
+  const last = body.messages.at(-1);
+  const isToolResults = (m: any): boolean =>
+    m?.role === "user" &&
+    Array.isArray(m.content) &&
+    (m.content as { type?: unknown }[]).some((b) => b.type === "tool_result");
+  if (body.thinking?.type === "enabled" && isToolResults(last)) {
+    const i = body.messages.length - 2;
+    const first = Array.isArray(body.messages[i]?.content) ? body.messages[i].content[0]?.type : "text";
+    if (first !== "thinking" && first !== "redacted_thinking")
+      return `messages.${i}.content.0.type: Expected \`thinking\` or \`redacted_thinking\`, but found \`${first}\`. When \`thinking\` is enabled, a final \`assistant\` message must start with a thinking block`;
   }
   if (body.system !== undefined && typeof body.system !== "string" && !Array.isArray(body.system))
     return "system: must be a string or text blocks";
@@ -114,6 +134,16 @@ function blocksFor(model: string): { content: unknown[]; stop: string } {
   if (model === "tool-no-args") {
     return {
       content: [{ type: "tool_use", id: "toolu_02", name: "get_time", input: {} }],
+      stop: "tool_use",
+    };
+  }
+  if (model === "thinking-tools") {
+    return {
+      content: [
+        { type: "thinking", thinking: "I need the weather.", signature: "sig-tools" },
+        { type: "redacted_thinking", data: "enc-1" },
+        { type: "tool_use", id: "toolu_03", name: "get_weather", input: { city: "Paris" } },
+      ],
       stop: "tool_use",
     };
   }
@@ -200,6 +230,8 @@ async function handle(req: RecordedRequest, res: ServerResponse, socket: Socket)
           return void res.end();
         }
       }
+    } else if (block.type === "redacted_thinking") {
+      sse(res, { type: "content_block_start", index, content_block: block }, "content_block_start");
     } else if (block.type === "thinking") {
       sse(
         res,

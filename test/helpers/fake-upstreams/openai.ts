@@ -31,6 +31,10 @@ import {
  *   then `text` parts (PARTS_TEXT); streamed as deltas whose content is a list too, then a string
  * - `two-choices`: two choices (as with `n: 2`), OK_TEXT and TWO_CHOICES_SECOND; streamed interleaved
  * - `in-band-error` (stream): one chunk, then an `{"error":…}` event
+ * - `refusal`: the model declines (OpenAI's structured outputs): `content: null`, `refusal`
+ *   REFUSAL_TEXT (streamed as refusal deltas)
+ * - `reasoning-details`: an upstream that is itself a router: OK_TEXT with `reasoning` and
+ *   `reasoning_details` (REASONING_DETAILS; streamed on the first chunk)
  */
 export const FAKE_OPENAI_KEY = "sk-fake-openai";
 export const OK_TEXT = ["Hello", " there,", " friend."];
@@ -39,6 +43,10 @@ export const REASONING_ANSWER = "Hi!";
 export const PARTS_THINKING = ["Mistral thinks", " in parts."];
 export const PARTS_TEXT = ["Bonjour", " à vous", "."];
 export const TWO_CHOICES_SECOND = ["Good", " day", " to you."];
+export const REFUSAL_TEXT = ["I'm sorry,", " I cannot help with that."];
+export const REASONING_DETAILS = [
+  { type: "reasoning.encrypted", data: "gAAAAB-opaque", format: "openai-responses-v1", index: 0 },
+];
 
 const USAGE = {
   prompt_tokens: 12,
@@ -110,6 +118,12 @@ function messages(kind: string): { message: unknown; finish_reason: string }[] {
       ];
     case "two-choices":
       return [stop({ content: OK_TEXT.join("") }), stop({ content: TWO_CHOICES_SECOND.join("") })];
+    case "refusal":
+      return [stop({ content: null, refusal: REFUSAL_TEXT.join("") })];
+    case "reasoning-details":
+      return [
+        stop({ content: OK_TEXT.join(""), reasoning: "Opaque.", reasoning_details: REASONING_DETAILS }),
+      ];
     default:
       return [stop({ content: OK_TEXT.join("") })];
   }
@@ -190,6 +204,14 @@ async function handle(req: RecordedRequest, res: ServerResponse, socket: Socket)
     sse(res, chunk(model, { content: [{ type: "text", text: PARTS_TEXT[0] }] }));
     sse(res, chunk(model, { content: [{ type: "text", text: PARTS_TEXT[1] }] }));
     sse(res, chunk(model, { content: PARTS_TEXT[2] }));
+    sse(res, chunk(model, {}, "stop"));
+  } else if (kind === "refusal") {
+    sse(res, chunk(model, { role: "assistant", content: null, refusal: REFUSAL_TEXT[0] }));
+    sse(res, chunk(model, { refusal: REFUSAL_TEXT[1] }));
+    sse(res, chunk(model, {}, "stop"));
+  } else if (kind === "reasoning-details") {
+    sse(res, chunk(model, { role: "assistant", reasoning: "Opaque.", reasoning_details: REASONING_DETAILS }));
+    for (const content of OK_TEXT) sse(res, chunk(model, { content }));
     sse(res, chunk(model, {}, "stop"));
   } else if (kind === "two-choices") {
     for (let i = 0; i < OK_TEXT.length; i++) {
