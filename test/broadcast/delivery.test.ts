@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { CAP_ERROR, pruneDeliveries } from "../../src/broadcast/outbox/deliveries-repo.js";
+import { statusOfRow } from "../../src/broadcast/operations/delivery-status.js";
 import { sampledIn } from "../../src/broadcast/sampling.js";
 import { TestReceiver, waitFor } from "../helpers/broadcast-receiver.js";
 import { createWebhook, deliveries, ingestRecords, makeBroadcastApp, records } from "./broadcast-helpers.js";
@@ -282,5 +283,28 @@ describe("Broadcast delivery", () => {
     await waitFor(() => rx.delivered.size === 6, 5_000, "filtered delivery");
     await new Promise((d) => setTimeout(d, 200));
     expect([...rx.delivered.keys()].sort()).toEqual(idsOf([...a, ...b]).sort());
+  });
+});
+
+describe("Broadcast delivery: Retry-After", () => {
+  it("holds the whole destination for a Retry-After, not only the rows that received it", async () => {
+    const { t, rx } = await setup({ attemptTimeoutMs: 5_000 });
+    const dest = await createWebhook(t, rx.url);
+    rx.queue.push({ kind: "status", status: 429, headers: { "retry-after": "2" } });
+    const first = records(t, 3);
+    await ingestRecords(t, first);
+    t.broadcaster.start();
+    await waitFor(() => rx.requests.length === 1, 5_000, "the first attempt");
+    // New generations arrive while the receiver asked for two seconds of quiet.
+    const later = records(t, 3);
+    await ingestRecords(t, later);
+    await waitFor(() => rx.delivered.size === 6, 10_000, "everything delivered after the wait");
+    const at429 = (rx.requests[0] as { at: number }).at;
+    for (const r of rx.requests.slice(1)) expect(r.at - at429).toBeGreaterThanOrEqual(1_950);
+    await waitFor(
+      async () => (await statusOfRow(t.ctx.store.db, dest, Date.now())).delivered === 6,
+      5_000,
+      "recorded as delivered",
+    );
   });
 });

@@ -56,6 +56,16 @@ export class CircuitBreaker {
     if (count >= this.threshold) this.openUntil.set(id, nowMs + this.cooldownMs);
   }
 
+  /**
+   * The receiver asked for quiet (Retry-After): no claims for the destination until `untilMs`
+   * (at most MAX_RETRY_AFTER_MS from now), then one probe, as after a cooldown.
+   */
+  hold(id: string, nowMs: number, untilMs: number): void {
+    const until = Math.min(untilMs, nowMs + MAX_RETRY_AFTER_MS);
+    if (until > (this.openUntil.get(id) ?? 0)) this.openUntil.set(id, until);
+    if (!this.failures.has(id)) this.failures.set(id, { count: 0, lastMs: nowMs });
+  }
+
   forget(id: string): void {
     this.failures.delete(id);
     this.openUntil.delete(id);

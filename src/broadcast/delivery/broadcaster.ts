@@ -490,6 +490,8 @@ export class Broadcaster {
       // A receiver that took some bodies and refused one (too large) is up: that is no failed send.
       if (stop !== null || failure !== null || accepted === 0) this.breaker.failure(row.id, now);
       else this.breaker.success(row.id);
+      // A Retry-After speaks for the receiver, not for these rows: the destination waits it out.
+      if (stop?.retryAfterMs != null) this.breaker.hold(row.id, now, now + stop.retryAfterMs);
     }
     if (anyDead) await releaseBatches(store.db, seqs);
   }
