@@ -220,6 +220,22 @@ describe.skipIf(unavailable !== null)("dashboard in Chromium", () => {
     await page.close();
   });
 
+  it("runs the query again when Run is pressed with the query unchanged", async () => {
+    const page = await signedIn("/analytics");
+    await page.getByRole("table", { name: "Result rows" }).waitFor();
+    let sent = 0;
+    page.on("request", (r) => {
+      if (r.url().endsWith("/api/v1/analytics/query")) sent++;
+    });
+    const entries = await page.evaluate(() => history.length);
+    await page.getByRole("button", { name: "Run query" }).click();
+    await expect.poll(() => sent).toBe(1);
+    await page.getByRole("button", { name: "Run query" }).waitFor();
+    // The same query is not a new page: Back still leaves the explorer's previous state.
+    expect(await page.evaluate(() => history.length)).toBe(entries);
+    await page.close();
+  });
+
   it("creates a destination and shows its secret masked", async () => {
     const secret = "dd-api-key-0123456789-abcdef";
     const page = await signedIn("/destinations");

@@ -47,6 +47,8 @@ export function Analytics() {
   const [result, setResult] = useState<{ query: AnalyticsQuery; data: AnalyticsResult } | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
+  /** Bumped by Run when the query is the URL's already: the same query again, for fresh figures. */
+  const [runs, setRuns] = useState(0);
 
   useEffect(() => {
     call("get", "/analytics/meta").then(
@@ -78,11 +80,13 @@ export function Analytics() {
         setBusy(false);
       },
     );
-  }, [qParam]);
+  }, [qParam, runs]);
 
   const submit = (e: Event) => {
     e.preventDefault();
-    navigate(`/analytics?q=${encodeURIComponent(JSON.stringify(clean(draft)))}`);
+    const q = JSON.stringify(clean(draft));
+    if (q === qParam) setRuns((n) => n + 1);
+    else navigate(`/analytics?q=${encodeURIComponent(q)}`);
   };
 
   if (!meta) return error ? <ErrorNote error={error} /> : <Loading what="analytics metadata" />;
