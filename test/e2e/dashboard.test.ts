@@ -236,6 +236,24 @@ describe.skipIf(unavailable !== null)("dashboard in Chromium", () => {
     await page.close();
   });
 
+  it("shows a readable error when the answer is not the API's JSON (a proxy's error page)", async () => {
+    const page = await signedIn("/");
+    await page.route("**/api/v1/workspaces**", (route) =>
+      route.fulfill({
+        status: 502,
+        contentType: "text/html",
+        body: "<html><head><title>502 Bad Gateway</title></head><body>nginx</body></html>",
+      }),
+    );
+    await page.goto(`${server.origin}/keys`);
+    const alert = page.getByRole("alert");
+    await alert.waitFor();
+    expect(await alert.textContent()).toBe(
+      "HTTP 502: the answer is not from the Gatehouse API (a proxy's error page?)",
+    );
+    await page.close();
+  });
+
   it("creates a destination and shows its secret masked", async () => {
     const secret = "dd-api-key-0123456789-abcdef";
     const page = await signedIn("/destinations");

@@ -71,7 +71,16 @@ export async function call<P extends keyof paths, M extends Method>(
     ...(opts.body !== undefined ? { body: JSON.stringify(opts.body) } : {}),
   });
   const text = await res.text();
-  const json: unknown = text ? JSON.parse(text) : null;
+  let json: unknown = null;
+  try {
+    json = text ? JSON.parse(text) : null;
+  } catch {
+    // Not the API's answer: a reverse proxy's error page while Gatehouse is down, for example.
+    throw new ApiError(
+      res.status,
+      `HTTP ${res.status}: the answer is not from the Gatehouse API (a proxy's error page?)`,
+    );
+  }
   if (!res.ok) {
     const err = (json as { error?: { message?: string; metadata?: unknown } } | null)?.error;
     if (res.status === 401 && key === getKey()) {
