@@ -1,7 +1,8 @@
 import { chunksOf } from "../../lib/chunks.js";
 import type { Db, RecordStore } from "../../stores/record-store.js";
 import { sql, type CompiledQuery, type Expression, type ExpressionBuilder, type SqlBool } from "kysely";
-import { toBigInt } from "../../lib/money.js";
+import { NANOS_PER_USD, toBigInt } from "../../lib/money.js";
+import { invalid, type DomainError } from "../errors.js";
 import type { DialectCaps } from "../../stores/dialect.js";
 import { jsonRows } from "../../stores/sqlite/json-rows.js";
 import { QueryTemplate } from "../../stores/query-template.js";
@@ -329,8 +330,28 @@ export class UsageTally {
 }
 
 /**
+ * The most a counter holds: its column is a 64-bit integer of nano-USD (9223372036.854775807 USD).
+ * A record may carry 1e9 USD in each of two fields, so a few records can reach it.
+ */
+export const MAX_COUNTER_NANO = 2n ** 63n - 1n;
+
+/**
+ * A write that would take a counter past MAX_COUNTER_NANO: refused (the caller's transaction then
+ * records nothing) rather than left to the store, which refuses the value (PostgreSQL, and both
+ * drivers for a parameter) or silently turns the sum into an inexact float (SQLite).
+ */
+export const ledgerFull = (): DomainError =>
+  invalid(
+    "generations: usage and byok_usage_inference would take a key's or workspace's total past " +
+      `${MAX_COUNTER_NANO / NANOS_PER_USD}.${MAX_COUNTER_NANO % NANOS_PER_USD} USD, the most the usage ` +
+      "ledger holds; nothing was recorded",
+  );
+
+/**
  * Writes a tally: one multi-row upsert per chunk (on SQLite, the rows as one JSON parameter), so a
  * batch of thousands of generations costs a handful of statements. Call inside a transaction.
+ * A counter is only updated while the sum fits (the upsert's WHERE): a row left alone is one the
+ * statement did not count, and the write is then refused with ledgerFull (no extra read).
  */
 const addJsonRows = new QueryTemplate((db: Db, _shape, json: string) =>
   sql`
@@ -339,7 +360,11 @@ const addJsonRows = new QueryTemplate((db: Db, _shape, json: string) =>
       FROM json_each(${json}) WHERE true
       ON CONFLICT (scope, scope_id, "window", window_index) DO UPDATE SET
         usage_nano = usage_counters.usage_nano + excluded.usage_nano,
-        byok_nano = usage_counters.byok_nano + excluded.byok_nano`.compile(db),
+        byok_nano = usage_counters.byok_nano + excluded.byok_nano
+      WHERE usage_counters.usage_nano <= ${sql.raw(MAX_COUNTER_NANO.toString())} - excluded.usage_nano
+        AND usage_counters.byok_nano <= ${sql.raw(MAX_COUNTER_NANO.toString())} - excluded.byok_nano`.compile(
+    db,
+  ),
 );
 
 export async function addUsageTally(
@@ -349,6 +374,10 @@ export async function addUsageTally(
 ): Promise<void> {
   const rows = tally instanceof UsageTally ? tally.rows() : tally;
   if (rows.length === 0) return;
+  // A batch's own sums past the limit never reach the store (the drivers refuse such a value).
+  for (const r of rows) {
+    if (r.usage_nano > MAX_COUNTER_NANO || r.byok_nano > MAX_COUNTER_NANO) throw ledgerFull();
+  }
   const json = caps?.bulkRowsAsJson
     ? jsonRows(
         rows.map((r) => [
@@ -363,20 +392,30 @@ export async function addUsageTally(
       )
     : null;
   if (json !== null) {
-    await addJsonRows.execute(db, "", json);
+    const { numAffectedRows } = await addJsonRows.execute(db, "", json);
+    if (numAffectedRows !== undefined && numAffectedRows !== BigInt(rows.length)) throw ledgerFull();
     return;
   }
+  const max = sql.raw(MAX_COUNTER_NANO.toString());
   for (const chunk of chunksOf(rows, 500)) {
-    await db
+    const [result] = await db
       .insertInto("usage_counters")
       .values(chunk)
       .onConflict((oc) =>
-        oc.columns(["scope", "scope_id", "window", "window_index"]).doUpdateSet((eb) => ({
-          usage_nano: eb("usage_counters.usage_nano", "+", eb.ref("excluded.usage_nano")),
-          byok_nano: eb("usage_counters.byok_nano", "+", eb.ref("excluded.byok_nano")),
-        })),
+        oc
+          .columns(["scope", "scope_id", "window", "window_index"])
+          .doUpdateSet((eb) => ({
+            usage_nano: eb("usage_counters.usage_nano", "+", eb.ref("excluded.usage_nano")),
+            byok_nano: eb("usage_counters.byok_nano", "+", eb.ref("excluded.byok_nano")),
+          }))
+          .where(
+            sql<SqlBool>`usage_counters.usage_nano <= ${max} - excluded.usage_nano
+              AND usage_counters.byok_nano <= ${max} - excluded.byok_nano`,
+          ),
       )
       .execute();
+    const affected = result?.numInsertedOrUpdatedRows;
+    if (affected !== undefined && affected !== BigInt(chunk.length)) throw ledgerFull();
   }
 }
 
