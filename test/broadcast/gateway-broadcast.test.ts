@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
+import { sampledIn } from "../../src/broadcast/sampling.js";
 import { TestReceiver, waitFor } from "../helpers/broadcast-receiver.js";
 import { createWebhook, makeBroadcastApp } from "./broadcast-helpers.js";
 
@@ -53,5 +54,58 @@ describe("gateway → Broadcast", () => {
     expect(body).toContain(answer.id);
     expect(body).not.toContain(PROMPT);
     expect(body).not.toContain(answer.choices[0]!.message.content);
+  });
+});
+
+describe("gateway → Broadcast: sampling by session", () => {
+  it("a replay samples the same sessions as the live delivery did", async () => {
+    const t = await makeBroadcastApp();
+    const rx = new TestReceiver();
+    await rx.start();
+    cleanups.push(
+      () => t.close(),
+      () => rx.stop(),
+    );
+    const dest = await createWebhook(t, rx.url, { sampling_rate: 0.5 });
+    const created = await t.call({ method: "POST", url: "/api/v1/keys", payload: { name: "app" } });
+    const key = created.json<{ key: string }>().key;
+    const sessions = Array.from({ length: 8 }, (_, i) => `session-${process.pid}-${i}`);
+    const sessionOf = new Map<string, string>();
+    for (const session of sessions) {
+      for (let i = 0; i < 3; i++) {
+        const res = await t.call({
+          method: "POST",
+          url: "/api/v1/chat/completions",
+          auth: key,
+          payload: { model: "mock/echo", messages: [{ role: "user", content: "hi" }], session_id: session },
+        });
+        expect(res.statusCode).toBe(200);
+        sessionOf.set(res.json<{ id: string }>().id, session);
+      }
+    }
+    const expected = [...sessionOf.keys()]
+      .filter((id) => sampledIn(dest, 0.5, sessionOf.get(id)!, id))
+      .sort();
+    // Whole sessions in or out; some of each with these eight (the points are fixed by the ids).
+    expect(expected.length % 3).toBe(0);
+    t.broadcaster.start();
+    await waitFor(() => rx.delivered.size === expected.length, 10_000, "the sampled sessions delivered");
+    await new Promise((d) => setTimeout(d, 300));
+    expect([...rx.delivered.keys()].sort()).toEqual(expected);
+
+    rx.delivered.clear();
+    const replay = await t.call({
+      method: "POST",
+      url: `/api/v1/observability/destinations/${dest}/replay`,
+      payload: {
+        from: new Date(Date.now() - 3_600_000).toISOString(),
+        to: new Date(Date.now() + 1_000).toISOString(),
+      },
+    });
+    expect(replay.statusCode).toBe(202);
+    expect(replay.json<{ data: { offered: number } }>().data.offered).toBe(sessionOf.size);
+    await waitFor(() => rx.delivered.size >= expected.length, 10_000, "the replay delivered");
+    await new Promise((d) => setTimeout(d, 300));
+    expect([...rx.delivered.keys()].sort()).toEqual(expected);
   });
 });

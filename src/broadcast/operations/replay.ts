@@ -4,6 +4,7 @@ import { requireDestinationRow } from "../../domain/destinations/get-destination
 import type { ActivityStore, BoundQuery } from "../../stores/activity-store.js";
 import { GENERATION_COLUMNS } from "../../stores/activity-columns.js";
 import type { RecordStore } from "../../stores/record-store.js";
+import type { LiveContext } from "../live-context.js";
 import { signalOutboxWrite } from "../outbox/outbox-signal.js";
 import { payloadOfRows } from "../payload-rows.js";
 
@@ -60,11 +61,59 @@ function toActivityRow(r: Record<string, unknown>): ActivityRow {
   return out as unknown as ActivityRow;
 }
 
+const LOOKUP = 1_000;
+
+/**
+ * The session ids of the generations the gateway served, from their details (the activity store
+ * does not hold them), as LiveContexts with nothing else: selection samples by session and filter
+ * rules read `session_id`, so a replay decides as the live delivery did. Null when none has one.
+ */
+async function sessionContexts(
+  store: RecordStore,
+  organizationId: string,
+  ids: readonly string[],
+): Promise<Record<string, LiveContext> | null> {
+  const out: Record<string, LiveContext> = {};
+  let n = 0;
+  for (let i = 0; i < ids.length; i += LOOKUP) {
+    const rows = await store.db
+      .selectFrom("gateway_generations")
+      .select(["id", "detail"])
+      .where("organization_id", "=", organizationId)
+      .where("id", "in", ids.slice(i, i + LOOKUP))
+      .execute();
+    for (const r of rows) {
+      let sessionId: unknown = null;
+      try {
+        sessionId = (JSON.parse(r.detail) as { session_id?: unknown }).session_id;
+      } catch {
+        continue;
+      }
+      if (typeof sessionId !== "string") continue;
+      out[r.id] = {
+        input: null,
+        output: null,
+        params: null,
+        trace: null,
+        attempts: [],
+        appTitle: null,
+        referer: null,
+        sessionId,
+        promptCostUsd: null,
+        completionCostUsd: null,
+      };
+      n++;
+    }
+  }
+  return n === 0 ? null : out;
+}
+
 /**
  * Re-offers the generations of [from, to) in the destination's workspace to that destination
  * only: they are read from the activity store and written to the outbox like an ingest batch,
  * and the fan-out applies the destination's selection as it does at ingest (sampling decides the
- * same). Content is not in the activity store: a replay sends metadata only.
+ * same: the session ids of served generations are read from their gateway details). Content is
+ * not in the activity store: a replay sends metadata only.
  */
 export async function replayDestination(
   deps: { store: RecordStore; activity: ActivityStore; nowMs: number; queryTimeoutMs: number },
@@ -92,13 +141,18 @@ export async function replayDestination(
       page = page.slice(0, MAX_REPLAY - offered);
       truncated = true;
     }
+    const contexts = await sessionContexts(
+      deps.store,
+      organizationId,
+      page.map((r) => r.id),
+    );
     await deps.store.db
       .insertInto("broadcast_batches")
       .values({
         organization_id: organizationId,
         created_at_ms: deps.nowMs,
         payload: payloadOfRows(page),
-        contexts: null,
+        contexts: contexts === null ? null : JSON.stringify(contexts),
         destination_ids: JSON.stringify([row.id]),
         fanned_out: 0,
       })
