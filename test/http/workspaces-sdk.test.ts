@@ -53,6 +53,33 @@ describe("workspaces and budgets through the official SDK", () => {
     await expect(sdk.workspaces.get({ id: "research" })).rejects.toBeInstanceOf(errors.NotFoundResponseError);
   });
 
+  it("io_logging_api_key_ids beyond 2^53 - 1 are 400: the SDK reads them as z.int() (safe integers)", async () => {
+    // They were stored, and every later read of the workspace (get, list) failed in the SDK with a
+    // ResponseValidationError.
+    const sdk = s.sdk();
+    await sdk.workspaces.create({ createWorkspaceRequest: { name: "Huge ids", slug: "huge-ids" } });
+    for (const ids of [[2 ** 53], [1, 1e20]]) {
+      const r = await s.call({
+        method: "PATCH",
+        url: "/api/v1/workspaces/huge-ids",
+        payload: { io_logging_api_key_ids: ids },
+      });
+      expect(r.statusCode, r.body).toBe(400);
+      expect(r.json().error.message).toMatch(/^io_logging_api_key_ids\[\d\]: must be <= 9007199254740991$/);
+    }
+    const largest = Number.MAX_SAFE_INTEGER;
+    const ok = await s.call({
+      method: "PATCH",
+      url: "/api/v1/workspaces/huge-ids",
+      payload: { io_logging_api_key_ids: [largest] },
+    });
+    expect(ok.statusCode, ok.body).toBe(200);
+    expect((await sdk.workspaces.get({ id: "huge-ids" })).data.ioLoggingApiKeyIds).toEqual([largest]);
+    const page = await sdk.workspaces.list({ limit: 100, offset: 0 });
+    expect(page.result.data.map((w) => w.slug)).toContain("huge-ids");
+    await sdk.workspaces.delete({ id: "huge-ids" });
+  });
+
   it("maps workspace errors to the SDK's classes", async () => {
     const sdk = s.sdk();
     await expect(

@@ -16,8 +16,10 @@ const settings = {
   disabled_server_tools: Type.Optional(
     Nullable(Type.Array(Type.Enum([...SERVER_TOOLS]), { maxItems: SERVER_TOOLS.length * 2 })),
   ),
+  // Safe integers only: the SDK reads them back as z.int(), which refuses anything past 2^53 - 1,
+  // so one such id made every read of the workspace (get, list) fail there.
   io_logging_api_key_ids: Type.Optional(
-    Nullable(Type.Array(Type.Integer({ minimum: 1 }), { maxItems: 1000 })),
+    Nullable(Type.Array(Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }), { maxItems: 1000 })),
   ),
   io_logging_sampling_rate: Type.Optional(Type.Number({ minimum: 0.0001, maximum: 1 })),
   is_data_discount_logging_enabled: Type.Optional(Type.Boolean()),
