@@ -4,6 +4,7 @@ import { setUnauthorizedHandler } from "./api/client.ts";
 import { clearKey, getKey } from "./api/session.ts";
 import { navigate, onLinkClick, useLocation } from "./lib/router.ts";
 import { Analytics } from "./pages/Analytics.tsx";
+import { Byok } from "./pages/Byok.tsx";
 import { Destinations } from "./pages/Destinations.tsx";
 import { Keys } from "./pages/Keys.tsx";
 import { Overview } from "./pages/Overview.tsx";
@@ -22,6 +23,7 @@ const PAGES: Page[] = [
   { path: "/analytics", title: "Analytics" },
   { path: "/keys", title: "Keys" },
   { path: "/workspaces", title: "Workspaces & budgets" },
+  { path: "/byok", title: "Provider keys", show: (c) => c.byok },
   { path: "/destinations", title: "Destinations" },
   { path: "/playground", title: "Playground", show: (c) => c.chatCompletions },
 ];
@@ -77,6 +79,17 @@ export function App() {
         {path === "/analytics" && <Analytics />}
         {path === "/keys" && <Keys />}
         {path === "/workspaces" && <Workspaces />}
+        {path === "/byok" &&
+          (caps?.byok ? (
+            <Byok />
+          ) : (
+            caps && (
+              <section>
+                <h1>Provider keys</h1>
+                <p>This server has no BYOK endpoints, so there is nothing to manage here.</p>
+              </section>
+            )
+          ))}
         {path === "/destinations" && <Destinations caps={caps} />}
         {path === "/playground" &&
           (caps?.chatCompletions ? (

@@ -3,12 +3,14 @@ import { API_BASE } from "./client.ts";
 /**
  * What this server offers beyond the management API, read once from its OpenAPI document: the
  * Playground needs the chat completions endpoint, destination checks need the test and
- * deliveries endpoints. Pages hide what the server does not have.
+ * deliveries endpoints, the Provider keys page the BYOK endpoints. Pages hide what the server does
+ * not have.
  */
 export interface Capabilities {
   chatCompletions: boolean;
   destinationTest: boolean;
   destinationDeliveries: boolean;
+  byok: boolean;
 }
 
 let loaded: Promise<Capabilities> | null = null;
@@ -22,8 +24,14 @@ export function capabilities(): Promise<Capabilities> {
         chatCompletions: has("/chat/completions"),
         destinationTest: has("/observability/destinations/{id}/test"),
         destinationDeliveries: has("/observability/destinations/{id}/deliveries"),
+        byok: has("/byok"),
       };
     })
-    .catch(() => ({ chatCompletions: false, destinationTest: false, destinationDeliveries: false }));
+    .catch(() => ({
+      chatCompletions: false,
+      destinationTest: false,
+      destinationDeliveries: false,
+      byok: false,
+    }));
   return loaded;
 }
