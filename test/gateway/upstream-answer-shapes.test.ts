@@ -347,3 +347,62 @@ describe("refusals and reasoning_details reach the client as the upstream sent t
     expect(got).toHaveLength(1);
   });
 });
+
+describe("reasoning.exclude (or include_reasoning: false): the reasoning is charged, not shown", () => {
+  const ask = async (key: string, model: string, stream: boolean, extra: Record<string, unknown>) => {
+    const r = await fetch(`${s.baseUrl}/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: JSON.stringify({
+        model: `local/${model}`,
+        messages: MESSAGES,
+        max_tokens: 100,
+        stream,
+        ...extra,
+      }),
+      signal: AbortSignal.timeout(15_000),
+    });
+    expect(r.status).toBe(200);
+    const text = await r.text();
+    if (!stream) return JSON.parse(text) as Record<string, any>;
+    const events = text
+      .split("\n\n")
+      .filter((e) => e.startsWith("data: {"))
+      .map((e) => JSON.parse(e.slice(6)) as Record<string, any>);
+    return { events, usage: events.at(-1)!.usage, raw: text };
+  };
+
+  for (const extra of [{ reasoning: { exclude: true } }, { include_reasoning: false }]) {
+    it(`${JSON.stringify(extra)}: whole and streamed, without reasoning or reasoning_details`, async () => {
+      const key = await createKey(`exclude-${Object.keys(extra)[0]}`);
+      const whole = await ask(key, "reasoning-no-usage", false, extra);
+      expect(whole.choices[0].message).toEqual({ role: "assistant", content: REASONING_ANSWER });
+      // Counted without usage: the reasoning the client did not see is still charged.
+      const reasoningTokens = countTextTokens(REASONING_TEXT.join(""));
+      expect(whole.usage.completion_tokens_details.reasoning_tokens).toBe(reasoningTokens);
+      expect(whole.usage.completion_tokens).toBe(reasoningTokens + countTextTokens(REASONING_ANSWER));
+
+      const streamed = await ask(key, "reasoning-no-usage", true, extra);
+      expect(streamed.raw).not.toContain('"reasoning":');
+      expect(streamed.raw).not.toContain('"reasoning_details"');
+      type StreamChoice = { delta: { content?: string }; finish_reason: string | null };
+      const choices = (streamed.events as { choices: StreamChoice[] }[]).flatMap((e) => e.choices);
+      expect(choices.map((c) => c.delta.content ?? "").join("")).toBe(REASONING_ANSWER);
+      expect(streamed.usage.completion_tokens_details.reasoning_tokens).toBe(reasoningTokens);
+      // Chunks that carried only reasoning are not sent as empty ones.
+      expect(choices.every((c) => Object.keys(c.delta).length > 0 || c.finish_reason !== null)).toBe(true);
+
+      const details = await ask(key, "reasoning-details", false, extra);
+      expect(details.choices[0].message).toEqual({ role: "assistant", content: OK_TEXT.join("") });
+    });
+  }
+
+  it("exclude false, or absent, shows it", async () => {
+    const key = await createKey("exclude-false");
+    const whole = await ask(key, "reasoning-details", false, { reasoning: { exclude: false } });
+    expect(whole.choices[0].message).toMatchObject({
+      reasoning: "Opaque.",
+      reasoning_details: REASONING_DETAILS,
+    });
+  });
+});

@@ -105,6 +105,12 @@ export class ChatRun {
   overheadMs = 0;
   /** Headers saying what was reserved (x-gatehouse-max-tokens and whether it was capped). */
   holdHeaders: Record<string, string> = {};
+  /**
+   * The client asked not to see the reasoning (`reasoning.exclude: true`, or the older
+   * `include_reasoning: false`): the model still reasons, and is charged for it, but `reasoning`
+   * and `reasoning_details` are left out of the answer.
+   */
+  readonly hideReasoning: boolean;
 
   constructor(
     readonly gw: Gateway,
@@ -122,6 +128,8 @@ export class ChatRun {
       prefs?.require_parameters === true ? requestParameters(call.body) : [],
     );
     this.promptEstimate = countPromptTokens(call.body.messages, call.body.tools);
+    const reasoning = call.body.reasoning as { exclude?: unknown } | null | undefined;
+    this.hideReasoning = reasoning?.exclude === true || call.body.include_reasoning === false;
   }
 
   /** Adds the organization's usable BYOK keys to the attempts (byok-routing.ts). */
@@ -385,4 +393,11 @@ export function upstreamFailure(err: unknown): DomainError {
     return new DomainError("bad_gateway", `Upstream error: ${err.message}`, meta);
   }
   return new DomainError("bad_gateway", "Upstream error");
+}
+
+/** A message or delta without its reasoning (`hideReasoning`); the same object when it has none. */
+export function withoutReasoning<T extends Record<string, unknown>>(m: T): T {
+  if (!("reasoning" in m) && !("reasoning_details" in m)) return m;
+  const { reasoning: _r, reasoning_details: _d, ...rest } = m;
+  return rest as T;
 }

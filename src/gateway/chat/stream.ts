@@ -8,7 +8,7 @@ import {
 import type { HoldHandle } from "../hold.js";
 import type { Attempt } from "./attempts.js";
 import { GeneratedOutput } from "./generated.js";
-import { ChatRun, pricesOf, upstreamFailure, type ChatCall } from "./serve.js";
+import { ChatRun, pricesOf, upstreamFailure, withoutReasoning, type ChatCall } from "./serve.js";
 import { ChunkEncoder, SSE_DONE, errorChunk, sse, usageWire, type ChunkHead } from "./wire.js";
 
 /** Where a stream goes: the HTTP response, opened on the first upstream byte. */
@@ -92,11 +92,17 @@ async function forward(
       const c = next.value;
       upstreamId ??= c.upstreamId;
       if (c.usage) usage = c.usage;
+      let visible = c.choices.length > 0;
       for (const ch of c.choices) {
         output.addDelta(ch.index, ch.delta);
         if (ch.finish_reason !== null) finishReason = ch.finish_reason;
       }
-      if (c.choices.length > 0 && !run.call.clientGone.aborted) sink.write(encode.content(c));
+      if (run.hideReasoning && visible) {
+        // Reasoning is counted above and charged; a chunk that carried only reasoning is not sent.
+        for (const ch of c.choices) ch.delta = withoutReasoning(ch.delta);
+        visible = c.choices.some((ch) => ch.finish_reason !== null || Object.keys(ch.delta).length > 0);
+      }
+      if (visible && !run.call.clientGone.aborted) sink.write(encode.content(c));
       if (run.call.clientGone.aborted) break;
       next = await it.next();
     }
