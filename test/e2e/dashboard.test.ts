@@ -534,6 +534,23 @@ describe.skipIf(unavailable !== null)("dashboard in Chromium", () => {
     await page.close();
   });
 
+  it("keeps checkboxes beside their labels on a narrow screen", async () => {
+    const page = await signedIn("/analytics");
+    await page.setViewportSize({ width: 390, height: 844 });
+    const box = page.getByRole("checkbox", { name: "Request Count", exact: true });
+    await box.waitFor();
+    const label = page.locator("label", { has: box });
+    const [b, l] = [(await box.boundingBox())!, (await label.boundingBox())!];
+    // The box is a box, at the start of its label, not stretched across the screen.
+    expect(b.width).toBeLessThan(30);
+    expect(b.x - l.x).toBeLessThan(10);
+    await page.goto(`${server.origin}/workspaces`);
+    const byok = page.getByRole("checkbox").first();
+    await byok.waitFor();
+    expect((await byok.boundingBox())!.width).toBeLessThan(30);
+    await page.close();
+  });
+
   it("has no serious or critical accessibility violation on any page", async () => {
     const pages = ["/", "/analytics", "/keys", "/workspaces", "/byok", "/destinations", "/playground"];
     const page = await signedIn("/");
