@@ -1,3 +1,4 @@
+import { RE2JS } from "re2js";
 import type { FilterField, FilterRule, FilterRulesConfig } from "../domain/destinations/filter-rules.js";
 
 /** The values filter rules read (compatibility-facts.md §D `field`); null = absent. */
@@ -10,12 +11,18 @@ const NUMERIC_FIELDS = new Set<FilterField>([
   "completion_tokens",
 ]);
 
-const regexCache = new Map<string, RegExp | null>();
-function regexOf(source: string): RegExp | null {
+/**
+ * A rule's pattern, compiled by RE2 (re2js): matching takes time linear in the text, so no
+ * pattern can stall the process on a long prompt or completion, as a backtracking engine does
+ * (`(a+)+$` on forty `a`s and a `b` takes JavaScript's RegExp days). RE2 has no lookaround or
+ * backreferences; such a pattern is refused when the rule is saved (filter-rules.ts).
+ */
+const regexCache = new Map<string, RE2JS | null>();
+function regexOf(source: string): RE2JS | null {
   let re = regexCache.get(source);
   if (re === undefined) {
     try {
-      re = new RegExp(source);
+      re = RE2JS.compile(source);
     } catch {
       re = null;
     }
@@ -39,7 +46,7 @@ const asNumber = (v: string | number): number | null => {
  * - equals / not_equals: numeric fields compare as numbers, text fields as exact strings;
  * - contains, not_contains, starts_with, ends_with: case-sensitive on the text (a number's
  *   decimal text);
- * - regex: JavaScript RegExp.test on the text; a pattern that does not compile matches nothing;
+ * - regex: an RE2 search on the text (linear time); a pattern that does not compile matches nothing;
  * - gt, lt, gte, lte: numbers; a text field holding no number fails.
  */
 export function ruleMatches(rule: FilterRule, subject: FilterSubject): boolean {

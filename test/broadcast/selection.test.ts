@@ -138,6 +138,23 @@ describe("filter rules", () => {
       { numRuns: 5_000 },
     );
   });
+
+  it("a regex that backtracks catastrophically in JavaScript ends at once on a long completion", () => {
+    // JavaScript's RegExp needs about 2^40 steps here (days); RE2's time is linear in the text.
+    const regex = (value: string, output: string) =>
+      filterMatches(
+        { enabled: true, groups: [{ logic: "and", rules: [{ field: "output", operator: "regex", value }] }] },
+        { ...blank, output },
+      );
+    const blank = Object.fromEntries(FILTER_FIELDS.map((f) => [f, null])) as FilterSubject;
+    expect(regex("(a+)+$", `${"a".repeat(40)}b`)).toBe(false);
+    expect(regex("(a|aa)*c", "a".repeat(200_000))).toBe(false);
+    expect(regex("(a+)+$", "a".repeat(40))).toBe(true);
+    // Ordinary patterns, inline flags included, match as before.
+    expect(regex("(?i)^HELLO", "hello there")).toBe(true);
+    expect(regex("[0-9]+ tokens", "used 42 tokens")).toBe(true);
+    expect(regex("^x", "y")).toBe(false);
+  });
 });
 
 const row = (over: Partial<OutboxRow> = {}): OutboxRow => ({

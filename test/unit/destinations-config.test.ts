@@ -234,9 +234,18 @@ describe("filter rules and regions", () => {
     expect(message(() => normalizeFilterRules(rules("contains", 1) as never))).toBe(
       `${path}: must be string for operator contains`,
     );
-    expect(message(() => normalizeFilterRules(rules("regex", "(") as never))).toBe(
-      `${path}: is not a valid regular expression`,
+    expect(message(() => normalizeFilterRules(rules("regex", "(") as never))).toMatch(
+      `${path}: is not a valid regular expression (RE2 syntax, without lookaround or backreferences): `,
     );
+    // What a backtracking engine takes and RE2 does not: lookaround, backreferences.
+    for (const pattern of ["(?=gpt)gpt-4o", "(a)\\1", "(?<!x)y"]) {
+      expect(message(() => normalizeFilterRules(rules("regex", pattern) as never))).toMatch(
+        /is not a valid regular expression \(RE2 syntax/,
+      );
+    }
+    for (const pattern of ["^openai/", "(?i)GPT|claude", "[0-9]+\\.[0-9]+", "(a+)+$"]) {
+      expect(normalizeFilterRules(rules("regex", pattern) as never).groups[0]!.rules[0]!.value).toBe(pattern);
+    }
     expect(normalizeFilterRules(rules("gte", 0.5) as never).groups[0]!.rules[0]!.value).toBe(0.5);
   });
 

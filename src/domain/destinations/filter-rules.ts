@@ -1,3 +1,4 @@
+import { RE2JS } from "re2js";
 import { invalid } from "../errors.js";
 
 /** FilterRulesConfig (compatibility-facts.md §D). The wire schema checks shapes and enums. */
@@ -62,7 +63,7 @@ const TEXT = new Set<FilterOperator>(["contains", "not_contains", "starts_with",
 /**
  * Fills the defaults (`enabled: true`, `logic: "and"`) and checks what the schema cannot:
  * `value` is required except for exists/not_exists (where it is dropped); gt/lt/gte/lte need a
- * number; contains/starts_with/ends_with/regex need a string; a regex must compile.
+ * number; contains/starts_with/ends_with/regex need a string; a regex must compile as RE2.
  */
 export function normalizeFilterRules(input: FilterRulesInput): FilterRulesConfig {
   return {
@@ -84,10 +85,15 @@ function normalizeRule(r: FilterRule, path: string): FilterRule {
     throw invalid(`${path}: must be string for operator ${r.operator}`);
   }
   if (r.operator === "regex") {
+    // The syntax the filter runs (RE2, src/broadcast/filter-match.ts): linear-time matching, so
+    // no lookaround or backreferences.
     try {
-      new RegExp(r.value as string);
-    } catch {
-      throw invalid(`${path}: is not a valid regular expression`);
+      RE2JS.compile(r.value as string);
+    } catch (err) {
+      const why = err instanceof Error ? `: ${err.message}` : "";
+      throw invalid(
+        `${path}: is not a valid regular expression (RE2 syntax, without lookaround or backreferences)${why}`,
+      );
     }
   }
   return { field: r.field, operator: r.operator, value: r.value };
