@@ -15,19 +15,24 @@ export function maskSecret(value: string): string {
   return `****...${shown === 0 ? "" : value.slice(-shown)}`;
 }
 
-const USERINFO_RE = /^([a-zA-Z][a-zA-Z0-9+.-]*:\/\/)([^/?#@]*)@/;
+/** The scheme and the authority (up to the first `/`, `?` or `#`, as URL parsers read it). */
+const AUTHORITY_RE = /^([a-zA-Z][a-zA-Z0-9+.-]*:\/\/)([^/?#]*)/;
 
 /**
  * A URL with credentials in its userinfo (`https://user:pass@host/...`) shows `****` for the user
  * and for the password; the rest of the URL is returned as stored. URLs without userinfo are
- * returned unchanged.
+ * returned unchanged. The userinfo ends at the authority's LAST `@`, as URL parsers read it: a
+ * user name that is an e-mail address (`https://alice@corp.com:pass@host`) is userinfo too, and
+ * masking only up to its first `@` showed the password.
  */
 export function maskUrl(value: string): string {
-  const m = USERINFO_RE.exec(value);
+  const m = AUTHORITY_RE.exec(value);
   if (!m) return value;
-  const [whole, scheme, userinfo = ""] = m;
-  const masked = userinfo.includes(":") ? "****:****" : "****";
-  return `${scheme}${masked}@${value.slice(whole.length)}`;
+  const [whole, scheme, authority = ""] = m;
+  const at = authority.lastIndexOf("@");
+  if (at < 0) return value;
+  const masked = authority.slice(0, at).includes(":") ? "****:****" : "****";
+  return `${scheme}${masked}${authority.slice(at)}${value.slice(whole.length)}`;
 }
 
 /** The masked form of one config field's value, as returned on read. */
