@@ -12,6 +12,8 @@ import {
   startDemoServer,
   type DemoServer,
 } from "../helpers/dashboard.js";
+// The dashboard's own formatters: the page must show these exact strings.
+import { usd, utc } from "../../web/src/lib/format.js";
 
 /**
  * The dashboard end to end: the real server (a small `gatehouse demo`), the real web build, Debian's
@@ -551,8 +553,59 @@ describe.skipIf(unavailable !== null)("dashboard in Chromium", () => {
     await page.close();
   });
 
+  it("finds a generation by its id and shows its record; an unknown id gets the API's message", async (ctx) => {
+    if (!("/generation" in paths) || !("/chat/completions" in paths)) {
+      process.stdout.write("SKIPPED generation lookup e2e: no GET /generation or chat completions\n");
+      ctx.skip();
+      return;
+    }
+    const created = await api("/keys", { method: "POST", body: { name: "generation lookup" } });
+    const models = (await (await fetch(`${server.origin}/api/v1/models`)).json()) as {
+      data: { id: string }[];
+    };
+    const res = await fetch(`${server.origin}/api/v1/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${created.body.key}`, "content-type": "application/json" },
+      body: JSON.stringify({ model: models.data[0]!.id, messages: [{ role: "user", content: "hi" }] }),
+    });
+    expect(res.status).toBe(200);
+    const id = res.headers.get("x-gatehouse-generation-id") ?? "";
+    await expect.poll(async () => (await api(`/generation?id=${id}`)).status).toBe(200);
+    const record = (await api(`/generation?id=${id}`)).body.data;
+    const page = await signedIn("/generations");
+    await page.locator("#gen-id").fill(id);
+    await page.getByRole("button", { name: "Find" }).click();
+    const card = page.getByRole("article");
+    await card.waitFor();
+    expect(await card.locator('dd[data-field="model"]').textContent()).toBe(record.model);
+    expect(await card.locator('dd[data-field="total_cost"]').textContent()).toBe(usd(record.total_cost));
+    expect(await card.locator('dd[data-field="created_at"]').textContent()).toBe(utc(record.created_at));
+    expect(await card.locator('dd[data-field="tokens_prompt"]').textContent()).toBe(
+      String(record.tokens_prompt),
+    );
+    expect(new URL(page.url()).search).toBe(`?id=${id}`);
+
+    await page.locator("#gen-id").fill("gen-does-not-exist");
+    await page.getByRole("button", { name: "Find" }).click();
+    const alert = page.getByRole("alert");
+    await alert.waitFor();
+    expect(await alert.textContent()).toBe(
+      (await api("/generation?id=gen-does-not-exist")).body.error.message,
+    );
+    await page.close();
+  });
+
   it("has no serious or critical accessibility violation on any page", async () => {
-    const pages = ["/", "/analytics", "/keys", "/workspaces", "/byok", "/destinations", "/playground"];
+    const pages = [
+      "/",
+      "/analytics",
+      "/keys",
+      "/workspaces",
+      "/byok",
+      "/destinations",
+      "/generations",
+      "/playground",
+    ];
     const page = await signedIn("/");
     const found: Record<string, string[]> = {};
     for (const p of pages) {
@@ -586,6 +639,11 @@ describe.skipIf(unavailable !== null)("dashboard in Chromium", () => {
     await page.locator("#pg-usage").waitFor({ timeout: 30_000 });
     expect(((await page.locator("#pg-answer").textContent()) ?? "").length).toBeGreaterThan(0);
     expect(await page.locator("#pg-usage").textContent()).toMatch(/Tokens: \d+ prompt, \d+ completion/);
+    // The answer's generation, looked up on the Generations page.
+    const id = (await page.locator("#pg-generation").textContent()) ?? "";
+    expect(id).toMatch(/^gen-/);
+    await page.locator("#pg-generation").click();
+    await expect.poll(() => page.locator("#gen-found").textContent()).toBe(id);
     await page.close();
   });
 });

@@ -6,6 +6,7 @@ import { navigate, onLinkClick, useLocation } from "./lib/router.ts";
 import { Analytics } from "./pages/Analytics.tsx";
 import { Byok } from "./pages/Byok.tsx";
 import { Destinations } from "./pages/Destinations.tsx";
+import { Generations } from "./pages/Generations.tsx";
 import { Keys } from "./pages/Keys.tsx";
 import { Overview } from "./pages/Overview.tsx";
 import { Playground } from "./pages/Playground.tsx";
@@ -25,6 +26,7 @@ const PAGES: Page[] = [
   { path: "/workspaces", title: "Workspaces & budgets" },
   { path: "/byok", title: "Provider keys", show: (c) => c.byok },
   { path: "/destinations", title: "Destinations" },
+  { path: "/generations", title: "Generations", show: (c) => c.generation },
   { path: "/playground", title: "Playground", show: (c) => c.chatCompletions },
 ];
 
@@ -91,6 +93,7 @@ export function App() {
             )
           ))}
         {path === "/destinations" && <Destinations caps={caps} />}
+        {path === "/generations" && <Generations />}
         {path === "/playground" &&
           (caps?.chatCompletions ? (
             <Playground />

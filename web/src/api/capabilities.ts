@@ -3,7 +3,7 @@ import { API_BASE } from "./client.ts";
 /**
  * What this server offers beyond the management API, read once from its OpenAPI document: the
  * Playground needs the chat completions endpoint, destination checks need the test and
- * deliveries endpoints, the Provider keys page the BYOK endpoints. Pages hide what the server does
+ * deliveries endpoints, the Provider keys page the BYOK endpoints, the Generations page GET /generation. Pages hide what the server does
  * not have.
  */
 export interface Capabilities {
@@ -11,6 +11,7 @@ export interface Capabilities {
   destinationTest: boolean;
   destinationDeliveries: boolean;
   byok: boolean;
+  generation: boolean;
 }
 
 let loaded: Promise<Capabilities> | null = null;
@@ -25,6 +26,7 @@ export function capabilities(): Promise<Capabilities> {
         destinationTest: has("/observability/destinations/{id}/test"),
         destinationDeliveries: has("/observability/destinations/{id}/deliveries"),
         byok: has("/byok"),
+        generation: has("/generation"),
       };
     })
     .catch(() => ({
@@ -32,6 +34,7 @@ export function capabilities(): Promise<Capabilities> {
       destinationTest: false,
       destinationDeliveries: false,
       byok: false,
+      generation: false,
     }));
   return loaded;
 }

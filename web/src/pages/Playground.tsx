@@ -34,6 +34,7 @@ export function Playground() {
   const [prompt, setPrompt] = useState("Say hello in five words.");
   const [answer, setAnswer] = useState("");
   const [usage, setUsage] = useState<Usage | null>(null);
+  const [generationId, setGenerationId] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
 
@@ -42,6 +43,7 @@ export function Playground() {
     setBusy(true);
     setAnswer("");
     setUsage(null);
+    setGenerationId(null);
     setError(null);
     try {
       const res = await fetch(`${API_BASE}/chat/completions`, {
@@ -54,6 +56,7 @@ export function Playground() {
         const body = (await res.json().catch(() => null)) as { error?: { message?: string } } | null;
         throw new Error(body?.error?.message ?? `HTTP ${res.status}`);
       }
+      setGenerationId(res.headers.get("x-gatehouse-generation-id"));
       const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
       let buffer = "";
       let text = "";
@@ -143,6 +146,14 @@ export function Playground() {
         <p id="pg-usage">
           Tokens: {int(usage.prompt_tokens ?? 0)} prompt, {int(usage.completion_tokens ?? 0)} completion
           {usage.cost !== undefined ? `; cost ${usd(usage.cost)}` : ""}
+          {generationId && (
+            <>
+              ; generation{" "}
+              <a id="pg-generation" href={`/generations?id=${encodeURIComponent(generationId)}`}>
+                {generationId}
+              </a>
+            </>
+          )}
         </p>
       )}
     </section>
