@@ -87,3 +87,36 @@ describe("Broadcast HTTP sender: keep-alive connections", () => {
     expect(r.latencyMs).toBeGreaterThan(IDLE_SOCKET_MS);
   }, 15_000);
 });
+
+describe("Broadcast HTTP sender: private addresses (BROADCAST_REFUSE_PRIVATE_ADDRESSES)", () => {
+  const guarded = (url: string) =>
+    sendRequest(
+      { method: "POST", url, headers: { "content-type": "application/json" }, body: "{}" },
+      { timeoutMs: 2_000, refusePrivateAddresses: true },
+    );
+
+  it("refuses the IPv6 forms that carry a private IPv4 address, before connecting", async () => {
+    for (const host of [
+      "[::ffff:127.0.0.1]", // IPv4-mapped (the URL keeps it as ::ffff:7f00:1)
+      "[::127.0.0.1]", // IPv4-compatible
+      "[64:ff9b::10.0.0.1]", // NAT64: a gateway translates it to 10.0.0.1
+      "[64:ff9b::169.254.169.254]", // NAT64 to the cloud metadata address
+      "[64:ff9b:1::a00:1]", // local-use NAT64
+      "[2002:c0a8:101::1]", // 6to4 of 192.168.1.1
+      "[fe80::1]",
+      "127.0.0.1",
+    ]) {
+      const r = await guarded(`http://${host}:9/v1/traces`);
+      expect(r, host).toMatchObject({ status: null, refused: true });
+      expect(r.text).toMatch(/private or loopback/);
+    }
+  });
+
+  it("public IPv6 forms of public IPv4 addresses are not refused by the check", async () => {
+    // Nothing listens there (no network here): whatever the outcome, it is not a refusal.
+    for (const host of ["[64:ff9b::8.8.8.8]", "[2002:808:808::1]"]) {
+      const r = await guarded(`http://${host}:9/v1/traces`);
+      expect(r.refused, host).toBe(false);
+    }
+  });
+});
