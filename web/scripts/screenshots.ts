@@ -93,6 +93,22 @@ try {
   const caps = await page.evaluate(() =>
     fetch("/api/v1/openapi.json").then((r) => r.json() as Promise<{ paths: Record<string, unknown> }>),
   );
+  if ("/byok" in caps.paths) {
+    // One provider key added through the form; the list shows it masked.
+    await page.goto(`${server.origin}/byok`);
+    await page.getByRole("table", { name: /Provider keys/ }).waitFor();
+    await page.getByText("Add a provider key").click();
+    const form = page.getByRole("form", { name: "New provider key" });
+    await form.getByLabel("Provider", { exact: true }).fill("openai");
+    await form.getByLabel("Provider key").fill("sk-proj-demo-0123456789abcdef");
+    await form.getByLabel("Name").fill("OpenAI (research)");
+    await form.getByLabel(/Fallback:/).check();
+    await form.getByRole("button", { name: "Add provider key" }).click();
+    await page.getByRole("row", { name: /^OpenAI \(research\) / }).waitFor();
+    await page.waitForLoadState("networkidle");
+    await page.screenshot({ path: join(OUT, "provider-keys.png"), fullPage: true });
+    process.stdout.write("docs/screenshots/provider-keys.png\n");
+  }
   if ("/chat/completions" in caps.paths) {
     // An answer streamed by the built-in mock/echo model, with a key made for it.
     const made = await page.evaluate(
