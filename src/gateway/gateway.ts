@@ -97,6 +97,7 @@ export function createGateway(d: GatewayDeps): Gateway {
     inFlight: () => inFlight.size,
     maxQueued: d.config.recordingMaxQueued,
   });
+  const byok = new ByokRouting(d.store.db, d.secretBox);
   return {
     config: d.config,
     catalog: d.catalog ?? buildCatalog(d.config),
@@ -108,9 +109,12 @@ export function createGateway(d: GatewayDeps): Gateway {
     answersBeforeCommit: gathers,
     recover: async (refused) => (journal ? journal.replay(recording, refused) : { recorded: 0, refused: 0 }),
     inFlight,
-    byok: new ByokRouting(d.store.db, d.secretBox),
+    byok,
     clock: d.clock,
-    onWarning: (listener) => reservations.onWarning(listener),
+    onWarning: (listener) => {
+      reservations.onWarning(listener);
+      byok.onWarning(listener);
+    },
     close: async () => {
       await recorder.close();
       await journal?.close();

@@ -178,6 +178,61 @@ describe("which credential serves", () => {
     expect((await chat({})).creds).toEqual(["sk-own-old"]);
   });
 
+  describe("a stored key that cannot be decrypted (the data key changed, a damaged row)", () => {
+    const damage = async (id: string) =>
+      s.ctx.store.db
+        .updateTable("byok_keys")
+        // Sealed under another data key: authentication fails on open.
+        .set({ key_ciphertext: s.ctx.secretBox.seal("sk-other", "another-row") })
+        .where("id", "=", id)
+        .execute();
+    const warnings: string[] = [];
+    beforeAll(() => s.app.gateway.onWarning((m) => warnings.push(m)));
+
+    it("is skipped and reported: the organization's other keys, then the platform's, still serve", async () => {
+      const bad = await byok({ key: "sk-own-bad", sort_order: 0 });
+      await byok({ key: "sk-own-good", sort_order: 1 });
+      await damage(bad);
+      warnings.length = 0;
+      const o = await chat({});
+      expect(o.status).toBe(200);
+      expect(o.creds).toEqual(["sk-own-good"]);
+      expect(warnings.some((w) => w.includes(`BYOK key ${bad} `) && w.includes("cannot be decrypted"))).toBe(
+        true,
+      );
+      // Nothing of any key in the report.
+      expect(warnings.join("\n")).not.toMatch(/sk-own|sk-other/);
+    });
+
+    it("alone and not required: the platform's credential serves", async () => {
+      await damage(await byok({ key: "sk-own-bad" }));
+      const o = await chat({});
+      expect(o).toMatchObject({ status: 200, isByok: false, creds: [PLATFORM.alpha] });
+    });
+
+    it("required (is_byok_only): 503 naming the key, nothing sent, nothing charged", async () => {
+      const bad = await byok({ key: "sk-own-bad", is_byok_only: true });
+      await damage(bad);
+      const before = await keyUsage(key);
+      const r = await fetch(`${s.baseUrl}/chat/completions`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+        body: JSON.stringify({
+          model: "solo/alpha",
+          messages: [{ role: "user", content: "Hi" }],
+          max_tokens: 20,
+        }),
+      });
+      expect(r.status).toBe(503);
+      const err = ((await r.json()) as { error: { message: string; metadata: Record<string, unknown> } })
+        .error;
+      expect(err.message).toContain(`(BYOK ${bad}) is required for this request but cannot be decrypted`);
+      expect(err.metadata).toMatchObject({ byok_id: bad, provider: "alpha" });
+      expect(upstream.requests()).toEqual([]);
+      expect(await keyUsage(key)).toEqual(before);
+    });
+  });
+
   it("without one, the platform's configured key serves and is charged to credits", async () => {
     const before = await keyUsage(key);
     const o = await chat({});

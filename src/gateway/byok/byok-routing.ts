@@ -1,3 +1,4 @@
+import { DomainError } from "../../domain/errors.js";
 import type { SecretBox } from "../../lib/secret-box.js";
 import type { Db } from "../../stores/record-store.js";
 import type { Attempt } from "../chat/attempts.js";
@@ -6,7 +7,11 @@ interface Credential {
   id: string;
   workspaceId: string;
   provider: string;
-  secret: string;
+  /**
+   * null: the stored key cannot be decrypted (the data key changed, the row was damaged). It
+   * serves nothing, but a byok-only one still keeps the platform's credential out.
+   */
+  secret: string | null;
   isFallback: boolean;
   exclusive: boolean;
   sortOrder: number;
@@ -27,10 +32,31 @@ const set = (v: string | null) => (v === null ? null : new Set(JSON.parse(v) as 
  */
 export class ByokRouting {
   private readonly cache = new Map<string, { at: number; creds: Credential[] }>();
+  private readonly warnings: ((message: string) => void)[] = [];
   constructor(
     private readonly db: Db,
     private readonly secretBox: SecretBox,
   ) {}
+
+  /** Where an unreadable key is reported (the app's logger): once per read of the organization. */
+  onWarning(listener: (message: string) => void): void {
+    this.warnings.push(listener);
+  }
+
+  /** The stored key, or null when it cannot be decrypted (reported, never thrown: see Credential). */
+  private open(id: string, organizationId: string, sealed: string): string | null {
+    try {
+      // Trimmed: keys stored before create/update trimmed them may end in a pasted newline.
+      return this.secretBox.open(sealed, id).trim();
+    } catch (err) {
+      const why = err instanceof Error ? err.message : String(err);
+      for (const w of this.warnings)
+        w(
+          `BYOK key ${id} of organization ${organizationId} cannot be decrypted (${why}): it is not used; was GATEHOUSE_ENCRYPTION_KEY changed?`,
+        );
+      return null;
+    }
+  }
 
   forget(organizationId: string): void {
     this.cache.delete(organizationId);
@@ -49,8 +75,7 @@ export class ByokRouting {
       id: r.id,
       workspaceId: r.workspace_id,
       provider: r.provider,
-      // Trimmed: keys stored before create/update trimmed them may end in a pasted newline.
-      secret: this.secretBox.open(r.key_ciphertext, r.id).trim(),
+      secret: this.open(r.id, organizationId, r.key_ciphertext),
       isFallback: Number(r.is_fallback) === 1,
       exclusive: Number(r.is_byok_only) === 1 || Number(r.is_required) === 1,
       sortOrder: Number(r.sort_order),
@@ -76,6 +101,8 @@ export class ByokRouting {
     const all = await this.credentials(who.organizationId);
     if (all.length === 0) return [...attempts];
     const out: Attempt[] = [];
+    /** A required key that cannot be decrypted and left an attempt with no credential at all. */
+    let blocked: Credential | null = null;
     for (const a of attempts) {
       const usable = all.filter(
         (c) =>
@@ -85,10 +112,20 @@ export class ByokRouting {
           (!c.allowedKeyHashes || c.allowedKeyHashes.has(who.keyHash)) &&
           (!c.allowedUsers || (who.user !== null && c.allowedUsers.has(who.user))),
       );
-      const withKey = (c: Credential): Attempt => ({ ...a, byok: { id: c.id, secret: c.secret } });
-      out.push(...usable.filter((c) => !c.isFallback).map(withKey));
+      const withKey = (c: Credential): Attempt[] =>
+        c.secret === null ? [] : [{ ...a, byok: { id: c.id, secret: c.secret } }];
+      out.push(...usable.filter((c) => !c.isFallback).flatMap(withKey));
       if (!usable.some((c) => c.exclusive)) out.push(a);
-      out.push(...usable.filter((c) => c.isFallback).map(withKey));
+      out.push(...usable.filter((c) => c.isFallback).flatMap(withKey));
+      if (!usable.some((c) => c.secret !== null) && usable.some((c) => c.exclusive))
+        blocked ??= usable.find((c) => c.exclusive && c.secret === null) ?? null;
+    }
+    if (out.length === 0 && blocked) {
+      throw new DomainError(
+        "service_unavailable",
+        `The organization's own key for provider ${blocked.provider} (BYOK ${blocked.id}) is required for this request but cannot be decrypted; an administrator must set it again (PATCH /api/v1/byok/${blocked.id} with the key)`,
+        { error_type: "byok_key_unreadable", byok_id: blocked.id, provider: blocked.provider },
+      );
     }
     return out;
   }
