@@ -348,6 +348,43 @@ describe.skipIf(unavailable !== null)("dashboard in Chromium", () => {
     await page.close();
   });
 
+  it("edits a destination's settings: shown as stored, changed, and emptied back to none or the default", async () => {
+    const made = await api("/observability/destinations", {
+      method: "POST",
+      body: {
+        name: "e2e langsmith",
+        type: "langsmith",
+        config: {
+          apiKey: "ls-api-key-0123456789abcdef",
+          project: "research",
+          endpoint: "https://eu.api.smith.langchain.com",
+          workspaceId: "ws-123",
+        },
+      },
+    });
+    expect(made.status).toBe(201);
+    const id = made.body.data.id as string;
+    const page = await signedIn("/destinations");
+    const card = page.getByRole("article", { name: /e2e langsmith/ });
+    await card.getByRole("button", { name: "Edit e2e langsmith" }).click();
+    const form = card.getByRole("form", { name: "Edit e2e langsmith" });
+    const field = (name: string) => form.locator(`input[name="${name}"]`);
+    expect(await field("workspaceId").inputValue()).toBe("ws-123");
+    expect(await field("apiKey").inputValue()).toBe("");
+    await field("workspaceId").fill("");
+    await field("endpoint").fill("");
+    await field("project").fill("evals");
+    await form.getByRole("button", { name: "Save destination" }).click();
+    await form.waitFor({ state: "detached" });
+    const config = (await api(`/observability/destinations/${id}`)).body.data.config;
+    expect(config.workspaceId ?? null).toBeNull();
+    expect(config.endpoint).toBe("https://api.smith.langchain.com");
+    expect(config.project).toBe("evals");
+    // The secret was not sent, so it is the stored one.
+    expect(config.apiKey).toBe("ls-a...cdef");
+    await page.close();
+  });
+
   it("disables, then deletes a destination only after confirmation", async () => {
     const made = await api("/observability/destinations", {
       method: "POST",

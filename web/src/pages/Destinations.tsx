@@ -327,7 +327,16 @@ function DestinationForm({
 
   const submit = form.submit(
     () => {
-      const changed = Object.fromEntries(Object.entries(config).filter(([, v]) => v !== ""));
+      // New: the fields typed. Edit: the fields changed; a non-secret field emptied is sent as null,
+      // which unsets it (back to its default); an empty secret field keeps the stored secret.
+      const secretField = (name: string) => fields.some((f) => f.name === name && f.secret);
+      const changed = Object.fromEntries(
+        Object.entries(config)
+          .filter(([k, v]) =>
+            existing ? v !== (existing.config[k] ?? "") && !(v === "" && secretField(k)) : v !== "",
+          )
+          .map(([k, v]) => [k, v === "" ? null : v]),
+      );
       const common = {
         name,
         enabled,
@@ -447,7 +456,11 @@ function DestinationForm({
                   ? `default ${f.default}`
                   : f.required
                     ? "required"
-                    : "optional") + (f.check.kind === "pattern" ? `; ${f.check.description}` : "");
+                    : "optional") +
+              (existing && !f.secret && !f.required
+                ? `; empty = ${f.default !== undefined ? "the default" : "none"}`
+                : "") +
+              (f.check.kind === "pattern" ? `; ${f.check.description}` : "");
             const set = (v: string) => setConfig({ ...config, [f.name]: v });
             return f.check.kind === "enum" ? (
               <SelectField
@@ -472,8 +485,8 @@ function DestinationForm({
                 hint={hint}
                 type={f.secret ? "password" : f.check.kind === "url" ? "url" : "text"}
                 required={f.required && !existing}
-                placeholder={f.secret ? (shown ?? "") : (shown ?? f.default ?? "")}
-                value={config[f.name] ?? ""}
+                placeholder={f.secret ? (shown ?? "") : (f.default ?? "")}
+                value={config[f.name] ?? (f.secret ? "" : (shown ?? ""))}
                 onValue={set}
               />
             );
