@@ -492,10 +492,29 @@ describe("workspaces", () => {
           at,
         }),
       );
+      // Provider keys (BYOK): the workspace's go with it, another workspace's stay.
+      const byok = async (workspace_id: string) => {
+        const r = await t.call({
+          method: "POST",
+          url: "/api/v1/byok",
+          payload: { provider: "openai", key: "sk-proj-abcdefghijklmnop", workspace_id },
+        });
+        expect(r.statusCode, r.body).toBe(201);
+        return r.json<{ data: { id: string } }>().data.id;
+      };
+      const gone = await byok(ws.id);
+      const kept = await byok(t.workspaceId);
       t.clock.advance(5000);
       const res = await t.call({ method: "DELETE", url: `/api/v1/workspaces/${ws.id}` });
       expect(res.statusCode).toBe(200);
       expect(res.json()).toEqual({ deleted: true });
+      const listed = (await t.call({ method: "GET", url: "/api/v1/byok" })).json<{
+        data: { id: string }[];
+      }>();
+      expect(listed.data.map((k) => k.id)).toEqual([kept]);
+      expect((await t.call({ method: "GET", url: `/api/v1/byok/${gone}` })).statusCode).toBe(404);
+      const secrets = await t.ctx.store.db.selectFrom("byok_keys").select("id").execute();
+      expect(secrets.map((r) => r.id)).toEqual([kept]);
 
       const db = t.ctx.store.db;
       const deletedAt = "2026-11-18T12:00:05.000Z";

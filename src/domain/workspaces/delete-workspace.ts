@@ -10,8 +10,9 @@ import { softDeleteWorkspace } from "./workspace-repo.js";
  * - refused (400) while it has active keys (not deleted and not disabled), saying how many;
  * - the default workspace needs `confirmDefault` (400 otherwise); afterwards the organization has
  *   no default workspace (see requireDefaultWorkspace);
- * - its budgets are removed; its destinations and its remaining (disabled) keys are soft-deleted
- *   and disabled; the workspace itself is soft-deleted, which frees its slug.
+ * - its budgets and its provider keys (BYOK) are removed; its destinations and its remaining
+ *   (disabled) keys are soft-deleted and disabled; the workspace itself is soft-deleted, which
+ *   frees its slug.
  */
 export async function deleteWorkspace(
   store: RecordStore,
@@ -41,6 +42,9 @@ export async function deleteWorkspace(
       .where("workspace_id", "=", ws.id)
       .where("deleted_at", "is", null)
       .execute();
+    // Its provider keys (BYOK) go: nothing can use them any more, and a secret kept for a
+    // workspace that no longer exists is one more to leak.
+    await trx.deleteFrom("byok_keys").where("workspace_id", "=", ws.id).execute();
     await softDeleteKeysOfWorkspace(trx, ws.id, now);
     await softDeleteWorkspace(trx, ws.id, now);
   });
