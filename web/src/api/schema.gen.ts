@@ -1764,6 +1764,7 @@ export interface operations {
                         only?: string[] | null;
                         ignore?: string[] | null;
                         allow_fallbacks?: boolean | null;
+                        require_parameters?: boolean | null;
                     } & {
                         [key: string]: unknown;
                     }) | null;
@@ -1792,6 +1793,7 @@ export interface operations {
             query?: {
                 offset?: number | null;
                 limit?: number;
+                supported_parameters?: string;
             };
             header?: never;
             path?: never;
