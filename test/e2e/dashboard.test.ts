@@ -523,6 +523,7 @@ describe.skipIf(unavailable !== null)("dashboard in Chromium", () => {
         String(b.name).startsWith("e2e byok"),
       );
     const made = await find();
+    if (made === undefined) throw new Error("the provider key was not created");
     expect(made).toMatchObject({
       provider: "openai",
       sort_order: 3,
