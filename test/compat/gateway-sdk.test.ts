@@ -143,6 +143,43 @@ describe("SDK 1.3.19: the gateway", () => {
     expect(providers.data.map((p) => p.slug)).toContain("mock");
   });
 
+  it("models.get, models.count, models.listForUser and endpoints.list parse; links.details resolves", async () => {
+    const sdk = s.sdk(key);
+    const one = await sdk.models.get({ author: "mock", slug: "echo" });
+    expect(one.data).toMatchObject({ id: "mock/echo", supportedParameters: ["max_tokens"] });
+    const all = (await sdk.models.list()).result;
+    expect((await sdk.models.count()).data.count).toBe(all.totalCount);
+    expect((await sdk.models.count({ outputModalities: "text" })).data.count).toBe(all.totalCount);
+    expect((await sdk.models.count({ outputModalities: "image" })).data.count).toBe(0);
+    const mine = (await sdk.models.listForUser({ bearer: key })).result;
+    expect(mine.data.map((m) => m.id)).toEqual(all.data.map((m) => m.id));
+    const eps = await sdk.endpoints.list({ author: "mock", slug: "echo" });
+    expect(eps.data).toMatchObject({ id: "mock/echo", name: "Mock: Echo" });
+    expect(eps.data.endpoints).toEqual([
+      expect.objectContaining({
+        providerName: "Mock",
+        tag: "mock",
+        modelId: "mock/echo",
+        contextLength: 8192,
+        maxCompletionTokens: 1024,
+        pricing: expect.objectContaining({ prompt: "0.000001", completion: "0.000002" }),
+        supportedParameters: ["max_tokens"],
+      }),
+    ]);
+    // Every model's links.details is a route that answers.
+    for (const m of all.data) {
+      const r = await fetch(`${s.baseUrl.replace(/\/api\/v1$/, "")}${m.links.details}`);
+      expect(r.status, m.links.details).toBe(200);
+    }
+    // Unknown models, a path without /endpoints, and listForUser without a key.
+    for (const path of ["/model/mock/nope", "/models/mock/nope/endpoints", "/models/mock/echo"]) {
+      const r = await fetch(`${s.baseUrl}${path}`);
+      expect(r.status, path).toBe(404);
+      expect(((await r.json()) as { error: { code: number } }).error.code).toBe(404);
+    }
+    expect((await fetch(`${s.baseUrl}/models/user`)).status).toBe(401);
+  });
+
   it("refusals map to the SDK's classes: 402 (max_tokens too large), 403 disabled / management / spent", async () => {
     const small = await createKey({ name: "small", limit: 0.0001 });
     // Worst case of 1,000,000 completion tokens is 2 USD: the key cannot afford it.

@@ -18,13 +18,19 @@ export interface FuzzRoute {
 }
 
 /** Routes that a valid ordinary (non-management) key may call. Every other route answers it 403. */
-export const ANY_KEY_ROUTES = new Set(["GET /api/v1/key"]);
+export const ANY_KEY_ROUTES = new Set(["GET /api/v1/key", "GET /api/v1/models/user"]);
 
 /** Data-plane routes for an ordinary key only (a management key is 403; a disabled key 403). */
 export const INFERENCE_ROUTES = new Set(["POST /api/v1/chat/completions"]);
 
 /** Routes without authentication: what the installation routes to. */
-export const PUBLIC_ROUTES = new Set(["GET /api/v1/models", "GET /api/v1/providers"]);
+export const PUBLIC_ROUTES = new Set([
+  "GET /api/v1/models",
+  "GET /api/v1/models/count",
+  "GET /api/v1/models/{*}",
+  "GET /api/v1/model/{*}",
+  "GET /api/v1/providers",
+]);
 
 /** Routes open to any valid key of the organization that need a record id (answer 404 without one). */
 export const ANY_KEY_RECORD_ROUTES = new Set(["GET /api/v1/generation"]);

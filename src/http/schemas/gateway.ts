@@ -8,6 +8,16 @@ export const ModelsQuery = Type.Object(
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
     /** Comma-separated: only models that honour every one (on one endpoint). */
     supported_parameters: Type.Optional(Type.String({ maxLength: 1024 })),
+    /** Comma-separated: only models that output one of them (`all`: any). */
+    output_modalities: Type.Optional(Type.String({ maxLength: 1024 })),
+  },
+  { additionalProperties: true },
+);
+
+export const ModelsCountQuery = Type.Object(
+  {
+    supported_parameters: Type.Optional(Type.String({ maxLength: 1024 })),
+    output_modalities: Type.Optional(Type.String({ maxLength: 1024 })),
   },
   { additionalProperties: true },
 );
