@@ -9,29 +9,50 @@ import type { AppContext } from "../context.js";
  * not make the server unready, but an operator polling /readyz sees them. Aggregates only, as
  * /readyz needs no authentication.
  */
+/**
+ * How long /readyz waits for each store: a store that stalls (a PostgreSQL connection stuck on a
+ * lost network) makes the instance unready at once instead of holding every probe until the
+ * probe's own timeout, which would read as the whole instance hanging.
+ */
+export const READINESS_CHECK_TIMEOUT_MS = 2_000;
+
+/** Resolves with `p`, or rejects after `ms` (the timer is cleared either way). */
+async function within<T>(p: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([p, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 export async function healthRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
   app.get("/healthz", { config: { auth: "none" }, schema: { hide: true } }, async () => ({ status: "ok" }));
   app.get("/readyz", { config: { auth: "none" }, schema: { hide: true } }, async (request, reply) => {
     const checks: Record<string, string> = {};
     const check = async (name: string, fn: () => Promise<unknown>) => {
       try {
-        await fn();
+        await within(fn(), READINESS_CHECK_TIMEOUT_MS);
         checks[name] = "ok";
       } catch (err) {
         request.log.warn({ err, store: name }, "readiness check failed");
         checks[name] = "unreachable";
       }
     };
-    await check("record_store", () => ctx.store.ping());
-    await check("activity_store", () => ctx.activity.ping());
-    if (ctx.redis) {
-      const redis = ctx.redis;
-      await check("redis", () => redis.ping());
-    }
+    // The stores are asked together: the answer takes as long as the slowest, at most the timeout.
+    const redis = ctx.redis;
+    await Promise.all([
+      check("record_store", () => ctx.store.ping()),
+      check("activity_store", () => ctx.activity.ping()),
+      ...(redis ? [check("redis", () => redis.ping())] : []),
+    ]);
     let broadcast: BroadcastDrops | null = null;
     if (checks.record_store === "ok") {
       try {
-        broadcast = await broadcastDrops(ctx.store.db);
+        broadcast = await within(broadcastDrops(ctx.store.db), READINESS_CHECK_TIMEOUT_MS);
       } catch (err) {
         request.log.warn({ err }, "readiness: broadcast drops unreadable");
       }
