@@ -57,6 +57,14 @@ beforeAll(async () => {
         completion_price: p.completion,
         ...(p.params ? { supported_parameters: [...p.params] } : {}),
       })),
+      // The same three providers in the opposite order: the dearest first.
+      ...[...PROVIDERS].reverse().map((p) => ({
+        id: "reversed/chat",
+        provider: p.slug,
+        upstream_model: `${p.slug}-chat`,
+        prompt_price: p.prompt,
+        completion_price: p.completion,
+      })),
       // Models with one provider each, for `models` fallbacks.
       {
         id: "solo/alpha",
@@ -477,6 +485,7 @@ describe("GET /models: supported_parameters", () => {
     const ids = async (q: string) => (await list(q)).map((m) => m.id);
     expect(await ids("?supported_parameters=temperature")).toEqual([
       "multi/chat",
+      "reversed/chat",
       "solo/alpha",
       "solo/gamma",
     ]);
@@ -488,5 +497,62 @@ describe("GET /models: supported_parameters", () => {
     const sdk = await s.sdk(key).models.list({ supportedParameters: "top_k,seed" });
     expect(sdk.result.data.map((m) => m.id)).toEqual(["multi/chat"]);
     expect(sdk.result.totalCount).toBe(1);
+  });
+});
+
+describe("max_price (USD per million tokens) and sort: price", () => {
+  it("max_price leaves out endpoints priced above it, before order applies; numbers or decimal strings", async () => {
+    // gamma's prompt price is 5 USD per million tokens: over 4.
+    const o = await chat({
+      model: "multi/chat",
+      provider: { order: ["gamma", "beta"], max_price: { prompt: "4" } },
+    });
+    await expectServedBy(o, "beta", [200]);
+    expect(o.heard).toEqual(["beta"]);
+    upstream.reset();
+    // Exactly at the cap is within it (alpha: 1 and 2).
+    const at = await chat({
+      model: "reversed/chat",
+      provider: { max_price: { prompt: 1, completion: "2.0" } },
+    });
+    await expectServedBy(at, "alpha", [200], "reversed/chat");
+    expect(at.heard).toEqual(["alpha"]);
+  });
+
+  it("nothing within it: 404 naming provider.max_price, nothing sent or charged; a bad value is 400 naming the field", async () => {
+    const before = await usage();
+    const o = await chat({ model: "multi/chat", provider: { max_price: { completion: 1.5 } } });
+    expect(o.status).toBe(404);
+    expect(o.error!.message).toMatch(
+      /^provider\.max_price: no endpoint .*multi\/chat on alpha; multi\/chat on beta; multi\/chat on gamma cost more/,
+    );
+    expect(o.heard).toEqual([]);
+    expect(await usage()).toBe(before);
+    for (const [max_price, field] of [
+      [{ prompt: "cheap" }, "provider.max_price.prompt"],
+      [{ completion: "-1" }, "provider.max_price.completion"],
+      [{ prompt: -1 }, "provider.max_price.prompt"],
+    ] as const) {
+      const bad = await chat({ model: "multi/chat", provider: { max_price } });
+      expect(bad.status).toBe(400);
+      expect(bad.error!.message).toContain(field.replace("provider.", ""));
+      expect(bad.heard).toEqual([]);
+    }
+  });
+
+  it("sort: price tries the cheapest first, then the next cheapest; order, when given, wins", async () => {
+    const plain = await chat({ model: "reversed/chat" });
+    await expectServedBy(plain, "gamma", [200], "reversed/chat");
+    upstream.reset();
+    upstream.setMode("alpha", 503);
+    for (const sort of ["price", { by: "price" }]) {
+      const cheap = await chat({ model: "reversed/chat", provider: { sort } });
+      await expectServedBy(cheap, "beta", [503, 200], "reversed/chat");
+      expect(cheap.heard).toEqual(["alpha", "beta"]);
+      upstream.reset();
+      upstream.setMode("alpha", 503);
+    }
+    const ordered = await chat({ model: "reversed/chat", provider: { sort: "price", order: ["gamma"] } });
+    await expectServedBy(ordered, "gamma", [200], "reversed/chat");
   });
 });

@@ -1,6 +1,7 @@
 import { DomainError, invalid } from "../../domain/errors.js";
 import type { Catalog, ModelEndpoint, ModelEntry, ProviderEntry } from "../catalog/catalog.js";
 import { lacking } from "../catalog/parameters.js";
+import { usdPerTokenToNanoPerMTok } from "../../lib/money.js";
 
 /** One way to serve the request: a model at one of its endpoints. */
 export interface Attempt {
@@ -17,7 +18,28 @@ export interface ProviderPrefs {
   ignore?: string[] | null;
   allow_fallbacks?: boolean | null;
   require_parameters?: boolean | null;
+  /** USD per million tokens (numbers or decimal strings): endpoints priced above are left out. */
+  max_price?: { prompt?: unknown; completion?: unknown } | null;
+  /** "price" (or `{by: "price"}`): cheapest first, when there is no `order`. */
+  sort?: unknown;
 }
+
+/** A max_price field as nano-USD per million tokens × 1e6 (comparable with a price × 1e6); null: none. */
+function capOf(v: unknown, field: string): bigint | null {
+  if (v === undefined || v === null) return null;
+  if (typeof v !== "number" && typeof v !== "string")
+    throw invalid(`${field}: must be a number of USD per million tokens`);
+  try {
+    // USD per million tokens read as "USD per token" is the price × 1e6: exact, no float product.
+    return usdPerTokenToNanoPerMTok(v);
+  } catch (err) {
+    throw invalid(`${field}: ${(err as Error).message} (USD per million tokens)`);
+  }
+}
+
+const sortsByPrice = (sort: unknown): boolean =>
+  sort === "price" ||
+  (typeof sort === "object" && sort !== null && (sort as { by?: unknown }).by === "price");
 
 const norm = (s: string) => s.trim().toLowerCase();
 
@@ -28,6 +50,8 @@ const norm = (s: string) => s.trim().toLowerCase();
  * named in `order` are used (or, without `order`, the model's first endpoint). With
  * `require_parameters: true`, only endpoints that honour every one of `used` (the request's
  * parameters, parameters.ts) are kept; by default a parameter an endpoint lacks is ignored there.
+ * `max_price` leaves out endpoints priced above it; `sort: "price"` (without `order`) puts the
+ * cheapest first (prompt + completion price per token; ties keep the file's order).
  */
 export function planAttempts(
   catalog: Catalog,
@@ -52,6 +76,19 @@ export function planAttempts(
     left.push(`${a.model.id} on ${a.provider.slug} lacks ${missing.join(", ")}`);
     return false;
   };
+  const maxPrompt = capOf(prefs?.max_price?.prompt, "provider.max_price.prompt");
+  const maxCompletion = capOf(prefs?.max_price?.completion, "provider.max_price.completion");
+  /** Endpoints left out for their price: for the refusal when none is left. */
+  const dear: string[] = [];
+  const affordable = (a: Attempt): boolean => {
+    const e = a.endpoint;
+    const ok =
+      (maxPrompt === null || e.promptPricePerMTokNano * 1_000_000n <= maxPrompt) &&
+      (maxCompletion === null || e.completionPricePerMTokNano * 1_000_000n <= maxCompletion);
+    if (!ok) dear.push(`${a.model.id} on ${a.provider.slug}`);
+    return ok;
+  };
+  const byPrice = order.length === 0 && sortsByPrice(prefs?.sort);
   const out: Attempt[] = [];
   for (const [i, id] of ids.entries()) {
     const entry = catalog.models.get(id);
@@ -70,10 +107,16 @@ export function planAttempts(
       .filter((a): a is Attempt => a.provider !== undefined)
       .filter((a) => !only || only.has(norm(a.provider.slug)) || only.has(norm(a.provider.name)))
       .filter((a) => !ignore || !(ignore.has(norm(a.provider.slug)) || ignore.has(norm(a.provider.name))))
-      .filter(honours);
+      .filter(honours)
+      .filter(affordable);
+    const price = (a: Attempt) => a.endpoint.promptPricePerMTokNano + a.endpoint.completionPricePerMTokNano;
     candidates = candidates
       .map((a, j) => ({ a, j, r: rankOf(a.provider) }))
-      .sort((x, y) => x.r - y.r || x.j - y.j)
+      .sort((x, y) => {
+        if (x.r !== y.r) return x.r - y.r;
+        if (byPrice && price(x.a) !== price(y.a)) return price(x.a) < price(y.a) ? -1 : 1;
+        return x.j - y.j;
+      })
       .map((x) => x.a);
     if (!allowFallbacks) {
       candidates =
@@ -87,6 +130,12 @@ export function planAttempts(
       "not_found",
       `provider.require_parameters: no endpoint of the requested models honours every parameter of the request (${used.join(", ")}): ${left.slice(0, 4).join("; ")}. GET /api/v1/models lists each endpoint's supported_parameters`,
       { parameters: [...used] },
+    );
+  }
+  if (out.length === 0 && dear.length > 0) {
+    throw new DomainError(
+      "not_found",
+      `provider.max_price: no endpoint of the requested models is priced within it: ${dear.slice(0, 4).join("; ")} cost more. GET /api/v1/models lists each endpoint's prices`,
     );
   }
   if (out.length === 0) {

@@ -29,6 +29,21 @@ export const ProviderPreferences = Type.Object(
     ignore: Type.Optional(Nullable(Slugs)),
     allow_fallbacks: Type.Optional(Nullable(Type.Boolean())),
     require_parameters: Type.Optional(Nullable(Type.Boolean())),
+    max_price: Type.Optional(
+      Nullable(
+        Type.Object(
+          {
+            prompt: Type.Optional(
+              Nullable(Type.Union([Type.Number({ minimum: 0 }), Type.String({ maxLength: 64 })])),
+            ),
+            completion: Type.Optional(
+              Nullable(Type.Union([Type.Number({ minimum: 0 }), Type.String({ maxLength: 64 })])),
+            ),
+          },
+          { additionalProperties: true },
+        ),
+      ),
+    ),
   },
   { additionalProperties: true },
 );
