@@ -1829,6 +1829,12 @@ export interface operations {
                         ignore?: string[] | null;
                         allow_fallbacks?: boolean | null;
                         require_parameters?: boolean | null;
+                        max_price?: ({
+                            prompt?: (number | string) | null;
+                            completion?: (number | string) | null;
+                        } & {
+                            [key: string]: unknown;
+                        }) | null;
                     } & {
                         [key: string]: unknown;
                     }) | null;
