@@ -12,6 +12,7 @@ import {
   useForm,
   WorkspaceField,
 } from "../components/form.tsx";
+import { KeyAllowlist } from "../components/KeyAllowlist.tsx";
 import { ErrorNote, Loading } from "../components/ui.tsx";
 import { utc } from "../lib/format.ts";
 
@@ -383,25 +384,13 @@ function ByokForm({
           onValue={setUsers}
         />
       </div>
-      <fieldset>
-        <legend>Only for these API keys (none checked = every key)</legend>
-        <div class="checks">
-          {keys
-            .filter((k) => k.workspace_id === keysWorkspace)
-            .map((k) => (
-              <label key={k.hash}>
-                <input
-                  type="checkbox"
-                  checked={allow.includes(k.hash)}
-                  onChange={(e) =>
-                    setAllow(e.currentTarget.checked ? [...allow, k.hash] : allow.filter((h) => h !== k.hash))
-                  }
-                />{" "}
-                {k.name}
-              </label>
-            ))}
-        </div>
-      </fieldset>
+      <KeyAllowlist
+        legend="Only for these API keys (none checked = every key)"
+        keys={keys}
+        workspaceId={keysWorkspace}
+        allowed={allow}
+        onChange={setAllow}
+      />
       <FormError form={form} />
       <button type="submit" disabled={form.busy}>
         {existing ? "Save provider key" : "Add provider key"}

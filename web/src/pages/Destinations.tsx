@@ -19,6 +19,7 @@ import {
   useForm,
   WorkspaceField,
 } from "../components/form.tsx";
+import { KeyAllowlist } from "../components/KeyAllowlist.tsx";
 import { ErrorNote, Loading } from "../components/ui.tsx";
 import { utc } from "../lib/format.ts";
 
@@ -493,25 +494,13 @@ function DestinationForm({
           })}
         </div>
       </fieldset>
-      <fieldset>
-        <legend>Key allowlist (none checked = every key)</legend>
-        <div class="checks">
-          {keys
-            .filter((k) => k.workspace_id === keysWorkspace)
-            .map((k) => (
-              <label key={k.hash}>
-                <input
-                  type="checkbox"
-                  checked={allow.includes(k.hash)}
-                  onChange={(e) =>
-                    setAllow(e.currentTarget.checked ? [...allow, k.hash] : allow.filter((h) => h !== k.hash))
-                  }
-                />{" "}
-                {k.name}
-              </label>
-            ))}
-        </div>
-      </fieldset>
+      <KeyAllowlist
+        legend="Key allowlist (none checked = every key)"
+        keys={keys}
+        workspaceId={keysWorkspace}
+        allowed={allow}
+        onChange={setAllow}
+      />
       <FilterRulesEditor rules={rules} onChange={setRules} prefix={prefix} />
       <FormError form={form} />
       <button type="submit" disabled={form.busy}>
