@@ -236,7 +236,8 @@ function thinkingBudget(asked: number, maxTokens: number): number {
  * medium.
  */
 export const EFFORT_SHARE: Record<string, number> = {
-  xhigh: 0.95,
+  max: 0.95,
+  xhigh: 0.9,
   high: 0.8,
   medium: 0.5,
   low: 0.2,

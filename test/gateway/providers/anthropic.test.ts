@@ -561,7 +561,8 @@ describe("Anthropic adapter: reasoning effort", () => {
 
   it("an effort is that share of max_tokens, between 1024 and 32000; enabled alone is medium", async () => {
     const budget = (n: number) => ({ type: "enabled", budget_tokens: n });
-    expect(await thinkingFor({ max_tokens: 10_000, reasoning: { effort: "xhigh" } })).toEqual(budget(9500));
+    expect(await thinkingFor({ max_tokens: 10_000, reasoning: { effort: "max" } })).toEqual(budget(9500));
+    expect(await thinkingFor({ max_tokens: 10_000, reasoning: { effort: "xhigh" } })).toEqual(budget(9000));
     expect(await thinkingFor({ max_tokens: 10_000, reasoning: { effort: "high" } })).toEqual(budget(8000));
     expect(await thinkingFor({ max_tokens: 10_000, reasoning: { effort: "medium" } })).toEqual(budget(5000));
     expect(await thinkingFor({ max_tokens: 10_000, reasoning: { effort: "low" } })).toEqual(budget(2000));
@@ -587,7 +588,7 @@ describe("Anthropic adapter: reasoning effort", () => {
   it("an unknown effort, a non-object, or max_tokens too small to think in: 400 naming the field, nothing sent", async () => {
     const before = fake.requests.length;
     for (const [body, field] of [
-      [{ max_tokens: 10_000, reasoning: { effort: "max" } }, "reasoning.effort"],
+      [{ max_tokens: 10_000, reasoning: { effort: "maximal" } }, "reasoning.effort"],
       [{ max_tokens: 10_000, reasoning: "high" }, "reasoning"],
       [{ max_tokens: 1000, reasoning: { effort: "low" } }, "reasoning.effort"],
     ] as const) {
