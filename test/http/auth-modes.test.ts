@@ -29,7 +29,14 @@ describe("auth modes of every registered route", () => {
     // Under /api/v1: the contract, and what the install can route to (public in the hosted
     // original too). Outside it: the health checks, and the dashboard's static files when built.
     expect(new Set(publicRoutes.filter((r) => r.url.startsWith("/api/")).map((r) => r.url))).toEqual(
-      new Set(["/api/v1/openapi.json", "/api/v1/models", "/api/v1/providers"]),
+      new Set([
+        "/api/v1/openapi.json",
+        "/api/v1/models",
+        "/api/v1/models/count",
+        "/api/v1/models/*", // /models/{author}/{slug}/endpoints
+        "/api/v1/model/*", // /model/{author}/{slug}
+        "/api/v1/providers",
+      ]),
     );
     const outside = new Set(publicRoutes.filter((r) => !r.url.startsWith("/api/")).map((r) => r.url));
     expect(outside).toContain("/healthz");
