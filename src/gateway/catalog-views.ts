@@ -18,6 +18,14 @@ export function perTokenUsd(nanoPerMTok: bigint): string {
   return frac === "" ? whole.toString() : `${whole}.${frac}`;
 }
 
+/** Every catalog model's architecture (the adapters speak chat completions: text in, text out). */
+const ARCHITECTURE = {
+  input_modalities: ["text"],
+  output_modalities: OUTPUT_MODALITIES,
+  modality: "text->text",
+  tokenizer: "Other",
+};
+
 const descriptionOf = (m: ModelEntry): string =>
   m.isMock
     ? "Built-in mock model (no provider account needed): deterministic answers, for trials and tests."
@@ -34,12 +42,7 @@ export function modelView(m: ModelEntry, created: number): Record<string, unknow
     created,
     description: descriptionOf(m),
     context_length: maxContext,
-    architecture: {
-      input_modalities: ["text"],
-      output_modalities: OUTPUT_MODALITIES,
-      modality: "text->text",
-      tokenizer: "Other",
-    },
+    architecture: ARCHITECTURE,
     pricing: {
       prompt: e ? perTokenUsd(e.promptPricePerMTokNano) : "0",
       completion: e ? perTokenUsd(e.completionPricePerMTokNano) : "0",
@@ -81,13 +84,7 @@ export function modelEndpointsView(catalog: Catalog, m: ModelEntry): Record<stri
     name: m.name,
     created: STARTED,
     description: descriptionOf(m),
-    architecture: {
-      input_modalities: ["text"],
-      instruct_type: null,
-      modality: "text->text",
-      output_modalities: OUTPUT_MODALITIES,
-      tokenizer: "Other",
-    },
+    architecture: { ...ARCHITECTURE, instruct_type: null },
     endpoints: m.endpoints.map((e) => {
       const provider = catalog.providers.get(e.provider);
       const name = provider?.name ?? e.provider;

@@ -1,10 +1,8 @@
 import { UpstreamError } from "../providers/provider.js";
 import type { Gateway } from "../gateway.js";
 import { GeneratedOutput } from "./generated.js";
-import { ChatRun, pricesOf, upstreamFailure, withoutReasoning, type ChatCall } from "./serve.js";
+import { ChatRun, pricesOf, upstreamFailure, type ChatCall } from "./serve.js";
 import { usageWire } from "./wire.js";
-
-const same = <T>(m: T): T => m;
 
 export interface Answer {
   headers: Record<string, string>;
@@ -61,16 +59,19 @@ export async function completeChat(gw: Gateway, call: ChatCall): Promise<Answer>
           system_fingerprint: null,
           choices: res.choices.map((c) => ({
             index: c.index,
-            message: (run.hideReasoning ? withoutReasoning : same)({
+            message: {
               role: "assistant",
               content: c.message.content,
               ...(c.message.tool_calls && c.message.tool_calls.length > 0
                 ? { tool_calls: c.message.tool_calls }
                 : {}),
-              ...(c.message.reasoning ? { reasoning: c.message.reasoning } : {}),
-              ...(c.message.reasoning_details ? { reasoning_details: c.message.reasoning_details } : {}),
+              // Left out when the client asked not to see it (charged all the same).
+              ...(c.message.reasoning && !run.hideReasoning ? { reasoning: c.message.reasoning } : {}),
+              ...(c.message.reasoning_details && !run.hideReasoning
+                ? { reasoning_details: c.message.reasoning_details }
+                : {}),
               ...(typeof c.message.refusal === "string" ? { refusal: c.message.refusal } : {}),
-            }),
+            },
             finish_reason: c.finish_reason,
           })),
           usage: usageWire(charge, pricesOf(a)),

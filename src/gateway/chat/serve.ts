@@ -395,7 +395,7 @@ export function upstreamFailure(err: unknown): DomainError {
   return new DomainError("bad_gateway", "Upstream error");
 }
 
-/** A message or delta without its reasoning (`hideReasoning`); the same object when it has none. */
+/** A stream delta without its reasoning (`hideReasoning`); the same object when it has none. */
 export function withoutReasoning<T extends Record<string, unknown>>(m: T): T {
   if (!("reasoning" in m) && !("reasoning_details" in m)) return m;
   const { reasoning: _r, reasoning_details: _d, ...rest } = m;

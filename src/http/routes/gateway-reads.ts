@@ -1,5 +1,6 @@
 import type { FastifyInstance } from "fastify";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
+import type { Static } from "typebox";
 import {
   filterModels,
   listModels,
@@ -24,9 +25,8 @@ const commaList = (v: string | undefined): string[] =>
     .filter((s) => s !== "");
 
 /**
- * GET /models, /models/count, /model/{id}, /models/{id}/endpoints, /providers (public: what
- * this installation routes to),
- * /models/user (the same, for a key) and /generation.
+ * GET /models, /models/count, /model/{id}, /models/{id}/endpoints, /providers (public: what this
+ * installation routes to), /models/user (the same list, for a key) and /generation.
  */
 export async function gatewayReadRoutes(root: FastifyInstance, ctx: AppContext, gw: Gateway): Promise<void> {
   const app = root.withTypeProvider<TypeBoxTypeProvider>();
@@ -36,11 +36,12 @@ export async function gatewayReadRoutes(root: FastifyInstance, ctx: AppContext, 
     supportedParameters: commaList(q.supported_parameters),
     outputModalities: commaList(q.output_modalities),
   });
+  const list = async (request: { query: Static<typeof ModelsQuery> }) =>
+    listModels(gw.catalog, request.query.offset ?? 0, request.query.limit ?? 500, filterOf(request.query));
   app.get(
     "/models",
     { config: publicLimit, schema: { tags, operationId: "getModels", querystring: ModelsQuery } },
-    async (request) =>
-      listModels(gw.catalog, request.query.offset ?? 0, request.query.limit ?? 500, filterOf(request.query)),
+    list,
   );
   app.get(
     "/models/count",
@@ -54,8 +55,7 @@ export async function gatewayReadRoutes(root: FastifyInstance, ctx: AppContext, 
       config: { auth: "any", rateLimit: routeLimit(ctx.config.rateLimit.management) },
       schema: { tags, operationId: "listModelsUser", querystring: ModelsQuery },
     },
-    async (request) =>
-      listModels(gw.catalog, request.query.offset ?? 0, request.query.limit ?? 500, filterOf(request.query)),
+    list,
   );
   // /models/{author}/{slug}/endpoints; a model id may hold more than one slash (author/a/b).
   app.get(

@@ -2,25 +2,24 @@ import { Type } from "typebox";
 import { MAX_OFFSET } from "./common.js";
 
 /** Query schemas of the data plane's read routes (dataplane-facts.md §6, §7, §9). */
+/** The catalog filters /models, /models/count and /models/user take. */
+const modelFilters = {
+  /** Comma-separated: only models that honour every one (on one endpoint). */
+  supported_parameters: Type.Optional(Type.String({ maxLength: 1024 })),
+  /** Comma-separated: only models that output one of them (`all`: any). */
+  output_modalities: Type.Optional(Type.String({ maxLength: 1024 })),
+};
+
 export const ModelsQuery = Type.Object(
   {
     offset: Type.Optional(Type.Union([Type.Integer({ minimum: 0, maximum: MAX_OFFSET }), Type.Null()])),
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
-    /** Comma-separated: only models that honour every one (on one endpoint). */
-    supported_parameters: Type.Optional(Type.String({ maxLength: 1024 })),
-    /** Comma-separated: only models that output one of them (`all`: any). */
-    output_modalities: Type.Optional(Type.String({ maxLength: 1024 })),
+    ...modelFilters,
   },
   { additionalProperties: true },
 );
 
-export const ModelsCountQuery = Type.Object(
-  {
-    supported_parameters: Type.Optional(Type.String({ maxLength: 1024 })),
-    output_modalities: Type.Optional(Type.String({ maxLength: 1024 })),
-  },
-  { additionalProperties: true },
-);
+export const ModelsCountQuery = Type.Object(modelFilters, { additionalProperties: true });
 
 export const GenerationQuery = Type.Object({
   id: Type.String({ minLength: 1, maxLength: 128 }),
