@@ -494,6 +494,8 @@ describe.skipIf(unavailable !== null)("dashboard in Chromium", () => {
       broadcast_generation_cost: true,
       broadcast_generation_identity: true,
     });
+    // The list reloads after the form closes: wait for the card to show the saved settings.
+    await card.filter({ hasNotText: "privacy mode" }).waitFor();
     expect(await card.textContent()).not.toContain("privacy mode");
     await page.close();
   });
