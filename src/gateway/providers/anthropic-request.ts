@@ -15,7 +15,8 @@ import { UpstreamError, type UpstreamCall } from "./provider.js";
  * - tools → {name, description, input_schema}; tool_choice auto/none/required/{function} →
  *   auto/none/any/tool; parallel_tool_calls:false → disable_parallel_tool_use;
  * - max_tokens (required by Anthropic): max_completion_tokens, else max_tokens, else the
- *   endpoint's maximum; stop → stop_sequences; temperature, top_p, top_k; user → metadata.user_id;
+ *   endpoint's maximum; stop → stop_sequences; temperature (at most 1), top_p, top_k, as
+ *   Anthropic takes them with or without thinking (`sampling`); user → metadata.user_id;
  *   reasoning.max_tokens → thinking with that budget; reasoning.effort (or enabled) → a budget
  *   that share of max_tokens.
  * Anything it cannot express is the client's error: UpstreamError 400 naming the field, not
@@ -278,9 +279,6 @@ export function toAnthropicRequest(call: UpstreamCall, stream: boolean): Json {
   if (system.length > 0) req.system = system;
   if (typeof b.stop === "string") req.stop_sequences = [b.stop];
   else if (Array.isArray(b.stop) && b.stop.length > 0) req.stop_sequences = b.stop;
-  if (typeof b.temperature === "number") req.temperature = b.temperature;
-  if (typeof b.top_p === "number") req.top_p = b.top_p;
-  if (typeof b.top_k === "number") req.top_k = b.top_k;
   if (typeof b.user === "string" && b.user !== "") req.metadata = { user_id: b.user };
   if (Array.isArray(b.tools) && b.tools.length > 0) {
     req.tools = translateTools(b.tools);
@@ -291,5 +289,32 @@ export function toAnthropicRequest(call: UpstreamCall, stream: boolean): Json {
     b.reasoning ?? (typeof b.reasoning_effort === "string" ? { effort: b.reasoning_effort } : undefined);
   const thinking = thinkingOf(reasoning, maxTokens);
   if (thinking) req.thinking = thinking;
+  Object.assign(req, sampling(b, thinking !== undefined));
+  if (thinking && isObject(req.tool_choice) && FORCED_TOOL_CHOICES.has(req.tool_choice.type as string)) {
+    throw invalid(
+      "tool_choice",
+      "Anthropic cannot force a tool call while thinking is on: use auto or none, or leave reasoning off",
+    );
+  }
   return req;
+}
+
+/** Anthropic's tool choices that force a call, which it refuses with thinking on. */
+const FORCED_TOOL_CHOICES = new Set(["any", "tool"]);
+/** The lowest `top_p` Anthropic takes with thinking on. */
+export const MIN_THINKING_TOP_P = 0.95;
+
+/**
+ * The sampling parameters Anthropic takes. Its temperature runs 0-1 where OpenAI's runs 0-2: a
+ * higher one is sent as 1. With thinking on it takes no temperature but 1 and no `top_k`, so both
+ * are left out (thinking was asked for explicitly; its sampling is Anthropic's default), and a
+ * `top_p` below 0.95 is raised to 0.95.
+ */
+function sampling(b: UpstreamCall["body"], thinking: boolean): Json {
+  const out: Json = {};
+  if (typeof b.top_p === "number") out.top_p = thinking ? Math.max(b.top_p, MIN_THINKING_TOP_P) : b.top_p;
+  if (thinking) return out;
+  if (typeof b.temperature === "number") out.temperature = Math.min(b.temperature, 1);
+  if (typeof b.top_k === "number") out.top_k = b.top_k;
+  return out;
 }

@@ -95,7 +95,7 @@ describe("Anthropic adapter: the request", () => {
           },
           { type: "function", function: { name: "get_time" } },
         ],
-        tool_choice: "required",
+        tool_choice: "auto",
         parallel_tool_calls: false,
         max_tokens: 2000,
         stop: "END",
@@ -152,10 +152,10 @@ describe("Anthropic adapter: the request", () => {
         },
         { name: "get_time", input_schema: { type: "object", properties: {} } },
       ],
-      tool_choice: { type: "any", disable_parallel_tool_use: true },
+      tool_choice: { type: "auto", disable_parallel_tool_use: true },
       stop_sequences: ["END"],
-      temperature: 0.5,
-      top_p: 0.9,
+      // Thinking is on: no temperature, top_p at least 0.95 (Anthropic's rules; below).
+      top_p: 0.95,
       metadata: { user_id: "user-7" },
       thinking: { type: "enabled", budget_tokens: 1024 },
     });
@@ -212,6 +212,8 @@ describe("Anthropic adapter: the request", () => {
       signal(),
     );
     expect(lastRequest().body.tool_choice).toEqual({ type: "tool", name: "f" });
+    await adapter.complete(call("ok", { tools, tool_choice: "required" }), signal());
+    expect(lastRequest().body.tool_choice).toEqual({ type: "any" });
   });
 
   it("what Anthropic cannot express is a 400 naming the field, and nothing is sent", async () => {
@@ -266,6 +268,52 @@ describe("Anthropic adapter: the thinking budget", () => {
       expect(err.message).toMatch(/^reasoning\.max_tokens: .*below max_tokens \(\d+\)/);
     }
     expect(fake.requests.length).toBe(before);
+  });
+});
+
+describe("Anthropic adapter: sampling as Anthropic takes it", () => {
+  const sent = async (body: Record<string, unknown>): Promise<Record<string, unknown>> => {
+    await adapter.complete(call("ok", body), signal());
+    return lastRequest().body as Record<string, unknown>;
+  };
+
+  it("temperature runs 0-1 at Anthropic: a higher one (OpenAI's range is 0-2) is sent as 1", async () => {
+    expect((await sent({ temperature: 1.7 })).temperature).toBe(1);
+    expect((await sent({ temperature: 0.3, top_p: 0.5, top_k: 40 })).temperature).toBe(0.3);
+    expect(lastRequest().body).toMatchObject({ top_p: 0.5, top_k: 40 });
+  });
+
+  it("with thinking on: no temperature or top_k, top_p at least 0.95; the API accepts it", async () => {
+    const body = await sent({
+      max_tokens: 4000,
+      reasoning: { effort: "low" },
+      temperature: 0.2,
+      top_k: 5,
+      top_p: 0.5,
+    });
+    expect(body.thinking).toEqual({ type: "enabled", budget_tokens: 1024 });
+    expect(body).not.toHaveProperty("temperature");
+    expect(body).not.toHaveProperty("top_k");
+    expect(body.top_p).toBe(0.95);
+    expect((await sent({ max_tokens: 4000, reasoning: { effort: "low" }, top_p: 0.98 })).top_p).toBe(0.98);
+  });
+
+  it("a forced tool call with thinking on is a 400 naming tool_choice, nothing sent; auto is sent", async () => {
+    const tools = [{ type: "function", function: { name: "f" } }];
+    const before = fake.requests.length;
+    for (const tool_choice of ["required", { type: "function", function: { name: "f" } }]) {
+      const err = await upstreamFailure(
+        adapter.complete(
+          call("ok", { max_tokens: 4000, reasoning: { effort: "low" }, tools, tool_choice }),
+          signal(),
+        ),
+      );
+      expect(err).toMatchObject({ status: 400, retryable: false });
+      expect(err.message).toMatch(/^tool_choice: .*thinking/);
+    }
+    expect(fake.requests.length).toBe(before);
+    const body = await sent({ max_tokens: 4000, reasoning: { effort: "low" }, tools, tool_choice: "auto" });
+    expect(body.tool_choice).toEqual({ type: "auto" });
   });
 });
 

@@ -99,7 +99,16 @@ function invalidBody(body: any): string | null {
     return "system: must be a string or text blocks";
   if (Array.isArray(body.system) && body.system.some((b: any) => String(b?.text ?? "").trim() === ""))
     return "system: text content blocks must contain non-whitespace text";
+  if (body.temperature !== undefined && !(body.temperature >= 0 && body.temperature <= 1))
+    return "temperature: Input should be less than or equal to 1";
   if (body.thinking?.type === "enabled") {
+    if (body.temperature !== undefined && body.temperature !== 1)
+      return "`temperature` may only be set to 1 when thinking is enabled";
+    if (body.top_k !== undefined) return "`top_k` is not supported when thinking is enabled";
+    if (body.top_p !== undefined && body.top_p < 0.95)
+      return "`top_p` must be greater than or equal to 0.95 or unset when thinking is enabled";
+    if (body.tool_choice?.type === "any" || body.tool_choice?.type === "tool")
+      return "Thinking may not be enabled when tool_choice forces tool use.";
     const budget = body.thinking.budget_tokens;
     if (!Number.isInteger(budget) || budget < 1024)
       return "thinking.enabled.budget_tokens: Input should be greater than or equal to 1024";
