@@ -333,6 +333,16 @@ describe("the order credentials are tried in, and fallbacks between them", () =>
     expect(after.byok_usage).toBe(before.byok_usage);
   });
 
+  it("equal sort_order (keys created at once take the same default): tried in creation order", async () => {
+    const names = ["sk-own-t1", "sk-own-t2", "sk-own-t3", "sk-own-t4", "sk-own-t5", "sk-own-t6"];
+    for (const k of names) {
+      await byok({ key: k, sort_order: 4 });
+      await new Promise((r) => setTimeout(r, 2)); // distinct creation times
+    }
+    for (const k of names) upstream.setKeyMode(k, 429);
+    expect((await chat({})).creds).toEqual([...names, PLATFORM.alpha]);
+  });
+
   it("sort_order changed by PATCH applies to the next request", async () => {
     const a = await byok({ key: "sk-own-a", sort_order: 1 });
     await byok({ key: "sk-own-b", sort_order: 2 });

@@ -15,6 +15,8 @@ interface Credential {
   isFallback: boolean;
   exclusive: boolean;
   sortOrder: number;
+  /** ISO time of creation: the order among equal sort_orders. */
+  createdAt: string;
   allowedModels: Set<string> | null;
   allowedKeyHashes: Set<string> | null;
   allowedUsers: Set<string> | null;
@@ -79,11 +81,17 @@ export class ByokRouting {
       isFallback: Number(r.is_fallback) === 1,
       exclusive: Number(r.is_byok_only) === 1 || Number(r.is_required) === 1,
       sortOrder: Number(r.sort_order),
+      createdAt: r.created_at,
       allowedModels: set(r.allowed_models),
       allowedKeyHashes: set(r.allowed_api_key_hashes),
       allowedUsers: set(r.allowed_user_ids),
     }));
-    creds.sort((a, b) => a.sortOrder - b.sortOrder || (a.id < b.id ? -1 : 1));
+    // Equal sort_order (two keys created at once both take the count as theirs): the older first.
+    creds.sort(
+      (a, b) =>
+        a.sortOrder - b.sortOrder ||
+        (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : a.id < b.id ? -1 : 1),
+    );
     if (this.cache.size > 10_000) this.cache.clear();
     this.cache.set(organizationId, { at: Date.now(), creds });
     return creds;
