@@ -93,6 +93,11 @@ function keyHead(key: string): string {
   return head;
 }
 
+/** 2^63: the first integer an OTLP `intValue` (int64) cannot hold. */
+const INT64_LIMIT = 2 ** 63;
+
+/** Whether a number is an integer an OTLP `intValue` can carry. */
+export const isInt64 = (n: number): boolean => Number.isInteger(n) && n < INT64_LIMIT && n >= -INT64_LIMIT;
 /**
  * Writes one request as a single growing string (V8 concatenates in O(1) and flattens once, when
  * the text is encoded). Long string values repeat within a generation (the input and output are
@@ -113,14 +118,18 @@ class OtlpJsonWriter {
     return quoted;
   }
 
-  /** An `AnyValue` (integers as `intValue`, other numbers as `doubleValue`). */
+  /**
+   * An `AnyValue`: integers as `intValue`, other numbers as `doubleValue`. An integer beyond
+   * int64 (a request's `seed` of 2^64 - 1, say) is a `doubleValue`: as an `intValue` it is out of
+   * range ("1e+21" is not even an integer literal), and receivers refuse the whole request.
+   */
   private anyValue(value: AttrValue): void {
     switch (typeof value) {
       case "string":
         this.out += `{"stringValue":${this.str(value)}}`;
         return;
       case "number":
-        this.out += Number.isInteger(value)
+        this.out += isInt64(value)
           ? `{"intValue":${JSON.stringify(value)}}`
           : `{"doubleValue":${JSON.stringify(value)}}`;
         return;
