@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { CAP_ERROR, pruneDeliveries } from "../../src/broadcast/outbox/deliveries-repo.js";
+import { CAP_ERROR, pruneDeliveries, recordError } from "../../src/broadcast/outbox/deliveries-repo.js";
 import { statusOfRow } from "../../src/broadcast/operations/delivery-status.js";
 import { sampledIn } from "../../src/broadcast/sampling.js";
 import { TestReceiver, waitFor } from "../helpers/broadcast-receiver.js";
@@ -236,6 +236,19 @@ describe("Broadcast delivery", () => {
       .where("destination_id", "=", dest)
       .execute();
     expect(left).toEqual([]);
+    // An attempt still in flight records its error after the discard; the next prune removes it.
+    await t.broadcaster.stop();
+    const db = t.ctx.store.db;
+    await recordError(db, dest, Date.now(), "HTTP 503 after the delete");
+    const statsOf = () =>
+      db
+        .selectFrom("broadcast_destination_stats")
+        .select("destination_id")
+        .where("destination_id", "=", dest)
+        .execute();
+    expect(await statsOf()).toHaveLength(1);
+    await pruneDeliveries(db, Date.now(), 3_600_000, 3_600_000);
+    expect(await statsOf()).toEqual([]);
   });
 
   it("sampling end to end: the delivered set is the deterministic prediction, and replay sends the same", async () => {

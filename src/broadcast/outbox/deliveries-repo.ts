@@ -422,7 +422,9 @@ export async function discardDestinationQueue(db: Db, destinationId: string): Pr
 }
 
 /**
- * Removes delivered and dead rows past their retention, and deliveries of deleted destinations.
+ * Removes delivered and dead rows past their retention, and the deliveries and stats of deleted
+ * destinations (an attempt in flight when its destination was deleted records its error after
+ * `discardDestinationQueue`; the next prune removes that row).
  * A success is not written per delivery: the last success of a destination is the latest
  * `finished_at_ms` of its delivered rows (delivery-status.ts), so before delivered rows are
  * pruned, their latest finish is folded into `broadcast_destination_stats.last_success_ms`.
@@ -437,6 +439,15 @@ export async function pruneDeliveries(
   // SQLite scan every retained delivery, every second).
   await db
     .deleteFrom("broadcast_deliveries")
+    .where("destination_id", "in", (eb) =>
+      eb
+        .selectFrom("destinations")
+        .select("destinations.id")
+        .where("destinations.deleted_at", "is not", null),
+    )
+    .execute();
+  await db
+    .deleteFrom("broadcast_destination_stats")
     .where("destination_id", "in", (eb) =>
       eb
         .selectFrom("destinations")
