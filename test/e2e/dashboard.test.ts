@@ -116,6 +116,18 @@ describe.skipIf(unavailable !== null)("dashboard in Chromium", () => {
       /^limit_usd: the weekly budget must be .*daily budget \(50 USD\)/,
     );
     await expect.poll(async () => weekly.getByLabel("Limit (USD)").getAttribute("aria-invalid")).toBe("true");
+
+    // Removing a budget asks first: Cancel keeps it, confirming removes it.
+    const remove = ws.getByRole("button", { name: /^Remove .* daily budget$/ });
+    const dialog = page.getByRole("dialog", { name: /Remove the daily budget of/ });
+    await remove.click();
+    await dialog.waitFor();
+    await dialog.getByRole("button", { name: "Cancel" }).click();
+    await dialog.waitFor({ state: "hidden" });
+    expect(await daily.textContent()).toContain("Remaining");
+    await remove.click();
+    await dialog.getByRole("button", { name: "Remove daily budget" }).click();
+    await expect.poll(() => daily.textContent()).toContain("No budget.");
     await page.close();
   });
 

@@ -2,7 +2,7 @@ import { useEffect, useState } from "preact/hooks";
 import { call, errorText } from "../api/client.ts";
 import { allWorkspaces } from "../api/workspaces.ts";
 import type { Budget, Workspace } from "../api/types.ts";
-import { FormError, InputField, useForm } from "../components/form.tsx";
+import { ConfirmButton, FormError, InputField, useForm } from "../components/form.tsx";
 import { ErrorNote, Loading } from "../components/ui.tsx";
 import { usd, utc } from "../lib/format.ts";
 
@@ -114,48 +114,59 @@ function BudgetForm({
       }),
     onChanged,
   );
-  const remove = form.submit(
-    () => call("delete", "/workspaces/{workspace_ref}/budgets/{interval}", { path }),
-    onChanged,
-  );
+  // Asked first: without the budget, the workspace's spend in this interval has no ceiling.
+  const remove = () =>
+    void call("delete", "/workspaces/{workspace_ref}/budgets/{interval}", { path }).then(
+      onChanged,
+      (e: unknown) => form.setError(errorText(e)),
+    );
+  const title = interval[0]!.toUpperCase() + interval.slice(1);
   return (
-    <form class="budget" onSubmit={save} aria-label={`${ws.name} ${interval} budget`}>
-      <h3>{interval[0]!.toUpperCase() + interval.slice(1)}</h3>
-      {budget ? (
-        <dl>
-          <dt>Spent</dt>
-          <dd>{usd(budget.spent_usd)}</dd>
-          <dt>Remaining</dt>
-          <dd>{usd(budget.remaining_usd)}</dd>
-          <dt>Resets at</dt>
-          <dd>{budget.resets_at ? utc(budget.resets_at) : "never (lifetime)"}</dd>
-        </dl>
-      ) : (
-        <p class="muted">No budget.</p>
-      )}
-      <InputField
-        id={`b-${ws.id}-${interval}`}
-        label="Limit (USD)"
-        field="limit_usd"
-        form={form}
-        type="number"
-        min={0}
-        step="any"
-        required
-        value={limit}
-        onValue={setLimit}
-      />
-      <div class="row">
-        <button type="submit" disabled={form.busy}>
-          Save {interval}
-        </button>
-        {budget && (
-          <button type="button" class="secondary" onClick={remove}>
-            Remove
-          </button>
+    <div class="budget">
+      <form onSubmit={save} aria-label={`${ws.name} ${interval} budget`}>
+        <h3>{title}</h3>
+        {budget ? (
+          <dl>
+            <dt>Spent</dt>
+            <dd>{usd(budget.spent_usd)}</dd>
+            <dt>Remaining</dt>
+            <dd>{usd(budget.remaining_usd)}</dd>
+            <dt>Resets at</dt>
+            <dd>{budget.resets_at ? utc(budget.resets_at) : "never (lifetime)"}</dd>
+          </dl>
+        ) : (
+          <p class="muted">No budget.</p>
         )}
-      </div>
-      <FormError form={form} />
-    </form>
+        <InputField
+          id={`b-${ws.id}-${interval}`}
+          label="Limit (USD)"
+          field="limit_usd"
+          form={form}
+          type="number"
+          min={0}
+          step="any"
+          required
+          value={limit}
+          onValue={setLimit}
+        />
+        <div class="row">
+          <button type="submit" disabled={form.busy}>
+            Save {interval}
+          </button>
+        </div>
+        <FormError form={form} />
+      </form>
+      {budget && (
+        <div class="row">
+          <ConfirmButton
+            label="Remove"
+            what={`${ws.name} ${interval} budget`}
+            question={`Remove the ${interval} budget of "${ws.name}" (${usd(budget.limit_usd)})? Requests are then no longer held to it.`}
+            confirmLabel={`Remove ${title.toLowerCase()} budget`}
+            onConfirm={remove}
+          />
+        </div>
+      )}
+    </div>
   );
 }
