@@ -103,6 +103,71 @@ describe("policy cache (src/domain/policy/policy-cache.ts) on SQLite", () => {
     expect(calls).toBe(2);
   });
 
+  it("a lookup made after an invalidation does not join one that read the old row before it", async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((go) => (release = go));
+    const real = recordStoreLoader(store.db);
+    let calls = 0;
+    const cache = new PolicyCache(
+      {
+        ...real,
+        key: async (h) => {
+          calls++;
+          const k = await real.key(h);
+          if (calls === 1) await gate; // the old row is read, then the change commits
+          return k;
+        },
+      },
+      { channel: null, now: clock },
+    );
+    const stale = cache.keyByHash(hash);
+    await new Promise((r) => setTimeout(r, 10));
+    await disable();
+    cache.keyChanged(hash);
+    // The next request after the PATCH: it must see the disabled key, not the lookup in flight.
+    const next = cache.keyByHash(hash);
+    release();
+    expect((await stale)!.disabled).toBe(false);
+    expect((await next)!.disabled).toBe(true);
+    expect(calls).toBe(2);
+    // The stale lookup ending after the fresh one started must not end the fresh one's dedup.
+    expect((await cache.keyByHash(hash))!.disabled).toBe(true);
+  });
+
+  it("the same for a workspace: a budget change is seen by the next lookup, not a stale one in flight", async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((go) => (release = go));
+    const real = recordStoreLoader(store.db);
+    let calls = 0;
+    const cache = new PolicyCache(
+      {
+        ...real,
+        workspace: async (id) => {
+          calls++;
+          const w = await real.workspace(id);
+          if (calls === 1) await gate;
+          return w;
+        },
+      },
+      { channel: null, now: clock },
+    );
+    const key = await real.key(hash);
+    const wsId = key!.workspaceId;
+    const stale = cache.workspace(wsId);
+    await new Promise((r) => setTimeout(r, 10));
+    await store.db
+      .updateTable("workspaces")
+      .set({ include_byok_in_budgets: 1 })
+      .where("id", "=", wsId)
+      .execute();
+    cache.workspaceChanged(wsId);
+    const next = cache.workspace(wsId);
+    release();
+    expect((await stale)!.includeByokInBudgets).toBe(false);
+    expect((await next)!.includeByokInBudgets).toBe(true);
+    expect(calls).toBe(2);
+  });
+
   it("remembers an unknown hash for negativeTtlMs only; keyChanged (key created here) ends it at once", async () => {
     const { loader, calls } = countingLoader(store);
     const cache = new PolicyCache(loader, { channel: null, negativeTtlMs: 1_000, now: clock });

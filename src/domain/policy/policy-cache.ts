@@ -52,7 +52,8 @@ export const LOOKUP_QUEUE_FULL = "Too many requests with keys not yet known to t
  * - A change made here is seen here at once: the writer calls keyChanged/workspaceChanged after
  *   committing. Changes made elsewhere arrive through the channel.
  * - A lookup that started before an invalidation may have read the old row: its answer is returned
- *   to its callers but not cached (a global epoch is compared before storing).
+ *   to the callers that joined it before the invalidation, but not cached (a global epoch is
+ *   compared before storing); a lookup made after the invalidation starts its own read.
  * - While the channel is down (not yet connected, or reconnecting after a loss) nothing is cached:
  *   every lookup reads the store. When it comes back the cache starts empty, since notifications
  *   sent during the gap were lost.
@@ -65,7 +66,8 @@ export class PolicyCache implements Policy {
   private readonly workspaces = new Map<string, Entry<WorkspacePolicy | null>>();
   /** `${organizationId}\0${ref}` → workspace id (or null). */
   private readonly refs = new Map<string, Entry<string | null>>();
-  private readonly loading = new Map<string, Promise<unknown>>();
+  /** Lookups in flight, with the epoch they started in: a later epoch does not join them. */
+  private readonly loading = new Map<string, { p: Promise<unknown>; epoch: number }>();
   private readonly o: Required<Omit<PolicyCacheOptions, "channel">>;
   private epoch = 0;
   private live: boolean;
@@ -153,21 +155,27 @@ export class PolicyCache implements Policy {
       if (hit.expires > this.o.now()) return hit.value;
       map.delete(id);
     }
-    const pending = this.loading.get(loadKey) as Promise<T | null> | undefined;
-    if (pending) return pending;
+    // A lookup that started before an invalidation may have read the old row: joined only by
+    // callers of the same epoch, so the next request after a change reads it afresh.
+    const pending = this.loading.get(loadKey);
+    if (pending && pending.epoch === this.epoch) return pending.p as Promise<T | null>;
     const epoch = this.epoch;
+    const done = (): void => {
+      if (this.loading.get(loadKey) === entry) this.loading.delete(loadKey);
+    };
     const p = this.limited(() => load(id)).then(
       (value) => {
-        this.loading.delete(loadKey);
+        done();
         if (this.live && epoch === this.epoch) this.store(map, id, value);
         return value;
       },
       (err: unknown) => {
-        this.loading.delete(loadKey);
+        done();
         throw err;
       },
     );
-    this.loading.set(loadKey, p);
+    const entry = { p, epoch };
+    this.loading.set(loadKey, entry);
     return p;
   }
 
