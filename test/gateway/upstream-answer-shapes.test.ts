@@ -14,6 +14,7 @@ import {
   REASONING_TEXT,
   REFUSAL_TEXT,
   TOOL_CALL,
+  TOOL_CALL_2,
   TWO_CHOICES_SECOND,
   startFakeOpenAI,
 } from "../helpers/fake-upstreams/openai.js";
@@ -30,7 +31,9 @@ import { startListening, type ListeningApp } from "../helpers/server.js";
  * - upstreams that report no usage, answering with a tool call only, with reasoning, in two
  *   choices, in parts: the counted completion tokens cover everything generated (each choice's
  *   content, reasoning, tool calls' names and arguments, counted with the gateway's own counter),
- *   and the key's usage grows by exactly the answer's cost.
+ *   and the key's usage grows by exactly the answer's cost;
+ * - tool-call deltas as servers other than OpenAI stream them (null fields, no `index`, every call
+ *   numbered 0): the SDK parses every chunk and assembles each call whole.
  */
 /** Prices in nano-USD per token (3.1e-6 and 12.7e-6 USD). */
 const PROMPT_NANO = 3_100;
@@ -44,6 +47,9 @@ const MODELS = [
   "refusal",
   "refusal-no-usage",
   "reasoning-details",
+  "tools-nulls",
+  "tools-no-index",
+  "tools-index-zero",
 ] as const;
 
 const MESSAGES = [{ role: "user" as const, content: "Hi" }];
@@ -190,6 +196,21 @@ describe("content as a list of parts (Mistral's reasoning models)", () => {
     expect(deltas.length).toBeGreaterThan(4);
     for (const d of deltas) expect(["string", "undefined"]).toContain(typeof d.content);
   });
+});
+
+describe("tool-call deltas as other OpenAI-compatible servers stream them", () => {
+  const cases: { model: (typeof MODELS)[number]; calls: (typeof TOOL_CALL)[] }[] = [
+    { model: "tools-nulls", calls: [TOOL_CALL] },
+    { model: "tools-no-index", calls: [TOOL_CALL, TOOL_CALL_2] },
+    { model: "tools-index-zero", calls: [TOOL_CALL, TOOL_CALL_2] },
+  ];
+  for (const c of cases) {
+    it(`${c.model}: the SDK parses every chunk; each call arrives whole, under its own index`, async () => {
+      const key = await createKey(c.model);
+      const a = await send(s.sdk(key), c.model, true, true);
+      expect(a.choices).toEqual([{ content: "", reasoning: "", tools: c.calls.map((t) => t.function) }]);
+    });
+  }
 });
 
 describe("an upstream that reports no usage: the counted completion covers everything generated", () => {

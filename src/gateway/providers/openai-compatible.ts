@@ -110,13 +110,14 @@ export function createOpenAICompatibleAdapter(opts: UpstreamEndpointOptions): Pr
         const exchange = await send(call, true, signal);
         let output = false;
         let finished = false;
+        const toolCalls = new ToolCallSlots();
         try {
           for await (const event of sseEvents(exchange, () => output)) {
             if (event.data === "[DONE]") {
               finished = true;
               break;
             }
-            const chunk = parseChunk(event.data, output);
+            const chunk = parseChunk(event.data, output, toolCalls);
             if (chunk.choices.some((c) => c.finish_reason !== null)) finished = true;
             output = true;
             yield chunk;
@@ -212,7 +213,7 @@ function parseCompletion(text: string): ProviderCompletion {
   return { upstreamId: typeof o.id === "string" ? o.id : null, choices, usage: openAIUsage(o.usage) };
 }
 
-function parseChunk(data: string, afterOutput: boolean): ProviderChunk {
+function parseChunk(data: string, afterOutput: boolean, toolCalls: ToolCallSlots): ProviderChunk {
   const o = parseJson(data, afterOutput);
   const error = inBandError(o, afterOutput);
   if (error) throw error;
@@ -220,9 +221,12 @@ function parseChunk(data: string, afterOutput: boolean): ProviderChunk {
   if (!Array.isArray(rawChoices)) throw malformed("chunk choices is not a list", afterOutput);
   const choices = rawChoices.map((c: unknown, i) => {
     if (!isObject(c)) throw malformed(`chunk choices[${i}] is not an object`, afterOutput);
+    const index = typeof c.index === "number" ? c.index : i;
+    const delta = cleanDelta(isObject(c.delta) ? c.delta : {});
+    if (Array.isArray(delta.tool_calls)) delta.tool_calls = toolCalls.deltas(index, delta.tool_calls);
     return {
-      index: typeof c.index === "number" ? c.index : i,
-      delta: cleanDelta(isObject(c.delta) ? c.delta : {}),
+      index,
+      delta,
       finish_reason: typeof c.finish_reason === "string" ? c.finish_reason : null,
     };
   });
@@ -247,6 +251,68 @@ function cleanDelta(d: Json): Json {
     const reasoning = withReasoning(out.reasoning, parts.reasoning);
     if (reasoning !== undefined) out.reasoning = reasoning;
   }
+  return out;
+}
+
+/** A string that says something, else null. */
+const nonEmpty = (v: unknown): string | null => (typeof v === "string" && v !== "" ? v : null);
+
+/**
+ * Tool-call deltas as the SDK takes them: each with the integer `index` of its call (required),
+ * and no null field (`"id": null` or `"function": {"name": null}` in a continuation, as SGLang
+ * sends them, fail the SDK's chunk schema). Servers that number calls badly are renumbered: no
+ * `index` at all (Ollama before 0.4.7, Gemini's OpenAI endpoint), where a new `id` is a new call
+ * and a piece with neither continues the last one; and every call numbered 0 (Ollama's parallel
+ * calls), where a new `id` that comes with its function's name is a new call. Calls are
+ * numbered per choice, in the order they begin.
+ */
+class ToolCallSlots {
+  /** Per choice: the calls begun, the last one continued, and each call by upstream index and by id. */
+  private readonly choices = new Map<
+    number,
+    {
+      count: number;
+      last: number | null;
+      byIndex: Map<number, number>;
+      byId: Map<string, number>;
+      idOf: Map<number, string>;
+    }
+  >();
+
+  deltas(choice: number, calls: unknown[]): Json[] {
+    let s = this.choices.get(choice);
+    if (!s) {
+      s = { count: 0, last: null, byIndex: new Map(), byId: new Map(), idOf: new Map() };
+      this.choices.set(choice, s);
+    }
+    const out: Json[] = [];
+    for (const t of calls) {
+      if (!isObject(t)) continue;
+      const id = nonEmpty(t.id);
+      const fn = isObject(t.function) ? withoutNulls(t.function) : null;
+      const upstream = Number.isInteger(t.index) && (t.index as number) >= 0 ? (t.index as number) : null;
+      let at = id !== null ? s.byId.get(id) : undefined;
+      if (at === undefined && upstream !== null) {
+        at = s.byIndex.get(upstream);
+        // Another call begins where one already did (its own id, its function's name).
+        const began = at === undefined ? undefined : s.idOf.get(at);
+        if (id !== null && nonEmpty(fn?.name) !== null && began !== undefined && began !== id) at = undefined;
+      }
+      if (at === undefined && upstream === null && id === null) at = s.last ?? undefined;
+      at ??= s.count++;
+      if (upstream !== null) s.byIndex.set(upstream, at);
+      if (id !== null && !s.byId.has(id)) s.byId.set(id, at);
+      if (id !== null && !s.idOf.has(at)) s.idOf.set(at, id);
+      s.last = at;
+      out.push({ ...withoutNulls(t), index: at, ...(fn ? { function: fn } : {}) });
+    }
+    return out;
+  }
+}
+
+function withoutNulls(o: Json): Json {
+  const out: Json = {};
+  for (const [k, v] of Object.entries(o)) if (v !== null && v !== undefined) out[k] = v;
   return out;
 }
 

@@ -35,6 +35,11 @@ import {
  *   REFUSAL_TEXT (streamed as refusal deltas)
  * - `reasoning-details`: an upstream that is itself a router: OK_TEXT with `reasoning` and
  *   `reasoning_details` (REASONING_DETAILS; streamed on the first chunk)
+ * - tool calls as other servers stream them: `tools-nulls` (the `tools` call, its continuations
+ *   with `"id": null`, `"type": null`, `"function": {"name": null, …}`, as SGLang sends them);
+ *   `tools-no-index` (TOOL_CALL then TOOL_CALL_2, each whole in one delta without `index`, as
+ *   Ollama before 0.4.7 and Gemini's OpenAI endpoint send them); `tools-index-zero` (the same two
+ *   calls, both numbered 0, as Ollama's parallel calls are)
  */
 export const FAKE_OPENAI_KEY = "sk-fake-openai";
 export const OK_TEXT = ["Hello", " there,", " friend."];
@@ -65,6 +70,12 @@ export const TOOL_CALL = {
   id: "call_abc",
   type: "function",
   function: { name: "get_weather", arguments: '{"city":"Paris"}' },
+};
+
+export const TOOL_CALL_2 = {
+  id: "call_def",
+  type: "function",
+  function: { name: "get_weather", arguments: '{"city":"Rome"}' },
 };
 
 function json(
@@ -99,9 +110,18 @@ function messages(kind: string): { message: unknown; finish_reason: string }[] {
   });
   switch (kind) {
     case "tools":
+    case "tools-nulls":
       return [
         {
           message: { role: "assistant", content: null, refusal: null, tool_calls: [TOOL_CALL] },
+          finish_reason: "tool_calls",
+        },
+      ];
+    case "tools-no-index":
+    case "tools-index-zero":
+      return [
+        {
+          message: { role: "assistant", content: null, refusal: null, tool_calls: [TOOL_CALL, TOOL_CALL_2] },
           finish_reason: "tool_calls",
         },
       ];
@@ -191,6 +211,25 @@ async function handle(req: RecordedRequest, res: ServerResponse, socket: Socket)
     );
     sse(res, chunk(model, { tool_calls: [{ index: 0, function: { arguments: '{"city":' } }] }));
     sse(res, chunk(model, { tool_calls: [{ index: 0, function: { arguments: '"Paris"}' } }] }));
+    sse(res, chunk(model, {}, "tool_calls"));
+  } else if (kind === "tools-nulls") {
+    sse(
+      res,
+      chunk(model, {
+        role: "assistant",
+        content: null,
+        tool_calls: [{ index: 0, ...TOOL_CALL, function: { name: "get_weather", arguments: "" } }],
+      }),
+    );
+    for (const args of ['{"city":', '"Paris"}']) {
+      const piece = { index: 0, id: null, type: null, function: { name: null, arguments: args } };
+      sse(res, chunk(model, { content: null, tool_calls: [piece] }));
+    }
+    sse(res, chunk(model, {}, "tool_calls"));
+  } else if (kind === "tools-no-index" || kind === "tools-index-zero") {
+    const numbered = kind === "tools-index-zero" ? { index: 0 } : {};
+    sse(res, chunk(model, { role: "assistant", content: "", tool_calls: [{ ...numbered, ...TOOL_CALL }] }));
+    sse(res, chunk(model, { content: "", tool_calls: [{ ...numbered, ...TOOL_CALL_2 }] }));
     sse(res, chunk(model, {}, "tool_calls"));
   } else if (kind === "reasoning") {
     sse(res, chunk(model, { role: "assistant", content: null, reasoning_content: REASONING_TEXT[0] }));
