@@ -16,6 +16,7 @@ import {
   TOOL_CALL,
   TOOL_CALL_2,
   TWO_CHOICES_SECOND,
+  logprobsOf,
   startFakeOpenAI,
 } from "../helpers/fake-upstreams/openai.js";
 import { writeProvidersFile, type WrittenProvidersFile } from "../helpers/providers-file.js";
@@ -33,7 +34,8 @@ import { startListening, type ListeningApp } from "../helpers/server.js";
  *   content, reasoning, tool calls' names and arguments, counted with the gateway's own counter),
  *   and the key's usage grows by exactly the answer's cost;
  * - tool-call deltas as servers other than OpenAI stream them (null fields, no `index`, every call
- *   numbered 0): the SDK parses every chunk and assembles each call whole.
+ *   numbered 0): the SDK parses every chunk and assembles each call whole;
+ * - log probabilities, when the request asks for them.
  */
 /** Prices in nano-USD per token (3.1e-6 and 12.7e-6 USD). */
 const PROMPT_NANO = 3_100;
@@ -50,6 +52,7 @@ const MODELS = [
   "tools-nulls",
   "tools-no-index",
   "tools-index-zero",
+  "logprobs",
 ] as const;
 
 const MESSAGES = [{ role: "user" as const, content: "Hi" }];
@@ -211,6 +214,28 @@ describe("tool-call deltas as other OpenAI-compatible servers stream them", () =
       expect(a.choices).toEqual([{ content: "", reasoning: "", tools: c.calls.map((t) => t.function) }]);
     });
   }
+});
+
+describe("logprobs: true", () => {
+  it("the upstream's log probabilities reach the client, whole and streamed; the SDK parses both", async () => {
+    const key = await createKey("logprobs");
+    const sdk = s.sdk(key);
+    const chatRequest = { model: "local/logprobs", messages: MESSAGES, maxTokens: 100, logprobs: true };
+    const whole = <ChatResult>await sdk.chat.send({ chatRequest: { ...chatRequest, stream: false } });
+    const expected = (logprobsOf(OK_TEXT) as { content: { token: string; logprob: number }[] }).content;
+    expect(whole.choices[0]!.logprobs?.content?.map((l) => [l.token, l.logprob])).toEqual(
+      expected.map((l) => [l.token, l.logprob]),
+    );
+    expect(whole.choices[0]!.logprobs?.content?.[0]!.topLogprobs).toHaveLength(1);
+    const events = <AsyncIterable<ChatStreamChunk>>(
+      await sdk.chat.send({ chatRequest: { ...chatRequest, stream: true } })
+    );
+    const tokens: string[] = [];
+    for await (const c of events) {
+      for (const ch of c.choices) tokens.push(...(ch.logprobs?.content ?? []).map((l) => l.token));
+    }
+    expect(tokens).toEqual(OK_TEXT);
+  });
 });
 
 describe("an upstream that reports no usage: the counted completion covers everything generated", () => {

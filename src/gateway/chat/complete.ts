@@ -73,6 +73,7 @@ export async function completeChat(gw: Gateway, call: ChatCall): Promise<Answer>
               ...(typeof c.message.refusal === "string" ? { refusal: c.message.refusal } : {}),
             },
             finish_reason: c.finish_reason,
+            ...(c.logprobs ? { logprobs: c.logprobs } : {}),
           })),
           usage: usageWire(charge, pricesOf(a)),
         },

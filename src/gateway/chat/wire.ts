@@ -61,6 +61,7 @@ const choicesOf = (c: ProviderChunk) =>
     index: ch.index,
     delta: cleanDelta(ch.delta),
     finish_reason: ch.finish_reason,
+    ...(ch.logprobs ? { logprobs: ch.logprobs } : {}),
   }));
 
 /**

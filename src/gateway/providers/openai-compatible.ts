@@ -208,9 +208,20 @@ function parseCompletion(text: string): ProviderCompletion {
         ...(typeof m.refusal === "string" ? { refusal: m.refusal } : {}),
       },
       finish_reason: typeof c.finish_reason === "string" ? c.finish_reason : null,
+      ...logprobsOf(c),
     };
   });
   return { upstreamId: typeof o.id === "string" ? o.id : null, choices, usage: openAIUsage(o.usage) };
+}
+
+/**
+ * A choice's `logprobs` (sent when the request asked for them), for the SDK: an object whose
+ * `content` is present (a list, or null); absent when the upstream sent none.
+ */
+function logprobsOf(c: Json): { logprobs?: Json } {
+  const l = c.logprobs;
+  if (!isObject(l)) return {};
+  return { logprobs: { ...l, content: Array.isArray(l.content) ? l.content : null } };
 }
 
 function parseChunk(data: string, afterOutput: boolean, toolCalls: ToolCallSlots): ProviderChunk {
@@ -228,6 +239,7 @@ function parseChunk(data: string, afterOutput: boolean, toolCalls: ToolCallSlots
       index,
       delta,
       finish_reason: typeof c.finish_reason === "string" ? c.finish_reason : null,
+      ...logprobsOf(c),
     };
   });
   return { upstreamId: typeof o.id === "string" ? o.id : null, choices, usage: openAIUsage(o.usage) };

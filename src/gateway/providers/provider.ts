@@ -43,6 +43,8 @@ export interface ProviderChoice {
     refusal?: string | null;
   };
   finish_reason: string | null;
+  /** The tokens' log probabilities, when the request asked for them (`logprobs: true`). */
+  logprobs?: Record<string, unknown>;
 }
 
 export interface ProviderCompletion {
@@ -56,7 +58,12 @@ export interface ProviderCompletion {
 /** One streamed piece, in the OpenAI chunk shape (choices may be empty on a usage-only chunk). */
 export interface ProviderChunk {
   upstreamId: string | null;
-  choices: { index: number; delta: Record<string, unknown>; finish_reason: string | null }[];
+  choices: {
+    index: number;
+    delta: Record<string, unknown>;
+    finish_reason: string | null;
+    logprobs?: Record<string, unknown>;
+  }[];
   usage: ProviderUsage | null;
 }
 

@@ -40,6 +40,8 @@ import {
  *   `tools-no-index` (TOOL_CALL then TOOL_CALL_2, each whole in one delta without `index`, as
  *   Ollama before 0.4.7 and Gemini's OpenAI endpoint send them); `tools-index-zero` (the same two
  *   calls, both numbered 0, as Ollama's parallel calls are)
+ * - `logprobs`: OK_TEXT with each piece's log probability (logprobsOf) on its choice, when the
+ *   request asked for `logprobs` (null otherwise, as OpenAI does)
  */
 export const FAKE_OPENAI_KEY = "sk-fake-openai";
 export const OK_TEXT = ["Hello", " there,", " friend."];
@@ -86,6 +88,15 @@ function json(
 ): void {
   res.writeHead(status, { "content-type": "application/json", ...headers });
   res.end(JSON.stringify(body));
+}
+
+/** OpenAI's choice `logprobs` for a text generated as these tokens. */
+export function logprobsOf(tokens: string[]): unknown {
+  const entry = (token: string) => ({ token, logprob: -0.25, bytes: [...Buffer.from(token)] });
+  return {
+    content: tokens.map((token) => ({ ...entry(token), top_logprobs: [entry(token)] })),
+    refusal: null,
+  };
 }
 
 function chunk(model: string, delta: unknown, finish: string | null = null, index = 0): unknown {
@@ -191,7 +202,11 @@ async function handle(req: RecordedRequest, res: ServerResponse, socket: Socket)
       created: 1735689600,
       model,
       system_fingerprint: "fp_fake",
-      choices: messages(kind).map((c, index) => ({ index, ...c, logprobs: null })),
+      choices: messages(kind).map((c, index) => ({
+        index,
+        ...c,
+        logprobs: kind === "logprobs" && req.body?.logprobs === true ? logprobsOf(OK_TEXT) : null,
+      })),
       ...(noUsage ? {} : { usage: USAGE }),
     });
   }
@@ -251,6 +266,15 @@ async function handle(req: RecordedRequest, res: ServerResponse, socket: Socket)
   } else if (kind === "reasoning-details") {
     sse(res, chunk(model, { role: "assistant", reasoning: "Opaque.", reasoning_details: REASONING_DETAILS }));
     for (const content of OK_TEXT) sse(res, chunk(model, { content }));
+    sse(res, chunk(model, {}, "stop"));
+  } else if (kind === "logprobs") {
+    OK_TEXT.forEach((content, i) => {
+      const c = chunk(model, { ...(i === 0 ? { role: "assistant" } : {}), content }) as {
+        choices: { logprobs: unknown }[];
+      };
+      if (req.body?.logprobs === true) c.choices[0]!.logprobs = logprobsOf([content]);
+      sse(res, c);
+    });
     sse(res, chunk(model, {}, "stop"));
   } else if (kind === "two-choices") {
     for (let i = 0; i < OK_TEXT.length; i++) {
