@@ -230,6 +230,48 @@ describe("recording journal: answered before the commit, recorded by the next st
     expect(reported).toEqual([]);
   });
 
+  it("disk full: a commit that fails before the journal's append has failed is the request's error, not an unhandled rejection", async () => {
+    const dir = tempDir();
+    const store = await openSqliteStore(join(dir, "gatehouse.sqlite"));
+    // No gathering: the record's flush starts at once.
+    const t = await makeTestApp({
+      store,
+      clock: systemClock,
+      env: { GATEHOUSE_RECORDING: "durable", GATEHOUSE_RECORDING_GATHER_MS: "0" },
+    });
+    onTestFinished(async () => {
+      await t.close();
+      await store.close();
+    });
+    const key = (await t.call({ method: "POST", url: "/api/v1/keys", payload: { name: "k" } })).json<{
+      key: string;
+    }>().key;
+    const unhandled: unknown[] = [];
+    const onUnhandled = (err: unknown) => unhandled.push(err);
+    process.on("unhandledRejection", onUnhandled);
+    onTestFinished(() => void process.off("unhandledRejection", onUnhandled));
+    const journal = t.app.gateway.journal as RecordingJournal;
+    const append = vi
+      .spyOn(journal, "append")
+      // A slow disk: the write (on the thread pool when the turn's appends are large, or queued
+      // behind the previous one) fails after the record's commit has.
+      .mockImplementationOnce(
+        () =>
+          new Promise((_, fail) => setTimeout(() => fail(new Error("ENOSPC: no space left on device")), 30)),
+      );
+    onTestFinished(() => append.mockRestore());
+    const transaction = store.transaction.bind(store);
+    store.transaction = () => Promise.reject(new Error("SQLITE_FULL: database or disk is full"));
+    onTestFinished(() => void (store.transaction = transaction));
+    const r = await chat(t, key, "no room anywhere");
+    store.transaction = transaction;
+    await new Promise((done) => setTimeout(done, 20));
+    expect(unhandled).toEqual([]);
+    expect(r.statusCode).toBeGreaterThanOrEqual(500);
+    expect(await t.app.gateway.holds.store.openCount()).toBeLessThanOrEqual(1);
+    expect(await usageOf(t, key)).toBe(0);
+  });
+
   it("a journaled stream's events leave with its usage chunk and [DONE] in one write, after the journal's", async () => {
     // The journal writes at the end of the turn's I/O; without the sink waiting for it
     // (stream.ts `settling`), the events and the usage chunk left in a write of their own,

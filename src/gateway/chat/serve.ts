@@ -305,6 +305,9 @@ export class ChatRun {
     // Journaled (durable on a store this process owns): the answer waits for the journal; the
     // entry is released once the record is committed, and kept for the next start if it fails.
     const journaled = journal.append(g);
+    // Observed below only once the journal has answered: a commit that fails first (a slow disk
+    // that is full) must not be an unhandled rejection meanwhile, which would end the process.
+    settled.catch(() => undefined);
     void journaled.then(
       () =>
         settled.then(
