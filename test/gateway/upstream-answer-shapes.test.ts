@@ -53,6 +53,7 @@ const MODELS = [
   "tools-no-index",
   "tools-index-zero",
   "logprobs",
+  "tools-untyped",
 ] as const;
 
 const MESSAGES = [{ role: "user" as const, content: "Hi" }];
@@ -214,6 +215,14 @@ describe("tool-call deltas as other OpenAI-compatible servers stream them", () =
       expect(a.choices).toEqual([{ content: "", reasoning: "", tools: c.calls.map((t) => t.function) }]);
     });
   }
+
+  it("a whole answer's tool call without its type (Mistral): the SDK parses it", async () => {
+    const key = await createKey("tools-untyped");
+    const res = <ChatResult>await s.sdk(key).chat.send({
+      chatRequest: { model: "local/tools-untyped", messages: MESSAGES, tools: TOOLS, stream: false },
+    });
+    expect(res.choices[0]!.message.toolCalls).toEqual([TOOL_CALL]);
+  });
 });
 
 describe("logprobs: true", () => {

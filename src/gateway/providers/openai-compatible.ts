@@ -200,7 +200,9 @@ function parseCompletion(text: string): ProviderCompletion {
       message: {
         role: "assistant",
         content,
-        ...(Array.isArray(m.tool_calls) && m.tool_calls.length > 0 ? { tool_calls: m.tool_calls } : {}),
+        ...(Array.isArray(m.tool_calls) && m.tool_calls.length > 0
+          ? { tool_calls: m.tool_calls.map((t: unknown, j) => wholeToolCall(t, i, j)) }
+          : {}),
         ...(typeof reasoning === "string" ? { reasoning } : {}),
         ...(Array.isArray(m.reasoning_details) && m.reasoning_details.length > 0
           ? { reasoning_details: m.reasoning_details }
@@ -212,6 +214,28 @@ function parseCompletion(text: string): ProviderCompletion {
     };
   });
   return { upstreamId: typeof o.id === "string" ? o.id : null, choices, usage: openAIUsage(o.usage) };
+}
+
+/**
+ * A whole answer's tool call as the SDK requires it: `id`, `type: "function"`, and the function's
+ * `name` and `arguments` as strings. Mistral's API leaves `type` out, other servers send it null
+ * or send no `id`; arguments sent as an object are its JSON, and none are `{}` (no input).
+ */
+function wholeToolCall(t: unknown, choice: number, n: number): Json {
+  const c = isObject(t) ? t : {};
+  const f = isObject(c.function) ? c.function : {};
+  const args = f.arguments;
+  return {
+    ...withoutNulls(c),
+    id: typeof c.id === "string" ? c.id : `call_${choice}_${n}`,
+    type: "function",
+    function: {
+      ...withoutNulls(f),
+      name: typeof f.name === "string" ? f.name : "",
+      arguments:
+        typeof args === "string" ? args : args === undefined || args === null ? "{}" : JSON.stringify(args),
+    },
+  };
 }
 
 /**

@@ -39,7 +39,8 @@ import {
  *   with `"id": null`, `"type": null`, `"function": {"name": null, …}`, as SGLang sends them);
  *   `tools-no-index` (TOOL_CALL then TOOL_CALL_2, each whole in one delta without `index`, as
  *   Ollama before 0.4.7 and Gemini's OpenAI endpoint send them); `tools-index-zero` (the same two
- *   calls, both numbered 0, as Ollama's parallel calls are)
+ *   calls, both numbered 0, as Ollama's parallel calls are); `tools-untyped` (the `tools` call
+ *   without its `type`, as Mistral's API sends it)
  * - `logprobs`: OK_TEXT with each piece's log probability (logprobsOf) on its choice, when the
  *   request asked for `logprobs` (null otherwise, as OpenAI does)
  */
@@ -128,6 +129,15 @@ function messages(kind: string): { message: unknown; finish_reason: string }[] {
           finish_reason: "tool_calls",
         },
       ];
+    case "tools-untyped": {
+      const { type: _type, ...untyped } = TOOL_CALL;
+      return [
+        {
+          message: { role: "assistant", content: null, refusal: null, tool_calls: [untyped] },
+          finish_reason: "tool_calls",
+        },
+      ];
+    }
     case "tools-no-index":
     case "tools-index-zero":
       return [
