@@ -117,6 +117,7 @@ export function createOpenAICompatibleAdapter(opts: UpstreamEndpointOptions): Pr
               finished = true;
               break;
             }
+            if (event.event === "error") throw errorEvent(event.data, output);
             const chunk = parseChunk(event.data, output, toolCalls);
             if (chunk.choices.some((c) => c.finish_reason !== null)) finished = true;
             output = true;
@@ -178,6 +179,23 @@ function inBandError(o: Json, afterOutput: boolean): UpstreamError | null {
   const status = Number.isInteger(code) && code >= 400 && code < 600 ? code : null;
   const retryable = !afterOutput && (status === null || isRetryableStatus(status));
   return new UpstreamError(`upstream reported an error: ${msg.slice(0, 300)}`, status, retryable);
+}
+
+/**
+ * An event named `error` (`event: error` with its data, or llama.cpp's `error: {…}` line, whose
+ * object is the error itself: `{"code":400,"message":…}`): always a failure, with its code.
+ */
+function errorEvent(data: string, afterOutput: boolean): UpstreamError {
+  let o: unknown = data;
+  try {
+    o = JSON.parse(data);
+  } catch {
+    // a plain-text message
+  }
+  const error = isObject(o) ? (o.error ?? o) : data.trim() || "error";
+  return (
+    inBandError({ error }, afterOutput) ?? new UpstreamError("upstream reported an error", null, !afterOutput)
+  );
 }
 
 function parseCompletion(text: string): ProviderCompletion {

@@ -24,6 +24,10 @@ export async function* sseEvents(
     onError: (e) => {
       // Unknown fields and bad `retry:` values are ignored, as browsers do; only a runaway buffer stops the stream.
       if (e.type === "max-buffer-size-exceeded") overflow = true;
+      // Except `error: {…}`, the line llama.cpp's server writes for a failure (its
+      // server_sent_event(sink, "error", …)): an event named error, so that its message is not lost.
+      else if (e.type === "unknown-field" && e.field === "error")
+        pending.push({ id: undefined, event: "error", data: e.value ?? "" });
     },
   });
   // UTF-8 whose characters may be cut between reads. A StringDecoder, not a TextDecoder: the same

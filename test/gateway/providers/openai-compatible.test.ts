@@ -11,6 +11,7 @@ import type { FakeServer } from "../../helpers/fake-upstreams/fake-server.js";
 import { upstreamFailure } from "../../helpers/fake-upstreams/upstream-failure.js";
 import {
   FAKE_OPENAI_KEY,
+  LLAMA_ERROR,
   OK_TEXT,
   PARTS_TEXT,
   PARTS_THINKING,
@@ -282,6 +283,23 @@ describe("OpenAI-compatible adapter: stream", () => {
     const err = await upstreamFailure(collect(adapter.stream(call("in-band-error"), signal())));
     expect(err).toMatchObject({ status: 503, retryable: false });
     expect(err.message).toContain("Upstream overloaded");
+  });
+
+  it("llama.cpp's `error: {…}` line is the upstream's error, with its code and message", async () => {
+    const before = await upstreamFailure(
+      adapter.stream(call("llama-error"), signal())[Symbol.asyncIterator]().next(),
+    );
+    expect(before).toMatchObject({ status: 400, retryable: false });
+    expect(before.message).toContain(LLAMA_ERROR);
+    const got: ProviderChunk[] = [];
+    const after = await upstreamFailure(
+      (async () => {
+        for await (const c of adapter.stream(call("llama-error-late"), signal())) got.push(c);
+      })(),
+    );
+    expect(got).toHaveLength(1);
+    expect(after).toMatchObject({ status: 500, retryable: false });
+    expect(after.message).toContain(LLAMA_ERROR);
   });
 
   it("aborting the signal cancels a stream that never ends, and the upstream sees its connection close", async () => {

@@ -31,6 +31,8 @@ import {
  *   then `text` parts (PARTS_TEXT); streamed as deltas whose content is a list too, then a string
  * - `two-choices`: two choices (as with `n: 2`), OK_TEXT and TWO_CHOICES_SECOND; streamed interleaved
  * - `in-band-error` (stream): one chunk, then an `{"error":…}` event
+ * - `llama-error` (stream): an `error: {"code":400,"message":…}` line and the end, as llama.cpp's
+ *   server reports a prompt over its context (LLAMA_ERROR); `llama-error-late`: one chunk first
  * - `refusal`: the model declines (OpenAI's structured outputs): `content: null`, `refusal`
  *   REFUSAL_TEXT (streamed as refusal deltas)
  * - `reasoning-details`: an upstream that is itself a router: OK_TEXT with `reasoning` and
@@ -51,6 +53,7 @@ export const REASONING_ANSWER = "Hi!";
 export const PARTS_THINKING = ["Mistral thinks", " in parts."];
 export const PARTS_TEXT = ["Bonjour", " à vous", "."];
 export const TWO_CHOICES_SECOND = ["Good", " day", " to you."];
+export const LLAMA_ERROR = "the request exceeds the available context size, try increasing it";
 export const REFUSAL_TEXT = ["I'm sorry,", " I cannot help with that."];
 export const REASONING_DETAILS = [
   { type: "reasoning.encrypted", data: "gAAAAB-opaque", format: "openai-responses-v1", index: 0 },
@@ -225,6 +228,9 @@ async function handle(req: RecordedRequest, res: ServerResponse, socket: Socket)
   res.flushHeaders();
   if (model === "slow-body") await sleep(400);
   if (model === "bad-json") return void res.end("data: {not json\n\n");
+  const llamaError = (code: number) =>
+    `error: ${JSON.stringify({ code, message: LLAMA_ERROR, type: "exceed_context_size_error" })}\n\n`;
+  if (model === "llama-error") return void res.end(llamaError(400));
   if (kind === "tools") {
     sse(
       res,
@@ -300,6 +306,7 @@ async function handle(req: RecordedRequest, res: ServerResponse, socket: Socket)
     if (model === "reset") return void setTimeout(() => socket.destroy(), 20);
     if (model === "never-ends") return neverEnd(res);
     if (model === "stall") return neverAnswer(res);
+    if (model === "llama-error-late") return void res.end(llamaError(500));
     if (model === "in-band-error") {
       sse(res, { error: { message: "Upstream overloaded", code: 503 } });
       return void res.end();
