@@ -34,6 +34,12 @@ const set = (v: string | null) => (v === null ? null : new Set(JSON.parse(v) as 
  */
 export class ByokRouting {
   private readonly cache = new Map<string, { at: number; creds: Credential[] }>();
+  /**
+   * Counts `forget` calls: a read that started before one may hold the rows from before the write
+   * (on PostgreSQL, a read on another pooled connection can finish after the write's commit), so
+   * it serves its own request but is not cached.
+   */
+  private forgets = 0;
   private readonly warnings: ((message: string) => void)[] = [];
   constructor(
     private readonly db: Db,
@@ -61,12 +67,14 @@ export class ByokRouting {
   }
 
   forget(organizationId: string): void {
+    this.forgets++;
     this.cache.delete(organizationId);
   }
 
   private async credentials(organizationId: string): Promise<Credential[]> {
     const hit = this.cache.get(organizationId);
     if (hit && Date.now() - hit.at < BYOK_CACHE_MS) return hit.creds;
+    const forgets = this.forgets;
     const rows = await this.db
       .selectFrom("byok_keys")
       .selectAll()
@@ -92,6 +100,7 @@ export class ByokRouting {
         a.sortOrder - b.sortOrder ||
         (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : a.id < b.id ? -1 : 1),
     );
+    if (forgets !== this.forgets) return creds;
     if (this.cache.size > 10_000) this.cache.clear();
     this.cache.set(organizationId, { at: Date.now(), creds });
     return creds;
