@@ -390,15 +390,33 @@ describe("require_parameters", () => {
     });
     await expectServedBy(schema, "gamma", [200]);
     expect(schema.heard).toEqual(["gamma"]);
-    // max_completion_tokens is max_tokens, which every endpoint honours; null asks for nothing.
-    const plain = await chat({
+    // max_completion_tokens is max_tokens, which every endpoint honours; null asks for nothing, and
+    // so do logprobs: false and reasoning that is only hidden or off (Gatehouse hides it itself).
+    for (const extra of [
+      {},
+      { logprobs: false, include_reasoning: false },
+      { reasoning: { exclude: true } },
+      { reasoning: { enabled: false, effort: "high" } },
+      { reasoning: { effort: "none" } },
+    ]) {
+      const plain = await chat({
+        model: "solo/alpha",
+        max_completion_tokens: 10,
+        seed: null,
+        tools: [],
+        ...extra,
+        provider: { require_parameters: true },
+      });
+      await expectServedBy(plain, "alpha", [200], "solo/alpha");
+      upstream.reset();
+    }
+    // Reasoning that asks for effort does need an endpoint that takes it: alpha does not.
+    const thinks = await chat({
       model: "solo/alpha",
-      max_completion_tokens: 10,
-      seed: null,
-      tools: [],
+      reasoning: { effort: "high", exclude: true },
       provider: { require_parameters: true },
     });
-    await expectServedBy(plain, "alpha", [200], "solo/alpha");
+    expect(thinks.status).toBe(404);
   });
 
   it("no endpoint honours them all: 404 naming the parameters and what each endpoint lacks; nothing sent or charged", async () => {

@@ -84,14 +84,29 @@ export function canonical(names: Iterable<string>): Parameter[] {
 const unset = (v: unknown): boolean => v === undefined || v === null || (Array.isArray(v) && v.length === 0);
 
 /**
- * The parameters a request uses: each vocabulary name present in the body (not null), with the
+ * A field whose value asks nothing of the endpoint: `logprobs: false`; `include_reasoning: false`
+ * and a `reasoning` that only hides, or turns off, the reasoning (`exclude`, `enabled: false`,
+ * effort `none`): Gatehouse leaves reasoning out of the answer itself (docs/gateway.md).
+ */
+function asksNothing(k: string, v: unknown): boolean {
+  if (unset(v)) return true;
+  if (k === "logprobs" || k === "include_reasoning") return v === false;
+  if (k !== "reasoning" || typeof v !== "object" || Array.isArray(v)) return false;
+  const r = v as Record<string, unknown>;
+  if (r.enabled === false || r.effort === "none") return true;
+  return Object.entries(r).every(([f, x]) => f === "exclude" || x === undefined || x === null);
+}
+
+/**
+ * The parameters a request uses: each vocabulary name present in the body that asks something of
+ * the endpoint (`asksNothing`), with the
  * hosted original's aliases: `max_completion_tokens` is `max_tokens`, and a `response_format` of
  * type `json_schema` also needs `structured_outputs`.
  */
 export function requestParameters(body: Record<string, unknown>): Parameter[] {
   const used = new Set<string>();
   for (const [k, v] of Object.entries(body)) {
-    if (unset(v)) continue;
+    if (asksNothing(k, v)) continue;
     if (k === "max_completion_tokens") used.add("max_tokens");
     else if (KNOWN.has(k)) used.add(k);
   }
