@@ -1,3 +1,4 @@
+import type { CancelSignal } from "../cancellation.js";
 import type { Gateway } from "../gateway.js";
 import {
   UpstreamError,
@@ -22,6 +23,13 @@ export interface SseSink {
   settling(): void;
   /** Ends the response, after `last` when given (one socket write for both). */
   end(last?: string): void;
+  /**
+   * Null while the client takes what is written; while its connection's buffer is full (a client
+   * reading slower than the upstream writes), a promise that resolves once it drains, closes, or
+   * `stop` fires. The next upstream chunk is read only then, so a slow client slows the upstream
+   * (TCP's own backpressure) instead of the answer piling up in memory.
+   */
+  ready(stop: CancelSignal): Promise<void> | null;
 }
 
 /**
@@ -103,6 +111,9 @@ async function forward(
         visible = c.choices.some((ch) => ch.finish_reason !== null || Object.keys(ch.delta).length > 0);
       }
       if (visible && !run.call.clientGone.aborted) sink.write(encode.content(c));
+      if (run.call.clientGone.aborted) break;
+      const drained = sink.ready(run.call.upstreamStop);
+      if (drained) await drained;
       if (run.call.clientGone.aborted) break;
       next = await it.next();
     }

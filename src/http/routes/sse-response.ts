@@ -67,5 +67,20 @@ export function sseResponse(res: ServerResponse, head: (headers: Record<string, 
       if (text === "") res.end();
       else res.end(text);
     },
+    ready(stop) {
+      // What is pending leaves at the end of this turn: the buffer's state is the last flush's.
+      if (!res.writableNeedDrain || res.destroyed || stop.aborted) return null;
+      return new Promise<void>((done) => {
+        const go = (): void => {
+          res.off("drain", go);
+          res.off("close", go);
+          stop.removeEventListener("abort", go);
+          done();
+        };
+        res.on("drain", go);
+        res.on("close", go);
+        stop.addEventListener("abort", go);
+      });
+    },
   };
 }

@@ -45,8 +45,13 @@ import {
  *   without its `type`, as Mistral's API sends it)
  * - `logprobs`: OK_TEXT with each piece's log probability (logprobsOf) on its choice, when the
  *   request asked for `logprobs` (null otherwise, as OpenAI does)
+ * - `firehose` (stream): FIREHOSE_CHUNKS chunks of 1 KiB of text, each written as soon as the
+ *   connection takes it (waiting for 'drain' when it does not); FIREHOSE counts how far it got
  */
 export const FAKE_OPENAI_KEY = "sk-fake-openai";
+/** The `firehose` model's length, and how far its last answer got (chunks written, finished). */
+export const FIREHOSE_CHUNKS = 40_000;
+export const FIREHOSE = { written: 0, finished: false };
 export const OK_TEXT = ["Hello", " there,", " friend."];
 export const REASONING_TEXT = ["The user greets me.", " A short greeting back will do."];
 export const REASONING_ANSWER = "Hi!";
@@ -231,6 +236,22 @@ async function handle(req: RecordedRequest, res: ServerResponse, socket: Socket)
   const llamaError = (code: number) =>
     `error: ${JSON.stringify({ code, message: LLAMA_ERROR, type: "exceed_context_size_error" })}\n\n`;
   if (model === "llama-error") return void res.end(llamaError(400));
+  if (model === "firehose") {
+    FIREHOSE.written = 0;
+    FIREHOSE.finished = false;
+    const piece = `data: ${JSON.stringify(chunk(model, { content: "x".repeat(1024) }))}\n\n`;
+    for (let i = 0; i < FIREHOSE_CHUNKS; i++) {
+      if (res.destroyed) return;
+      const taken = res.write(piece);
+      FIREHOSE.written++;
+      if (!taken) await new Promise((r) => (res.once("drain", r), res.once("close", r)));
+    }
+    sse(res, chunk(model, {}, "stop"));
+    if (includeUsage) sse(res, { ...(chunk(model, {}) as object), choices: [], usage: USAGE });
+    sse(res, "[DONE]");
+    FIREHOSE.finished = true;
+    return void res.end();
+  }
   if (kind === "tools") {
     sse(
       res,
