@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BODY_LIMIT } from "../../src/http/app.js";
+import { CHAT_BODY_LIMIT } from "../../src/http/routes/chat.js";
 import { INGEST_BODY_LIMIT } from "../../src/http/routes/ingest.js";
 import { validFor } from "./helpers-arbitraries.js";
 import {
@@ -17,6 +18,7 @@ import {
 /** Operations allowed more than the 1 MiB of management requests (decisions.md "Errors"). */
 const LARGER_BODY_LIMITS: Record<string, number> = {
   "POST /api/v1/activity/generations": INGEST_BODY_LIMIT,
+  "POST /api/v1/chat/completions": CHAT_BODY_LIMIT,
 };
 
 /** Bodies that are not JSON text at all, or JSON text that parsers treat specially. */

@@ -2,6 +2,7 @@ import { Agent, createServer, request, type IncomingMessage, type ServerResponse
 import { connect, type AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { readWholeBody } from "../../src/http/request-body.js";
+import { CHAT_BODY_LIMIT } from "../../src/http/routes/chat.js";
 import { startListening } from "../helpers/server.js";
 
 /**
@@ -130,7 +131,7 @@ describe("JSON bodies through the app, on real sockets", () => {
     ).json<{ key: string }>().key;
     const url = new URL(`${s.baseUrl}/chat/completions`);
     const agent = new Agent({ keepAlive: true, maxSockets: 1 });
-    const send = (content: string) =>
+    const send = (content: unknown) =>
       new Promise<{ status: number; text: string }>((done, fail) => {
         const body = JSON.stringify({ model: "mock/echo", messages: [{ role: "user", content }] });
         const req = request(
@@ -162,10 +163,26 @@ describe("JSON bodies through the app, on real sockets", () => {
         expect(r.status).toBe(200);
         expect(JSON.parse(r.text).choices[0].message.content).toContain(word);
       }
-      // A body over the 1 MiB limit on the same kind of connection: 413 in the spec's envelope.
-      const r = await send("x".repeat(1024 * 1024));
+      // An image as a data URL makes a body of megabytes: past the management routes' 1 MiB, within
+      // the chat route's 32 MiB.
+      const image = `data:image/png;base64,${"A".repeat(6 * 1024 * 1024)}`;
+      const vision = await send([
+        { type: "text", text: "say four" },
+        { type: "image_url", image_url: { url: image } },
+      ]);
+      expect(vision.status, vision.text.slice(0, 300)).toBe(200);
+      expect(JSON.parse(vision.text).choices[0].message.content).toContain("four");
+      // A body over the chat route's limit on the same kind of connection: 413 in the spec's envelope.
+      const r = await send("x".repeat(CHAT_BODY_LIMIT));
       expect(r.status).toBe(413);
       expect(JSON.parse(r.text).error.message).toMatch(/too large/);
+      // A management route keeps 1 MiB.
+      const mgmt = await fetch(`${s.baseUrl}/keys`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${s.key}`, "content-type": "application/json" },
+        body: JSON.stringify({ name: "x".repeat(1024 * 1024) }),
+      });
+      expect(mgmt.status).toBe(413);
     } finally {
       agent.destroy();
     }

@@ -11,6 +11,13 @@ import { routeLimit } from "../plugins/rate-limit.js";
 import { sseResponse } from "./sse-response.js";
 import { Cancellation } from "../../gateway/cancellation.js";
 
+/**
+ * A chat request's body at most: images travel inside it as base64 data URLs (a 3 MB photo is
+ * 4 MB of text), so the management routes' 1 MiB refused ordinary vision requests. The prompt
+ * estimate counts an image part as a fixed number of tokens whatever its size (count-tokens.ts).
+ */
+export const CHAT_BODY_LIMIT = 32 * 1024 * 1024;
+
 const header = (v: string | string[] | undefined): string | null =>
   typeof v === "string" && v.length > 0 ? v.slice(0, 1024) : null;
 
@@ -31,6 +38,7 @@ export async function chatRoutes(root: FastifyInstance, ctx: AppContext, gw: Gat
     {
       // Inference has its own per-key class (RATE_LIMIT_INFERENCE_*, docs/configuration.md).
       config: { auth: "inference", rateLimit: routeLimit(ctx.config.rateLimit.inference) },
+      bodyLimit: CHAT_BODY_LIMIT,
       schema: {
         tags: ["Chat"],
         operationId: "sendChatCompletionRequest",
