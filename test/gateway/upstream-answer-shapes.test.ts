@@ -202,6 +202,26 @@ describe("content as a list of parts (Mistral's reasoning models)", () => {
   });
 });
 
+describe("stream options", () => {
+  it("the upstream is asked for usage whatever the client sent, with the client's other stream options", async () => {
+    const key = await createKey("stream-options");
+    for (const stream_options of [undefined, { include_usage: false, include_obfuscation: false }]) {
+      const r = await fetch(`${s.baseUrl}/chat/completions`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+        body: JSON.stringify({ model: "local/parts", messages: MESSAGES, stream: true, stream_options }),
+        signal: AbortSignal.timeout(15_000),
+      });
+      expect(r.status).toBe(200);
+      await r.text();
+      expect(openai.requests.at(-1)!.body.stream_options).toEqual({
+        ...(stream_options ?? {}),
+        include_usage: true,
+      });
+    }
+  });
+});
+
 describe("tool-call deltas as other OpenAI-compatible servers stream them", () => {
   const cases: { model: (typeof MODELS)[number]; calls: (typeof TOOL_CALL)[] }[] = [
     { model: "tools-nulls", calls: [TOOL_CALL] },
