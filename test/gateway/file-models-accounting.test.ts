@@ -22,6 +22,8 @@ const OPENAI_COST = (12 * PROMPT_NANO + 5 * COMPLETION_NANO) / 1e9;
 const ANTHROPIC_COST = (15 * PROMPT_NANO + 6 * COMPLETION_NANO) / 1e9;
 /** The pricey BYOK model: 0.001 and 0.002 USD per token, so 12 / 5 tokens cost 0.022 USD. */
 const PRICEY_COST = 12 * 0.001 + 5 * 0.002;
+/** The first text delta of the Anthropic fake's answers. */
+const OK_WORD = "Hello";
 
 let openai: FakeServer;
 let anthropic: FakeServer;
@@ -50,6 +52,14 @@ beforeAll(async () => {
         id: "anthropic/ok",
         provider: "claude",
         upstream_model: "ok",
+        ...priced,
+        context_length: 200_000,
+        max_completion_tokens: 64_000,
+      },
+      {
+        id: "anthropic/never-ends",
+        provider: "claude",
+        upstream_model: "never-ends",
         ...priced,
         context_length: 200_000,
         max_completion_tokens: 64_000,
@@ -149,6 +159,39 @@ describe("models from the providers file: exact cost", () => {
       });
     }
   }
+});
+
+describe("a stream cut short before the upstream's final usage", () => {
+  it("Anthropic: the prompt is charged as message_start counted it (15, 3 cached), the completion as counted", async () => {
+    const key = await createKey({ name: "cut-short" });
+    const gone = new AbortController();
+    const r = await fetch(`${s.baseUrl}/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: JSON.stringify({
+        model: "anthropic/never-ends",
+        messages: [{ role: "user", content: "Hi" }],
+        stream: true,
+      }),
+      signal: gone.signal,
+    });
+    const id = r.headers.get("x-gatehouse-generation-id")!;
+    const reader = r.body!.getReader();
+    let seen = "";
+    while (!seen.includes(OK_WORD)) seen += new TextDecoder().decode((await reader.read()).value);
+    gone.abort(); // the client leaves; the upstream never finished
+    let g: Record<string, any> | null = null;
+    for (let i = 0; i < 100 && !g; i++) {
+      const found = await s.call({ method: "GET", url: `/api/v1/generation?id=${id}`, auth: key });
+      if (found.statusCode === 200) g = found.json<{ data: Record<string, any> }>().data;
+      else await new Promise((d) => setTimeout(d, 50));
+    }
+    expect(g).toMatchObject({ cancelled: true, tokens_prompt: 15, native_tokens_cached: 3 });
+    expect(g!.tokens_completion).toBeGreaterThan(0);
+    const cost = (15 * PROMPT_NANO + g!.tokens_completion * COMPLETION_NANO) / 1e9;
+    expect(g!.usage).toBeCloseTo(cost, 12);
+    expect((await keyInfo(key)).usage).toBeCloseTo(cost, 12);
+  });
 });
 
 describe("BYOK: the organization's credential goes upstream", () => {

@@ -11,6 +11,7 @@ import {
   UpstreamError,
   UpstreamTimeout,
   type ChatRequestBody,
+  type ProviderChunk,
   type ProviderUsage,
   type UpstreamCall,
 } from "../providers/provider.js";
@@ -184,13 +185,18 @@ export class ChatRun {
    * Usage from the upstream, or counted when it gave none: the prompt's estimate, and what was
    * generated in every choice (content, reasoning, tool calls' names and arguments), counted once.
    */
-  usageOf(reported: ProviderUsage | null, output: GeneratedOutput): ProviderUsage {
+  usageOf(
+    reported: ProviderUsage | null,
+    output: GeneratedOutput,
+    prompt: ProviderChunk["prompt"] | null = null,
+  ): ProviderUsage {
     if (reported) return reported;
     const counted = output.count();
     return {
-      promptTokens: this.promptEstimate,
+      // The upstream's own count of the prompt when a stream gave one early, else the estimate.
+      promptTokens: prompt?.promptTokens ?? this.promptEstimate,
       completionTokens: counted.completion,
-      cachedTokens: 0,
+      cachedTokens: prompt?.cachedTokens ?? 0,
       reasoningTokens: counted.reasoning,
     };
   }

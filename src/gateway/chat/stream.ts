@@ -95,6 +95,7 @@ async function forward(
   // What was generated, gathered for the counted fallback (counted once, at the end).
   const output = new GeneratedOutput();
   let usage: ProviderUsage | null = null;
+  let prompt: ProviderChunk["prompt"] | null = null;
   let finishReason: string | null = null;
   let upstreamId: string | null = null;
   let failure: UpstreamError | null = null;
@@ -105,6 +106,7 @@ async function forward(
       const c = next.value;
       upstreamId ??= c.upstreamId;
       if (c.usage) usage = c.usage;
+      if (c.prompt) prompt = c.prompt;
       let visible = c.choices.length > 0;
       for (const ch of c.choices) {
         output.addDelta(ch.index, ch.delta);
@@ -133,7 +135,7 @@ async function forward(
   }
   // A stream cut short bills what was generated too: the upstream's usage when it sent one, else
   // counted (only then: the count is made here, once).
-  const charge = run.chargeOf(a, run.usageOf(usage, output));
+  const charge = run.chargeOf(a, run.usageOf(usage, output, prompt));
   const usageWireObj = usageWire(charge, pricesOf(a));
   if (failure) {
     finishReason = "error";

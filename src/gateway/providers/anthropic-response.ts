@@ -151,6 +151,8 @@ export class AnthropicStream {
   private id: string | null = null;
   /** null until the upstream reports usage (message_start or message_delta). */
   private usageSoFar: Json | null = null;
+  /** message_start's prompt counts, not yet passed on (ProviderChunk.prompt). */
+  private promptPending = false;
   private readonly toolIndex = new Map<number, number>();
   /** Thinking blocks (by content index) → their index among the answer's reasoning_details. */
   private readonly detailIndex = new Map<number, number>();
@@ -168,6 +170,7 @@ export class AnthropicStream {
         const m = isObject(event.message) ? event.message : {};
         this.id = typeof m.id === "string" ? m.id : null;
         this.usageSoFar = isObject(m.usage) ? { ...m.usage } : null;
+        this.promptPending = this.usageSoFar !== null;
         return null;
       }
       case "content_block_start":
@@ -281,6 +284,9 @@ export class AnthropicStream {
 
   private chunk(choices: ProviderChunk["choices"], usage: ProviderUsage | null): ProviderChunk {
     this.output = true;
-    return { upstreamId: this.id, choices, usage };
+    if (!this.promptPending || this.usageSoFar === null) return { upstreamId: this.id, choices, usage };
+    this.promptPending = false;
+    const { promptTokens, cachedTokens } = anthropicUsage(this.usageSoFar);
+    return { upstreamId: this.id, choices, usage, prompt: { promptTokens, cachedTokens } };
   }
 }

@@ -65,6 +65,12 @@ export interface ProviderChunk {
     logprobs?: Record<string, unknown>;
   }[];
   usage: ProviderUsage | null;
+  /**
+   * The prompt's tokens as the upstream reported them before its final usage (Anthropic's
+   * message_start), on the first chunk after: what a stream cut short before that usage is charged
+   * for its prompt, instead of Gatehouse's estimate. Its completion is counted.
+   */
+  prompt?: Pick<ProviderUsage, "promptTokens" | "cachedTokens">;
 }
 
 /** The request fields an OpenAI-compatible upstream may take the completion cap in. */
