@@ -77,6 +77,7 @@ export function createOpenAICompatibleAdapter(opts: UpstreamEndpointOptions): Pr
     } else {
       delete body.stream_options; // OpenAI rejects stream_options without stream
     }
+    if (body.reasoning !== undefined || body.include_reasoning !== undefined) routerReasoning(body);
     // The organization's own key (BYOK) when the attempt has one, else the provider's.
     const apiKey = call.apiKey ?? opts.apiKey;
     return sendUpstream(
@@ -362,6 +363,27 @@ class ToolCallSlots {
     }
     return out;
   }
+}
+
+/** Efforts OpenAI-compatible servers take as `reasoning_effort` (OpenAI, Groq, vLLM, DeepInfra, …). */
+const OPENAI_EFFORTS = new Set(["minimal", "low", "medium", "high", "xhigh"]);
+
+/**
+ * The router's `reasoning` object and `include_reasoning` are not OpenAI's chat parameters (OpenAI
+ * refuses a request with an argument it does not know): `reasoning.effort` is sent as the
+ * top-level `reasoning_effort` the servers take (unless the client set that itself; `max` as
+ * `high`, the highest they all know), and both fields are left out. What has no OpenAI-compatible
+ * form (`reasoning.max_tokens`, `enabled`, effort `none`) asks for the model's default; leaving
+ * reasoning out of the answer (`exclude`, `include_reasoning: false`) is Gatehouse's own work.
+ */
+function routerReasoning(body: Json): void {
+  const r = body.reasoning;
+  delete body.reasoning;
+  delete body.include_reasoning;
+  if (body.reasoning_effort !== undefined && body.reasoning_effort !== null) return;
+  const effort = isObject(r) ? r.effort : undefined;
+  if (effort === "max") body.reasoning_effort = "high";
+  else if (typeof effort === "string" && OPENAI_EFFORTS.has(effort)) body.reasoning_effort = effort;
 }
 
 function withoutNulls(o: Json): Json {

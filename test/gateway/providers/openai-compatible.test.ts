@@ -175,6 +175,42 @@ describe("OpenAI-compatible adapter: complete", () => {
   });
 });
 
+describe("OpenAI-compatible adapter: the router's reasoning", () => {
+  const sent = async (body: Partial<UpstreamCall["body"]>): Promise<Record<string, unknown>> => {
+    await adapter.complete(call("ok", body), signal());
+    return lastRequest().body as Record<string, unknown>;
+  };
+
+  it("reasoning.effort is sent as reasoning_effort; reasoning and include_reasoning are not sent", async () => {
+    const b = await sent({ reasoning: { effort: "high", exclude: true }, include_reasoning: true });
+    expect(b.reasoning_effort).toBe("high");
+    expect(b).not.toHaveProperty("reasoning");
+    expect(b).not.toHaveProperty("include_reasoning");
+    expect((await sent({ reasoning: { effort: "max" } })).reasoning_effort).toBe("high");
+    // The client's own reasoning_effort wins.
+    expect((await sent({ reasoning_effort: "low", reasoning: { effort: "high" } })).reasoning_effort).toBe(
+      "low",
+    );
+  });
+
+  it("what has no OpenAI form asks for the model's default: no reasoning_effort, no reasoning", async () => {
+    for (const reasoning of [
+      { max_tokens: 2000 },
+      { enabled: true },
+      { effort: "none" },
+      { exclude: true },
+    ]) {
+      const b = await sent({ reasoning });
+      expect(b).not.toHaveProperty("reasoning");
+      expect(b).not.toHaveProperty("reasoning_effort");
+    }
+    // A request without them is sent as it was.
+    const plain = await sent({ temperature: 0.2 });
+    expect(plain).not.toHaveProperty("reasoning_effort");
+    expect(plain.temperature).toBe(0.2);
+  });
+});
+
 describe("OpenAI-compatible adapter: stream", () => {
   it("always asks for usage, keeps the client's other stream options, and translates chunks", async () => {
     const chunks = await collect(
