@@ -11,7 +11,7 @@ import { DomainError } from "../../src/domain/errors.js";
 import type { ActivityStore } from "../../src/stores/activity-store.js";
 import { openChdbActivityStore } from "../../src/stores/clickhouse/chdb-store.js";
 import { openDuckDbActivityStore } from "../../src/stores/duckdb/duckdb-store.js";
-import { DEFAULT_WS, materialise, queryArb, rowArb } from "./analytics-arbitraries.js";
+import { BASE, DEFAULT_WS, materialise, queryArb, rowArb } from "./analytics-arbitraries.js";
 
 /**
  * Differential test: random activity and random valid queries; DuckDB, ClickHouse (in-process,
@@ -69,6 +69,44 @@ describe("analytics engines agree with the reference evaluator", () => {
   afterAll(async () => {
     await duck?.close();
     await ch?.close();
+  });
+
+  it("sums past the 64-bit range stay exact on every engine (no silent wrap)", async () => {
+    // The ledger caps one key's or workspace's money near 9.2e18 nano-USD, but an organization's
+    // total spans keys and workspaces, and token counts have no cap (up to 2^53 - 1 per record).
+    const org = randomUUID();
+    const template = fc.sample(rowArb, { numRuns: 1, seed: 1 })[0]!;
+    const big = Array.from({ length: 600 }, () => ({
+      ...template,
+      otherOrg: false,
+      tags: [],
+      row: {
+        ...template.row,
+        created_at_ms: BASE,
+        tokens_prompt: 2 ** 53 - 1,
+        tokens_completion: 2 ** 53 - 1,
+        usage_nano: 1_000_000_000_000_000_000n,
+        byok_usage_inference_nano: 1_000_000_000_000_000_000n,
+      },
+    }));
+    const { rows, tags } = materialise(big, org, OTHER_ORG);
+    await Promise.all([duck.insert(rows, tags), ch.insert(rows, tags)]);
+    const ctx = { organizationId: org, defaultWorkspaceId: DEFAULT_WS };
+    const plan = buildPlan(
+      {
+        metrics: ["tokens_total", "tokens_prompt", "total_usage", "credits_usage", "byok_fees"],
+        dimensions: ["model"],
+        granularity: "day",
+        time_range: { start: new Date(BASE).toISOString(), end: new Date(BASE + 86_400_000).toISOString() },
+      },
+      NOW,
+    );
+    const want = evaluatePlan(plan, ctx, rows, tags);
+    expect(want.rows[0]!.m_total_usage).toBe(1_200_000_000_000_000_000_000n);
+    for (const store of [duck, ch]) {
+      const engineRows = await store.query(compile(plan, ctx, store.dialect), { timeoutMs: 30_000 });
+      assertSame(plan, finishEngineRows(plan, engineRows), want, store.dialect);
+    }
   });
 
   it("random activity × random queries: DuckDB = ClickHouse (chDB) = reference", async () => {

@@ -4,7 +4,7 @@ SELECT
   coalesce(g.workspace_id, {p3:String}) AS d_workspace,
   toUnixTimestamp(toStartOfDay(g.created_at), 'UTC') * 1000 AS t_bucket,
   count() AS m_request_count,
-  sum(g.usage_nano + g.byok_usage_inference_nano) AS m_total_usage
+  sum(toInt128(g.usage_nano + g.byok_usage_inference_nano)) AS m_total_usage
 FROM generations AS g
 WHERE g.organization_id = {p2:String}
   AND g.created_at >= fromUnixTimestamp64Milli({p0:Int64}, 'UTC')

@@ -15,7 +15,7 @@ FROM (
     SELECT
       g.api_key_id AS d_api_key_id,
       toUnixTimestamp(toStartOfHour(g.created_at), 'UTC') * 1000 AS t_bucket,
-      sum(g.tokens_prompt) AS m_tokens_prompt
+      sum(toInt128(g.tokens_prompt)) AS m_tokens_prompt
     FROM generations AS g
     WHERE g.organization_id = {p2:String}
       AND g.created_at >= fromUnixTimestamp64Milli({p0:Int64}, 'UTC')

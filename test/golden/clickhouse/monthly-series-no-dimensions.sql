@@ -1,8 +1,8 @@
 -- monthly-series-no-dimensions
 SELECT
   toUnixTimestamp(toStartOfMonth(g.created_at), 'UTC') * 1000 AS t_bucket,
-  sum(g.usage_nano) AS m_credits_usage,
-  sum(g.byok_usage_inference_nano) AS m_byok_usage
+  sum(toInt128(g.usage_nano)) AS m_credits_usage,
+  sum(toInt128(g.byok_usage_inference_nano)) AS m_byok_usage
 FROM generations AS g
 WHERE g.organization_id = {p2:String}
   AND g.created_at >= fromUnixTimestamp64Milli({p0:Int64}, 'UTC')

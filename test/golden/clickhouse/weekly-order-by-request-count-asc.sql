@@ -17,7 +17,7 @@ FROM (
     SELECT
       g.model AS d_model,
       toUnixTimestamp(toMonday(g.created_at), 'UTC') * 1000 AS t_bucket,
-      sum(g.usage_nano + g.byok_usage_inference_nano) AS m_total_usage,
+      sum(toInt128(g.usage_nano + g.byok_usage_inference_nano)) AS m_total_usage,
       count() AS m_request_count
     FROM generations AS g
     WHERE g.organization_id = {p2:String}
