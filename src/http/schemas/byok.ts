@@ -38,7 +38,8 @@ export const CreateByokBody = Type.Object({
 
 export const UpdateByokBody = Type.Object({ key: Type.Optional(Secret), ...common });
 
-export const ByokParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 128 }) });
+/** Any text: an id that is not a UUID (empty included) names no key, 404 (byok.get and delete map no 400). */
+export const ByokParams = Type.Object({ id: Type.String() });
 
 export const ByokListQuery = Type.Object({
   offset: Type.Optional(Type.Union([Type.Integer({ minimum: 0, maximum: MAX_OFFSET }), Type.Null()])),
