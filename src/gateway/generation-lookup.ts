@@ -27,11 +27,16 @@ interface Detail {
   attempts: { provider: string; model: string; status: number | null; durationMs: number; byok?: boolean }[];
 }
 
+/** Longer than any generation id, gateway-made or ingested. */
+const MAX_ID_LENGTH = 128;
+
 /**
  * GET /generation?id=: one generation the gateway served, to the key that made it and to its
  * organization's management keys; 404 to anyone else (another key, another organization).
  */
 export async function getGeneration(db: Db, who: Principal, id: string): Promise<Record<string, unknown>> {
+  // Generation ids are short (`gen-` and a random part); an empty or overlong one names none.
+  if (id === "" || id.length > MAX_ID_LENGTH) throw notFound("Generation");
   const row = await db
     .selectFrom("gateway_generations")
     .selectAll()

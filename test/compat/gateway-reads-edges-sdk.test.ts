@@ -25,4 +25,11 @@ describe("SDK 1.3.19: identifiers that name nothing", () => {
       notFound,
     );
   });
+
+  it("generations.getGeneration with an empty or overlong id: 404 NotFoundResponseError (no 400 is mapped)", async () => {
+    const notFound = { name: "NotFoundResponseError", statusCode: 404, message: "Generation not found" };
+    await expect(admin.generations.getGeneration({ id: "" })).rejects.toMatchObject(notFound);
+    await expect(admin.generations.getGeneration({ id: "g".repeat(129) })).rejects.toMatchObject(notFound);
+    await expect(admin.generations.getGeneration({ id: "g".repeat(128) })).rejects.toMatchObject(notFound);
+  });
 });

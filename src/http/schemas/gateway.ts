@@ -21,9 +21,8 @@ export const ModelsQuery = Type.Object(
 
 export const ModelsCountQuery = Type.Object(modelFilters, { additionalProperties: true });
 
-export const GenerationQuery = Type.Object({
-  id: Type.String({ minLength: 1, maxLength: 128 }),
-});
+/** Any text: an id no generation can have (empty, too long) is 404 (getGeneration maps no 400). */
+export const GenerationQuery = Type.Object({ id: Type.String() });
 
 export const ActivityQuery = Type.Object({
   date: Type.Optional(
