@@ -49,7 +49,8 @@ export interface ChatCall {
 
 /**
  * Not copied to the upstream's body: the router extras, and the completion cap, which is set from
- * the hold (capMaxTokens). The rest of the OpenAI body is forwarded.
+ * the hold (capMaxTokens). The rest of the OpenAI body is forwarded (`stream_options` too: the
+ * OpenAI-compatible adapter adds `include_usage` to it, or drops it from a whole answer).
  */
 const NOT_FORWARDED = new Set([
   "model",
@@ -57,7 +58,6 @@ const NOT_FORWARDED = new Set([
   "provider",
   "session_id",
   "stream",
-  "stream_options",
   "route",
   "transforms",
   "plugins",

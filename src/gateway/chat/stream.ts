@@ -47,12 +47,6 @@ export async function streamChat(gw: Gateway, call: ChatCall, sink: SseSink): Pr
     if (call.clientGone.aborted) return;
     const { hold, body } = await run.hold(a, n);
     body.stream = true;
-    // Usage always (the charge needs it), the client's other stream options as sent.
-    const asked = call.body.stream_options;
-    body.stream_options = {
-      ...(typeof asked === "object" && asked !== null && !Array.isArray(asked) ? asked : {}),
-      include_usage: true,
-    };
     const t0 = performance.now();
     let it: AsyncIterator<ProviderChunk> | null = null;
     let first: IteratorResult<ProviderChunk>;
