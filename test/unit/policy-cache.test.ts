@@ -20,6 +20,29 @@ function countingLoader(store: RecordStore) {
   return { loader, calls };
 }
 
+/**
+ * The real loader, whose first `kind` lookup reads the store and then waits for `release()` before
+ * answering: a read of the old row that ends after a change has committed.
+ */
+function gatedLoader(store: RecordStore, kind: "key" | "workspace") {
+  let release!: () => void;
+  const gate = new Promise<void>((go) => (release = go));
+  const real = recordStoreLoader(store.db);
+  const calls = { n: 0 };
+  const gated =
+    <A, R>(load: (a: A) => Promise<R>) =>
+    async (a: A): Promise<R> => {
+      calls.n++;
+      const first = calls.n === 1;
+      const r = await load(a);
+      if (first) await gate;
+      return r;
+    };
+  const loader: PolicyLoader =
+    kind === "key" ? { ...real, key: gated(real.key) } : { ...real, workspace: gated(real.workspace) };
+  return { loader, real, calls, release };
+}
+
 /** A channel driven by the test. */
 function manualChannel(): PolicyChannel & { h: () => PolicyChannelHandlers } {
   let handlers: PolicyChannelHandlers | null = null;
@@ -77,22 +100,9 @@ describe("policy cache (src/domain/policy/policy-cache.ts) on SQLite", () => {
   });
 
   it("a lookup that read the old row before an invalidation is answered but not cached", async () => {
-    let release!: () => void;
-    const gate = new Promise<void>((go) => (release = go));
-    const real = recordStoreLoader(store.db);
-    let calls = 0;
-    const cache = new PolicyCache(
-      {
-        ...real,
-        key: async (h) => {
-          calls++;
-          const k = await real.key(h);
-          if (calls === 1) await gate; // the old row is read, then the change commits
-          return k;
-        },
-      },
-      { channel: null, now: clock },
-    );
+    // The old row is read, then the change commits.
+    const { loader, calls, release } = gatedLoader(store, "key");
+    const cache = new PolicyCache(loader, { channel: null, now: clock });
     const stale = cache.keyByHash(hash);
     await new Promise((r) => setTimeout(r, 10));
     await disable();
@@ -100,26 +110,13 @@ describe("policy cache (src/domain/policy/policy-cache.ts) on SQLite", () => {
     release();
     expect((await stale)!.disabled).toBe(false);
     expect((await cache.keyByHash(hash))!.disabled).toBe(true);
-    expect(calls).toBe(2);
+    expect(calls.n).toBe(2);
   });
 
   it("a lookup made after an invalidation does not join one that read the old row before it", async () => {
-    let release!: () => void;
-    const gate = new Promise<void>((go) => (release = go));
-    const real = recordStoreLoader(store.db);
-    let calls = 0;
-    const cache = new PolicyCache(
-      {
-        ...real,
-        key: async (h) => {
-          calls++;
-          const k = await real.key(h);
-          if (calls === 1) await gate; // the old row is read, then the change commits
-          return k;
-        },
-      },
-      { channel: null, now: clock },
-    );
+    // The old row is read, then the change commits.
+    const { loader, calls, release } = gatedLoader(store, "key");
+    const cache = new PolicyCache(loader, { channel: null, now: clock });
     const stale = cache.keyByHash(hash);
     await new Promise((r) => setTimeout(r, 10));
     await disable();
@@ -129,28 +126,14 @@ describe("policy cache (src/domain/policy/policy-cache.ts) on SQLite", () => {
     release();
     expect((await stale)!.disabled).toBe(false);
     expect((await next)!.disabled).toBe(true);
-    expect(calls).toBe(2);
+    expect(calls.n).toBe(2);
     // The stale lookup ending after the fresh one started must not end the fresh one's dedup.
     expect((await cache.keyByHash(hash))!.disabled).toBe(true);
   });
 
   it("the same for a workspace: a budget change is seen by the next lookup, not a stale one in flight", async () => {
-    let release!: () => void;
-    const gate = new Promise<void>((go) => (release = go));
-    const real = recordStoreLoader(store.db);
-    let calls = 0;
-    const cache = new PolicyCache(
-      {
-        ...real,
-        workspace: async (id) => {
-          calls++;
-          const w = await real.workspace(id);
-          if (calls === 1) await gate;
-          return w;
-        },
-      },
-      { channel: null, now: clock },
-    );
+    const { loader, real, calls, release } = gatedLoader(store, "workspace");
+    const cache = new PolicyCache(loader, { channel: null, now: clock });
     const key = await real.key(hash);
     const wsId = key!.workspaceId;
     const stale = cache.workspace(wsId);
@@ -165,7 +148,7 @@ describe("policy cache (src/domain/policy/policy-cache.ts) on SQLite", () => {
     release();
     expect((await stale)!.includeByokInBudgets).toBe(false);
     expect((await next)!.includeByokInBudgets).toBe(true);
-    expect(calls).toBe(2);
+    expect(calls.n).toBe(2);
   });
 
   it("remembers an unknown hash for negativeTtlMs only; keyChanged (key created here) ends it at once", async () => {
