@@ -1,8 +1,8 @@
-import { request } from "node:http";
 import type { OpenRouter } from "@openrouter/sdk";
 import type { BYOKProviderSlug, ChatResult } from "@openrouter/sdk/models";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { hashKey } from "../../src/lib/ids.js";
+import { leaveStreamAfter } from "../helpers/leave-stream.js";
 import { startListening, type ListeningApp } from "../helpers/server.js";
 
 /**
@@ -119,38 +119,17 @@ describe("SDK 1.3.19: read routes with edge-case data", () => {
     expect(b.streamed).toBe(true);
     expect(b.tokensCompletion).toBeGreaterThan(0);
 
-    const { port } = new URL(s.baseUrl);
     const words = Array.from({ length: 40 }, (_, i) => `w${i}`).join(" ");
-    const cancelledId = await new Promise<string>((resolve, reject) => {
-      const req = request(
-        {
-          host: "127.0.0.1",
-          port,
-          path: "/api/v1/chat/completions",
-          method: "POST",
-          headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-        },
-        (res) => {
-          let seen = "";
-          res.on("data", (d: Buffer) => {
-            seen += d.toString();
-            if (seen.split("\n\n").length > 3) {
-              req.destroy();
-              resolve(res.headers["x-gatehouse-generation-id"] as string);
-            }
-          });
-        },
-      );
-      req.on("error", () => undefined);
-      req.end(
-        JSON.stringify({
-          model: "mock/echo",
-          stream: true,
-          messages: [{ role: "user", content: `${words} [[mock chunks=40 chunk_delay_ms=25]]` }],
-        }),
-      );
-      setTimeout(() => reject(new Error("no chunks")), 5_000);
-    });
+    const cancelledId = await leaveStreamAfter(
+      s.baseUrl,
+      key,
+      {
+        model: "mock/echo",
+        stream: true,
+        messages: [{ role: "user", content: `${words} [[mock chunks=40 chunk_delay_ms=25]]` }],
+      },
+      3,
+    );
     const c = await settled(cancelledId);
     expect(c.cancelled).toBe(true);
     expect(c.providerResponses?.length).toBe(1);

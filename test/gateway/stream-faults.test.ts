@@ -1,6 +1,6 @@
-import { request } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { systemClock } from "../../src/lib/clock.js";
+import { leaveStreamAfter } from "../helpers/leave-stream.js";
 import { startListening, type ListeningApp } from "../helpers/server.js";
 
 /** Stream endings other than success: the client leaves, the upstream breaks; each settles once. */
@@ -20,38 +20,18 @@ describe("gateway streams: disconnect and mid-stream failure", () => {
       .usage;
 
   it("a client that disconnects mid-stream cancels the upstream; what was generated is charged once", async () => {
-    const { port } = new URL(s.baseUrl);
     const words = Array.from({ length: 40 }, (_, i) => `word${i}`).join(" ");
-    const body = JSON.stringify({
-      model: "mock/echo",
-      stream: true,
-      messages: [{ role: "user", content: `${words} [[mock chunks=40 chunk_delay_ms=25]]` }],
-    });
-    const genId = await new Promise<string>((resolve, reject) => {
-      const req = request(
-        {
-          host: "127.0.0.1",
-          port,
-          path: "/api/v1/chat/completions",
-          method: "POST",
-          headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-        },
-        (res) => {
-          let seen = "";
-          res.on("data", (d: Buffer) => {
-            seen += d.toString();
-            // After a few chunks, walk away.
-            if (seen.split("\n\n").length > 4) {
-              req.destroy();
-              resolve(res.headers["x-gatehouse-generation-id"] as string);
-            }
-          });
-        },
-      );
-      req.on("error", () => undefined);
-      req.end(body);
-      setTimeout(() => reject(new Error("no chunks")), 5_000);
-    });
+    // After a few chunks, walk away.
+    const genId = await leaveStreamAfter(
+      s.baseUrl,
+      key,
+      {
+        model: "mock/echo",
+        stream: true,
+        messages: [{ role: "user", content: `${words} [[mock chunks=40 chunk_delay_ms=25]]` }],
+      },
+      4,
+    );
     // The settle runs when the server sees the close: wait for the record.
     let rec: { cancelled: boolean; tokens_completion: number; usage_nano: string } | undefined;
     for (let i = 0; i < 100 && !rec; i++) {
