@@ -50,37 +50,47 @@ afterAll(async () => {
   file?.remove();
 });
 
+/** A streamed request for the firehose model, answered (status and headers) but not yet read. */
+function openFirehose(): Promise<IncomingMessage> {
+  const { port } = new URL(s.baseUrl);
+  return new Promise<IncomingMessage>((resolve, reject) => {
+    const req = request(
+      {
+        host: "127.0.0.1",
+        port,
+        path: "/api/v1/chat/completions",
+        method: "POST",
+        headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      },
+      resolve,
+    );
+    req.on("error", reject);
+    req.end(
+      JSON.stringify({
+        model: "local/firehose",
+        stream: true,
+        messages: [{ role: "user", content: "Go" }],
+      }),
+    );
+  });
+}
+
+/** Waits until the firehose stops writing (its socket is full, or it is done). */
+async function firehoseStalls(): Promise<void> {
+  let last = -1;
+  for (let i = 0; i < 40 && FIREHOSE.written !== last; i++) {
+    last = FIREHOSE.written;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
 describe("a slow client", () => {
   it("holds the upstream back instead of the answer piling up; the whole answer arrives when it reads", async () => {
-    const { port } = new URL(s.baseUrl);
-    const res = await new Promise<IncomingMessage>((resolve, reject) => {
-      const req = request(
-        {
-          host: "127.0.0.1",
-          port,
-          path: "/api/v1/chat/completions",
-          method: "POST",
-          headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-        },
-        resolve,
-      );
-      req.on("error", reject);
-      req.end(
-        JSON.stringify({
-          model: "local/firehose",
-          stream: true,
-          messages: [{ role: "user", content: "Go" }],
-        }),
-      );
-    });
+    const res = await openFirehose();
     expect(res.statusCode).toBe(200);
     res.pause(); // reads nothing for a while
     // Time for the upstream to write everything, were nothing holding it back.
-    let last = -1;
-    for (let i = 0; i < 40 && FIREHOSE.written !== last; i++) {
-      last = FIREHOSE.written;
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    await firehoseStalls();
     expect(FIREHOSE.finished).toBe(false);
     // What the sockets' buffers hold, not the 40 MiB answer.
     expect(FIREHOSE.written).toBeLessThan(FIREHOSE_CHUNKS / 2);
@@ -105,6 +115,29 @@ describe("a slow client", () => {
     expect(text).toBe("[DONE]");
     expect(FIREHOSE.finished).toBe(true);
     expect(contentBytes).toBe(FIREHOSE_CHUNKS * 1024);
+    await s.app.gateway.recorder.settled();
+    expect(await s.app.gateway.holds.store.openCount()).toBe(0);
+  });
+
+  it("that leaves while held back ends the wait: the request is recorded as cancelled and its hold released", async () => {
+    const res = await openFirehose();
+    const id = res.headers["x-gatehouse-generation-id"] as string;
+    res.pause();
+    await firehoseStalls();
+    expect(FIREHOSE.finished).toBe(false);
+    res.destroy(); // the client goes away without reading on
+    let detail: { cancelled: boolean } | null = null;
+    for (let i = 0; i < 100 && !detail; i++) {
+      const row = await s.ctx.store.db
+        .selectFrom("gateway_generations")
+        .select("detail")
+        .where("id", "=", id)
+        .executeTakeFirst();
+      if (row) detail = JSON.parse(row.detail) as { cancelled: boolean };
+      else await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(detail?.cancelled).toBe(true);
+    expect(FIREHOSE.finished).toBe(false);
     await s.app.gateway.recorder.settled();
     expect(await s.app.gateway.holds.store.openCount()).toBe(0);
   });
