@@ -252,27 +252,20 @@ async function handle(req: RecordedRequest, res: ServerResponse, socket: Socket)
     FIREHOSE.finished = true;
     return void res.end();
   }
+  // The `tools` call's first piece: its id, type and name, no arguments yet.
+  const toolCallStart = () =>
+    chunk(model, {
+      role: "assistant",
+      content: null,
+      tool_calls: [{ index: 0, ...TOOL_CALL, function: { name: "get_weather", arguments: "" } }],
+    });
   if (kind === "tools") {
-    sse(
-      res,
-      chunk(model, {
-        role: "assistant",
-        content: null,
-        tool_calls: [{ index: 0, ...TOOL_CALL, function: { name: "get_weather", arguments: "" } }],
-      }),
-    );
+    sse(res, toolCallStart());
     sse(res, chunk(model, { tool_calls: [{ index: 0, function: { arguments: '{"city":' } }] }));
     sse(res, chunk(model, { tool_calls: [{ index: 0, function: { arguments: '"Paris"}' } }] }));
     sse(res, chunk(model, {}, "tool_calls"));
   } else if (kind === "tools-nulls") {
-    sse(
-      res,
-      chunk(model, {
-        role: "assistant",
-        content: null,
-        tool_calls: [{ index: 0, ...TOOL_CALL, function: { name: "get_weather", arguments: "" } }],
-      }),
-    );
+    sse(res, toolCallStart());
     for (const args of ['{"city":', '"Paris"}']) {
       const piece = { index: 0, id: null, type: null, function: { name: null, arguments: args } };
       sse(res, chunk(model, { content: null, tool_calls: [piece] }));
