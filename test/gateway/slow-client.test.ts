@@ -50,9 +50,14 @@ afterAll(async () => {
   file?.remove();
 });
 
-/** A streamed request for the firehose model, answered (status and headers) but not yet read. */
-function openFirehose(): Promise<IncomingMessage> {
-  const { port } = new URL(s.baseUrl);
+/**
+ * A streamed request for the firehose model, answered (status and headers) but not yet read; to
+ * the shared server unless `to` names another.
+ */
+function openFirehose(
+  to: { baseUrl: string; key: string } = { baseUrl: s.baseUrl, key },
+): Promise<IncomingMessage> {
+  const { port } = new URL(to.baseUrl);
   return new Promise<IncomingMessage>((resolve, reject) => {
     const req = request(
       {
@@ -60,7 +65,7 @@ function openFirehose(): Promise<IncomingMessage> {
         port,
         path: "/api/v1/chat/completions",
         method: "POST",
-        headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+        headers: { authorization: `Bearer ${to.key}`, "content-type": "application/json" },
       },
       resolve,
     );
@@ -82,6 +87,24 @@ async function firehoseStalls(): Promise<void> {
     last = FIREHOSE.written;
     await new Promise((r) => setTimeout(r, 100));
   }
+}
+
+/** The generation's detail once it is recorded (polled: a record can follow its answer). */
+async function recorded(
+  at: ListeningApp,
+  id: string,
+): Promise<{ cancelled: boolean; tokens_completion: number; usage_nano: string } | null> {
+  for (let i = 0; i < 100; i++) {
+    const row = await at.ctx.store.db
+      .selectFrom("gateway_generations")
+      .select("detail")
+      .where("id", "=", id)
+      .executeTakeFirst();
+    if (row)
+      return JSON.parse(row.detail) as { cancelled: boolean; tokens_completion: number; usage_nano: string };
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return null;
 }
 
 describe("a slow client", () => {
@@ -126,19 +149,70 @@ describe("a slow client", () => {
     await firehoseStalls();
     expect(FIREHOSE.finished).toBe(false);
     res.destroy(); // the client goes away without reading on
-    let detail: { cancelled: boolean } | null = null;
-    for (let i = 0; i < 100 && !detail; i++) {
-      const row = await s.ctx.store.db
-        .selectFrom("gateway_generations")
-        .select("detail")
-        .where("id", "=", id)
-        .executeTakeFirst();
-      if (row) detail = JSON.parse(row.detail) as { cancelled: boolean };
-      else await new Promise((r) => setTimeout(r, 50));
-    }
-    expect(detail?.cancelled).toBe(true);
+    expect((await recorded(s, id))?.cancelled).toBe(true);
     expect(FIREHOSE.finished).toBe(false);
     await s.app.gateway.recorder.settled();
     expect(await s.app.gateway.holds.store.openCount()).toBe(0);
+  });
+
+  it("that stays without reading is cancelled when a shutdown's grace runs out: the server closes, the generation is recorded as cancelled, its hold released", async () => {
+    const GRACE_MS = 300;
+    // A server of its own, closed by the test, with a short grace.
+    const own = await startListening({
+      clock: systemClock,
+      env: {
+        GATEHOUSE_PROVIDERS_FILE: file.path,
+        LOCAL_KEY: FAKE_OPENAI_KEY,
+        GATEHOUSE_SHUTDOWN_GRACE_MS: String(GRACE_MS),
+      },
+    });
+    const ownKey = (
+      await own.call({ method: "POST", url: "/api/v1/keys", payload: { name: "stays", limit: 100 } })
+    ).json<{ key: string }>().key;
+    const res = await openFirehose({ baseUrl: own.baseUrl, key: ownKey });
+    try {
+      const id = res.headers["x-gatehouse-generation-id"] as string;
+      res.pause(); // reads nothing, and stays connected
+      await firehoseStalls();
+      expect(FIREHOSE.finished).toBe(false);
+      expect(own.app.gateway.inFlight.size).toBe(1);
+
+      // Were the wait deaf to the shutdown, the close would never end: the response is unfinished,
+      // so closing the server waits for a connection the client never drains.
+      const t0 = performance.now();
+      const closed = await Promise.race([
+        own.app.close().then(() => true),
+        new Promise<false>((r) => setTimeout(() => r(false), GRACE_MS + 8_000)),
+      ]);
+      const took = performance.now() - t0;
+      expect(closed).toBe(true); // the server finished closing, within a bound
+      expect(took).toBeGreaterThanOrEqual(GRACE_MS - 50); // it waited for the stream first
+      // The stream was cancelled, not finished: recorded as such (app.close() waits for the record),
+      // and charged for what it generated.
+      const rec = await recorded(own, id);
+      expect(rec?.cancelled).toBe(true);
+      expect(rec!.tokens_completion).toBeGreaterThan(0);
+      expect(BigInt(rec!.usage_nano)).toBeGreaterThan(0n);
+      expect(FIREHOSE.finished).toBe(false);
+      expect(own.app.gateway.inFlight.size).toBe(0);
+      expect(await own.app.gateway.holds.store.openCount()).toBe(0);
+      expect(own.app.gateway.holds.liveCount).toBe(0);
+      // The server's side of the connection is gone (its close waited for it); the client that
+      // reads now gets what was buffered, and the stream ends without [DONE].
+      const { connections, tail } = await new Promise<{ connections: number; tail: string }>((done) => {
+        let tail = "";
+        res.setEncoding("utf8");
+        res.on("data", (d: string) => (tail = (tail + d).slice(-64)));
+        res.on("close", () =>
+          own.app.server.getConnections((_e, connections) => done({ connections, tail })),
+        );
+        res.resume();
+      });
+      expect(connections).toBe(0);
+      expect(tail).not.toContain("[DONE]");
+    } finally {
+      res.destroy();
+      await own.close();
+    }
   });
 });
