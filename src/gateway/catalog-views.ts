@@ -26,6 +26,9 @@ const ARCHITECTURE = {
   tokenizer: "Other",
 };
 
+/** A model's `context_length` as /models shows it: the largest of its endpoints'. */
+const contextOf = (m: ModelEntry): number => Math.max(...m.endpoints.map((x) => x.contextLength));
+
 const descriptionOf = (m: ModelEntry): string =>
   m.isMock
     ? "Built-in mock model (no provider account needed): deterministic answers, for trials and tests."
@@ -34,14 +37,13 @@ const descriptionOf = (m: ModelEntry): string =>
 /** A catalog model as the SDK's Model (dataplane-facts.md §6.2); prices of its first endpoint. */
 export function modelView(m: ModelEntry, created: number): Record<string, unknown> {
   const e = m.endpoints[0];
-  const maxContext = Math.max(...m.endpoints.map((x) => x.contextLength));
   return {
     id: m.id,
     canonical_slug: m.id,
     name: m.name,
     created,
     description: descriptionOf(m),
-    context_length: maxContext,
+    context_length: contextOf(m),
     architecture: ARCHITECTURE,
     pricing: {
       prompt: e ? perTokenUsd(e.promptPricePerMTokNano) : "0",
@@ -134,19 +136,98 @@ export interface ModelFilter {
   supportedParameters?: readonly string[];
   /** Only models that output one of these (`all`, or none given: any). */
   outputModalities?: readonly string[];
+  /** Only models that take one of these as input (`all`, or none given: any). */
+  inputModalities?: readonly string[];
+  /** Case-insensitive text that the id, name or description contains (empty: any). */
+  text?: string;
+  /** Only models served by one of these providers: slug or display name, any case. */
+  providers?: readonly string[];
+  /** Only models whose author (the id before its first slash) is one of these, any case. */
+  authors?: readonly string[];
+  /** Only models whose `context_length` is at least this. */
+  minContext?: number;
+  /**
+   * Bounds (inclusive) of the prices /models shows (the first endpoint's), in USD per million
+   * tokens like the hosted original's `min_price`, `max_price`, `min_output_price` and
+   * `max_output_price`: `prompt` bounds the prompt price, `completion` the completion price.
+   */
+  prompt?: PriceBounds;
+  completion?: PriceBounds;
 }
+
+export interface PriceBounds {
+  min?: number;
+  max?: number;
+}
+
+/** nano-USD per million tokens → USD per million tokens (exact below 2^53 nano-USD: every price). */
+const perMillionUsd = (nanoPerMTok: bigint): number => Number(nanoPerMTok) / 1e9;
+
+const within = (price: bigint | undefined, bounds: PriceBounds | undefined): boolean => {
+  if (bounds === undefined || (bounds.min === undefined && bounds.max === undefined)) return true;
+  const usd = perMillionUsd(price ?? 0n);
+  return (bounds.min === undefined || usd >= bounds.min) && (bounds.max === undefined || usd <= bounds.max);
+};
+
+/** A comma list of the query against what a model has: none given, `all`, or one in common. */
+const anyOf = (wanted: readonly string[] | undefined, has: readonly string[]): boolean =>
+  wanted === undefined ||
+  wanted.length === 0 ||
+  wanted.includes("all") ||
+  has.some((x) => wanted.includes(x));
 
 /** The catalog's models that pass `filter`, in id order. */
 export function filterModels(catalog: Catalog, filter: ModelFilter = {}): ModelEntry[] {
   const wanted = filter.supportedParameters ?? [];
-  const outputs = filter.outputModalities ?? [];
-  // Every model outputs OUTPUT_MODALITIES: the filter keeps all of them or none.
-  const outputOk =
-    outputs.length === 0 || outputs.includes("all") || OUTPUT_MODALITIES.some((o) => outputs.includes(o));
-  if (!outputOk) return [];
+  // Every model takes ARCHITECTURE's inputs and outputs: these filters keep all of them or none.
+  if (!anyOf(filter.outputModalities, OUTPUT_MODALITIES)) return [];
+  if (!anyOf(filter.inputModalities, ARCHITECTURE.input_modalities)) return [];
+  const text = (filter.text ?? "").toLowerCase();
+  const providers = new Set((filter.providers ?? []).map((p) => p.toLowerCase()));
+  const authors = new Set((filter.authors ?? []).map((a) => a.toLowerCase()));
+  const servedByOneOf = (m: ModelEntry): boolean =>
+    m.endpoints.some((e) => {
+      const name = catalog.providers.get(e.provider)?.name ?? e.provider;
+      return providers.has(e.provider.toLowerCase()) || providers.has(name.toLowerCase());
+    });
   return [...catalog.models.values()]
-    .filter((m) => m.endpoints.some((e) => supportsAll(e.supportedParameters, wanted)))
+    .filter(
+      (m) =>
+        m.endpoints.some((e) => supportsAll(e.supportedParameters, wanted)) &&
+        (text === "" || [m.id, m.name, descriptionOf(m)].some((s) => s.toLowerCase().includes(text))) &&
+        (providers.size === 0 || servedByOneOf(m)) &&
+        (authors.size === 0 || authors.has(m.id.split("/")[0]!.toLowerCase())) &&
+        (filter.minContext === undefined || contextOf(m) >= filter.minContext) &&
+        within(m.endpoints[0]?.promptPricePerMTokNano, filter.prompt) &&
+        within(m.endpoints[0]?.completionPricePerMTokNano, filter.completion),
+    )
     .sort((a, b) => (a.id < b.id ? -1 : 1));
+}
+
+/**
+ * `models` (in id order) in the order `sort` names, ties in id order. The pricing orders compare
+ * the sum of the prompt and completion prices /models shows (the hosted original: their average);
+ * `newest` compares `created`, which is the same for every model here (the catalog's build), so it
+ * keeps the id order. Any other value (the hosted original's popularity, throughput, latency and
+ * benchmark orders: no such data is kept) keeps the id order too.
+ */
+export function sortModels(models: ModelEntry[], sort: string | undefined): ModelEntry[] {
+  const price = (m: ModelEntry): bigint => {
+    const e = m.endpoints[0];
+    return e ? e.promptPricePerMTokNano + e.completionPricePerMTokNano : 0n;
+  };
+  const cmp = (x: bigint | number, y: bigint | number): number => (x < y ? -1 : x > y ? 1 : 0);
+  switch (sort) {
+    case "pricing-low-to-high":
+      return [...models].sort((a, b) => cmp(price(a), price(b)));
+    case "pricing-high-to-low":
+      return [...models].sort((a, b) => cmp(price(b), price(a)));
+    case "context-high-to-low":
+      return [...models].sort((a, b) => cmp(contextOf(b), contextOf(a)));
+    default:
+      // `newest`: every model's `created` is STARTED, a tie throughout.
+      return models;
+  }
 }
 
 export function listModels(
@@ -154,8 +235,9 @@ export function listModels(
   offset: number,
   limit: number,
   filter: ModelFilter = {},
+  sort?: string,
 ): Record<string, unknown> {
-  const all = filterModels(catalog, filter);
+  const all = sortModels(filterModels(catalog, filter), sort);
   return {
     data: all.slice(offset, offset + limit).map((m) => modelView(m, STARTED)),
     links: { next: null },

@@ -1,3 +1,4 @@
+import * as errors from "@openrouter/sdk/models/errors";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { systemClock } from "../../src/lib/clock.js";
 import { startRoutedUpstream, USAGE, type RoutedUpstream } from "../helpers/fake-upstreams/routed.js";
@@ -57,13 +58,15 @@ beforeAll(async () => {
         completion_price: p.completion,
         ...(p.params ? { supported_parameters: [...p.params] } : {}),
       })),
-      // The same three providers in the opposite order: the dearest first.
+      // The same three providers in the opposite order: the dearest first. Beta's endpoint has
+      // the longest context, which is the model's context_length on /models.
       ...[...PROVIDERS].reverse().map((p) => ({
         id: "reversed/chat",
         provider: p.slug,
         upstream_model: `${p.slug}-chat`,
         prompt_price: p.prompt,
         completion_price: p.completion,
+        ...(p.slug === "beta" ? { context_length: 32768 } : {}),
       })),
       // Models with one provider each, for `models` fallbacks.
       {
@@ -80,6 +83,19 @@ beforeAll(async () => {
         upstream_model: "gamma-solo",
         prompt_price: P.gamma.prompt,
         completion_price: P.gamma.completion,
+        name: "Gamma Solo: Long Context",
+        context_length: 200_000,
+      },
+      // For GET /models' filters: an author that is no provider, prompt dear and completion cheap.
+      {
+        id: "acme/summarizer",
+        provider: "beta",
+        upstream_model: "beta-summarizer",
+        name: "Acme Summarizer",
+        prompt_price: 0.000008,
+        completion_price: 0.0000005,
+        context_length: 131_072,
+        supported_parameters: ["stop"],
       },
     ],
   );
@@ -515,6 +531,208 @@ describe("GET /models: supported_parameters", () => {
     const sdk = await s.sdk(key).models.list({ supportedParameters: "top_k,seed" });
     expect(sdk.result.data.map((m) => m.id)).toEqual(["multi/chat"]);
     expect(sdk.result.totalCount).toBe(1);
+  });
+});
+
+describe("GET /models: search, filters, sort and paging (dataplane-facts.md §6.1)", () => {
+  /*
+   * What /models shows of each model (prices in USD per million tokens: prompt, completion; the
+   * first endpoint's), and what the filters look at:
+   *   acme/summarizer  8 / 0.5  context 131072  beta
+   *   mock/echo        1 / 2    context 8192    mock        (mock/unavailable alike)
+   *   multi/chat       1 / 2    context 8192    alpha, beta, gamma
+   *   reversed/chat    5 / 6    context 32768   gamma, beta, alpha (beta's endpoint is the longest)
+   *   solo/alpha       1 / 2    context 8192    alpha
+   *   solo/gamma       5 / 6    context 200000  gamma, named "Gamma Solo: Long Context"
+   */
+  const ALL = [
+    "acme/summarizer",
+    "mock/echo",
+    "mock/unavailable",
+    "multi/chat",
+    "reversed/chat",
+    "solo/alpha",
+    "solo/gamma",
+  ];
+  interface Page {
+    data: { id: string; context_length: number; pricing: { prompt: string; completion: string } }[];
+    total_count: number;
+  }
+  const page = async (query: string, path = "/models", auth?: string): Promise<Page> => {
+    const r = await fetch(
+      `${s.baseUrl}${path}${query}`,
+      auth ? { headers: { authorization: `Bearer ${auth}` } } : {},
+    );
+    expect(r.status, await r.clone().text()).toBe(200);
+    return (await r.json()) as Page;
+  };
+  const ids = async (query: string) => (await page(query)).data.map((m) => m.id);
+  const count = async (query: string) => {
+    const r = await fetch(`${s.baseUrl}/models/count${query}`);
+    expect(r.status).toBe(200);
+    return ((await r.json()) as { data: { count: number } }).data.count;
+  };
+
+  it("q: case-insensitive text in the id, the name or the description", async () => {
+    expect(await ids("?q=SUMMAR")).toEqual(["acme/summarizer"]);
+    // In the name only (the id is solo/gamma).
+    expect(await ids("?q=long%20context")).toEqual(["solo/gamma"]);
+    // In the description only: the mock's, and the providers a model's description names.
+    expect(await ids("?q=built-in%20MOCK%20model")).toEqual(["mock/echo", "mock/unavailable"]);
+    expect(await ids("?q=served%20by%20beta")).toEqual(["acme/summarizer"]);
+    expect(await ids("?q=no-such-model")).toEqual([]);
+    expect(await ids("?q=")).toEqual(ALL);
+    const sdk = await s.sdk(key).models.list({ q: "Chat" });
+    expect(sdk.result.data.map((m) => m.id)).toEqual(["multi/chat", "reversed/chat"]);
+    expect(sdk.result.totalCount).toBe(2);
+  });
+
+  it("providers, model_authors and input_modalities: comma lists, a model matches when it has any of them", async () => {
+    expect(await ids("?providers=gamma")).toEqual(["multi/chat", "reversed/chat", "solo/gamma"]);
+    // A provider's display name or slug, any case; the SDK's encoding of the comma too.
+    expect(await ids("?providers=beta%20ai%2CMOCK")).toEqual([
+      "acme/summarizer",
+      "mock/echo",
+      "mock/unavailable",
+      "multi/chat",
+      "reversed/chat",
+    ]);
+    expect(await ids("?providers=nobody")).toEqual([]);
+    // The author is the id before the slash: alpha serves models but wrote none.
+    expect(await ids("?model_authors=solo,ACME")).toEqual(["acme/summarizer", "solo/alpha", "solo/gamma"]);
+    expect(await ids("?model_authors=alpha")).toEqual([]);
+    // Every model here takes text: a list with text (or `all`) keeps them all, one without none.
+    expect(await ids("?input_modalities=image")).toEqual([]);
+    expect(await ids("?input_modalities=image,text")).toEqual(ALL);
+    expect(await ids("?input_modalities=all")).toEqual(ALL);
+    // Filters combine.
+    expect(await ids("?providers=alpha&model_authors=solo,multi&q=chat")).toEqual(["multi/chat"]);
+    const sdk = await s
+      .sdk(key)
+      .models.list({ providers: "gamma", modelAuthors: "solo,reversed", inputModalities: "text" });
+    expect(sdk.result.data.map((m) => m.id)).toEqual(["reversed/chat", "solo/gamma"]);
+    expect(await ids("?input_modalities=audio&providers=gamma")).toEqual([]);
+  });
+
+  it("context is the least context_length; the price bounds are USD per million tokens of the prices shown", async () => {
+    // reversed/chat's longest endpoint (32768) is its context_length: exactly at the bound counts.
+    expect(await ids("?context=32768")).toEqual(["acme/summarizer", "reversed/chat", "solo/gamma"]);
+    expect(await ids("?context=200001")).toEqual([]);
+    expect(await ids("?context=0")).toEqual(ALL);
+    // min_price/max_price bound the prompt price, inclusive; 1 USD per million is "0.000001".
+    const cheap = await page("?max_price=1");
+    expect(cheap.data.map((m) => m.id)).toEqual([
+      "mock/echo",
+      "mock/unavailable",
+      "multi/chat",
+      "solo/alpha",
+    ]);
+    for (const m of cheap.data) expect(m.pricing.prompt).toBe("0.000001");
+    expect(await ids("?min_price=5")).toEqual(["acme/summarizer", "reversed/chat", "solo/gamma"]);
+    expect(await ids("?min_price=5&max_price=6")).toEqual(["reversed/chat", "solo/gamma"]);
+    expect(await ids("?max_price=0.999")).toEqual([]);
+    // min_output_price/max_output_price bound the completion price: acme's is 0.5 per million.
+    expect(await ids("?max_output_price=0.5")).toEqual(["acme/summarizer"]);
+    expect(await ids("?min_output_price=2&max_output_price=2")).toEqual([
+      "mock/echo",
+      "mock/unavailable",
+      "multi/chat",
+      "solo/alpha",
+    ]);
+    expect(await ids("?min_output_price=6.0")).toEqual(["reversed/chat", "solo/gamma"]);
+    const sdk = await s.sdk(key).models.list({ context: 100_000, minPrice: 7.5, maxOutputPrice: 1 });
+    expect(sdk.result.data.map((m) => m.id)).toEqual(["acme/summarizer"]);
+    expect(sdk.result.data[0]!.pricing).toMatchObject({ prompt: "0.000008", completion: "0.0000005" });
+  });
+
+  it("sort: the pricing and context orders, ties in id order; newest and orders with no data keep the id order", async () => {
+    // Prompt plus completion: 3 (the four at 1 and 2), 8.5 (acme), 11 (reversed/chat, solo/gamma).
+    const lowToHigh = [
+      "mock/echo",
+      "mock/unavailable",
+      "multi/chat",
+      "solo/alpha",
+      "acme/summarizer",
+      "reversed/chat",
+      "solo/gamma",
+    ];
+    expect(await ids("?sort=pricing-low-to-high")).toEqual(lowToHigh);
+    expect(await ids("?sort=pricing-high-to-low")).toEqual([
+      "reversed/chat",
+      "solo/gamma",
+      "acme/summarizer",
+      "mock/echo",
+      "mock/unavailable",
+      "multi/chat",
+      "solo/alpha",
+    ]);
+    expect(await ids("?sort=context-high-to-low")).toEqual([
+      "solo/gamma",
+      "acme/summarizer",
+      "reversed/chat",
+      "mock/echo",
+      "mock/unavailable",
+      "multi/chat",
+      "solo/alpha",
+    ]);
+    // Every model's `created` is the same here; popularity and benchmarks are not kept.
+    for (const sort of ["newest", "most-popular", "intelligence-high-to-low", "some-future-order"]) {
+      expect(await ids(`?sort=${sort}`)).toEqual(ALL);
+    }
+    const sdk = await s.sdk(key).models.list({ sort: "pricing-low-to-high", providers: "gamma" });
+    expect(sdk.result.data.map((m) => m.id)).toEqual(["multi/chat", "reversed/chat", "solo/gamma"]);
+  });
+
+  it("total_count, offset and limit count the filtered and sorted list; /models/count and /models/user filter alike", async () => {
+    const p = await page("?sort=pricing-high-to-low&min_price=5&offset=1&limit=1");
+    expect(p.data.map((m) => m.id)).toEqual(["solo/gamma"]);
+    expect(p.total_count).toBe(3);
+    // The SDK's pages keep the filters and the order.
+    const ids: string[] = [];
+    for await (const one of await s
+      .sdk(key)
+      .models.list({ providers: "gamma", sort: "context-high-to-low", limit: 1 })) {
+      expect(one.result.totalCount).toBe(3);
+      ids.push(...one.result.data.map((m) => m.id));
+    }
+    expect(ids).toEqual(["solo/gamma", "reversed/chat", "multi/chat"]);
+    expect(await count("?providers=gamma")).toBe(3);
+    expect(await count("?q=mock&context=8192&max_output_price=2")).toBe(2);
+    expect(await count("?model_authors=acme&min_output_price=1")).toBe(0);
+    expect(await count("")).toBe(ALL.length);
+    const mine = await page("?model_authors=solo&offset=1", "/models/user", key);
+    expect(mine.data.map((m) => m.id)).toEqual(["solo/gamma"]);
+    expect(mine.total_count).toBe(2);
+  });
+
+  it("filters with no data here are accepted and do not filter; a bad value is 400 naming the parameter", async () => {
+    expect(
+      await ids(
+        "?category=programming&arch=GPT&distillable=true&zdr=true&region=eu&min_age_days=1&max_intelligence_index=10&min_tool_success_rate=0.9",
+      ),
+    ).toEqual(ALL);
+    const all = await s.sdk(key).models.list({ category: "programming", minCodingIndex: 50, maxAgeDays: 1 });
+    expect(all.result.totalCount).toBe(ALL.length);
+    for (const [query, message] of [
+      ["min_price=cheap", "min_price: must be number"],
+      ["max_price=-1", "max_price: must be >= 0"],
+      ["min_output_price=", "min_output_price: must be number"],
+      ["max_output_price=1,2", "max_output_price: must be number"],
+      ["context=-1", "context: must be >= 0"],
+      ["context=1.5", "context: must be integer"],
+      ["context=lots", "context: must be integer"],
+      ["min_intelligence_index=high", "min_intelligence_index: must be number"],
+    ] as const) {
+      for (const path of ["/models", "/models/count"]) {
+        const r = await fetch(`${s.baseUrl}${path}?${query}`);
+        expect(r.status, `${path}?${query}`).toBe(400);
+        expect(await r.json()).toEqual({ error: { code: 400, message, metadata: null } });
+      }
+    }
+    // The SDK maps the 400 of models.list to its BadRequestResponseError.
+    const bad = s.sdk(key).models.list({ context: -1 });
+    await expect(bad).rejects.toBeInstanceOf(errors.BadRequestResponseError);
+    await expect(bad).rejects.toThrow(/context: must be >= 0/);
   });
 });
 

@@ -9,6 +9,7 @@ export interface FileModel {
   upstream_model: string;
   prompt_price: number | string;
   completion_price: number | string;
+  name?: string;
   context_length?: number;
   max_completion_tokens?: number;
   supported_parameters?: string[];

@@ -32,12 +32,25 @@ export async function gatewayReadRoutes(root: FastifyInstance, ctx: AppContext, 
   const app = root.withTypeProvider<TypeBoxTypeProvider>();
   const tags = ["Models and generations"];
   const publicLimit = { auth: "none" as const, rateLimit: routeLimit(ctx.config.rateLimit.management) };
-  const filterOf = (q: { supported_parameters?: string; output_modalities?: string }): ModelFilter => ({
+  const filterOf = (q: Static<typeof ModelsCountQuery>): ModelFilter => ({
     supportedParameters: commaList(q.supported_parameters),
     outputModalities: commaList(q.output_modalities),
+    inputModalities: commaList(q.input_modalities),
+    text: q.q?.trim(),
+    providers: commaList(q.providers),
+    authors: commaList(q.model_authors),
+    minContext: q.context,
+    prompt: { min: q.min_price, max: q.max_price },
+    completion: { min: q.min_output_price, max: q.max_output_price },
   });
   const list = async (request: { query: Static<typeof ModelsQuery> }) =>
-    listModels(gw.catalog, request.query.offset ?? 0, request.query.limit ?? 500, filterOf(request.query));
+    listModels(
+      gw.catalog,
+      request.query.offset ?? 0,
+      request.query.limit ?? 500,
+      filterOf(request.query),
+      request.query.sort,
+    );
   app.get(
     "/models",
     { config: publicLimit, schema: { tags, operationId: "getModels", querystring: ModelsQuery } },

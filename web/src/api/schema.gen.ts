@@ -1863,8 +1863,60 @@ export interface operations {
             query?: {
                 offset?: number | null;
                 limit?: number;
+                /** @description Comma-separated: only models that honour every one (on one endpoint) */
                 supported_parameters?: string;
+                /** @description Comma-separated: only models that output one of them (`all`: any) */
                 output_modalities?: string;
+                /** @description Comma-separated: only models that take one of them (`all`: any) */
+                input_modalities?: string;
+                /** @description Case-insensitive text in the id, name or description */
+                q?: string;
+                /** @description Comma-separated: only models served by one of them (slug or name, any case) */
+                providers?: string;
+                /** @description Comma-separated: only models whose id starts with one of them and a slash */
+                model_authors?: string;
+                /** @description Minimum context_length (tokens) */
+                context?: number;
+                /** @description Minimum prompt price, USD per million tokens */
+                min_price?: number;
+                /** @description Maximum prompt price, USD per million tokens */
+                max_price?: number;
+                /** @description Minimum completion price, USD per million tokens */
+                min_output_price?: number;
+                /** @description Maximum completion price, USD per million tokens */
+                max_output_price?: number;
+                /** @description No data here: accepted, does not filter */
+                category?: string;
+                /** @description No data here: accepted, does not filter */
+                arch?: string;
+                /** @description No data here: accepted, does not filter */
+                distillable?: string;
+                /** @description No data here: accepted, does not filter */
+                zdr?: string;
+                /** @description No data here: accepted, does not filter */
+                region?: string;
+                /** @description No data here: accepted, does not filter */
+                min_age_days?: number;
+                /** @description No data here: accepted, does not filter */
+                max_age_days?: number;
+                /** @description No data here: accepted, does not filter */
+                min_intelligence_index?: number;
+                /** @description No data here: accepted, does not filter */
+                max_intelligence_index?: number;
+                /** @description No data here: accepted, does not filter */
+                min_coding_index?: number;
+                /** @description No data here: accepted, does not filter */
+                max_coding_index?: number;
+                /** @description No data here: accepted, does not filter */
+                min_agentic_index?: number;
+                /** @description No data here: accepted, does not filter */
+                max_agentic_index?: number;
+                /** @description No data here: accepted, does not filter */
+                min_tool_success_rate?: number;
+                /** @description No data here: accepted, does not filter */
+                max_tool_success_rate?: number;
+                /** @description pricing-low-to-high, pricing-high-to-low or context-high-to-low; any other value keeps the id order */
+                sort?: string;
             };
             header?: never;
             path?: never;
@@ -1884,8 +1936,58 @@ export interface operations {
     listModelsCount: {
         parameters: {
             query?: {
+                /** @description Comma-separated: only models that honour every one (on one endpoint) */
                 supported_parameters?: string;
+                /** @description Comma-separated: only models that output one of them (`all`: any) */
                 output_modalities?: string;
+                /** @description Comma-separated: only models that take one of them (`all`: any) */
+                input_modalities?: string;
+                /** @description Case-insensitive text in the id, name or description */
+                q?: string;
+                /** @description Comma-separated: only models served by one of them (slug or name, any case) */
+                providers?: string;
+                /** @description Comma-separated: only models whose id starts with one of them and a slash */
+                model_authors?: string;
+                /** @description Minimum context_length (tokens) */
+                context?: number;
+                /** @description Minimum prompt price, USD per million tokens */
+                min_price?: number;
+                /** @description Maximum prompt price, USD per million tokens */
+                max_price?: number;
+                /** @description Minimum completion price, USD per million tokens */
+                min_output_price?: number;
+                /** @description Maximum completion price, USD per million tokens */
+                max_output_price?: number;
+                /** @description No data here: accepted, does not filter */
+                category?: string;
+                /** @description No data here: accepted, does not filter */
+                arch?: string;
+                /** @description No data here: accepted, does not filter */
+                distillable?: string;
+                /** @description No data here: accepted, does not filter */
+                zdr?: string;
+                /** @description No data here: accepted, does not filter */
+                region?: string;
+                /** @description No data here: accepted, does not filter */
+                min_age_days?: number;
+                /** @description No data here: accepted, does not filter */
+                max_age_days?: number;
+                /** @description No data here: accepted, does not filter */
+                min_intelligence_index?: number;
+                /** @description No data here: accepted, does not filter */
+                max_intelligence_index?: number;
+                /** @description No data here: accepted, does not filter */
+                min_coding_index?: number;
+                /** @description No data here: accepted, does not filter */
+                max_coding_index?: number;
+                /** @description No data here: accepted, does not filter */
+                min_agentic_index?: number;
+                /** @description No data here: accepted, does not filter */
+                max_agentic_index?: number;
+                /** @description No data here: accepted, does not filter */
+                min_tool_success_rate?: number;
+                /** @description No data here: accepted, does not filter */
+                max_tool_success_rate?: number;
             };
             header?: never;
             path?: never;
@@ -1907,8 +2009,60 @@ export interface operations {
             query?: {
                 offset?: number | null;
                 limit?: number;
+                /** @description Comma-separated: only models that honour every one (on one endpoint) */
                 supported_parameters?: string;
+                /** @description Comma-separated: only models that output one of them (`all`: any) */
                 output_modalities?: string;
+                /** @description Comma-separated: only models that take one of them (`all`: any) */
+                input_modalities?: string;
+                /** @description Case-insensitive text in the id, name or description */
+                q?: string;
+                /** @description Comma-separated: only models served by one of them (slug or name, any case) */
+                providers?: string;
+                /** @description Comma-separated: only models whose id starts with one of them and a slash */
+                model_authors?: string;
+                /** @description Minimum context_length (tokens) */
+                context?: number;
+                /** @description Minimum prompt price, USD per million tokens */
+                min_price?: number;
+                /** @description Maximum prompt price, USD per million tokens */
+                max_price?: number;
+                /** @description Minimum completion price, USD per million tokens */
+                min_output_price?: number;
+                /** @description Maximum completion price, USD per million tokens */
+                max_output_price?: number;
+                /** @description No data here: accepted, does not filter */
+                category?: string;
+                /** @description No data here: accepted, does not filter */
+                arch?: string;
+                /** @description No data here: accepted, does not filter */
+                distillable?: string;
+                /** @description No data here: accepted, does not filter */
+                zdr?: string;
+                /** @description No data here: accepted, does not filter */
+                region?: string;
+                /** @description No data here: accepted, does not filter */
+                min_age_days?: number;
+                /** @description No data here: accepted, does not filter */
+                max_age_days?: number;
+                /** @description No data here: accepted, does not filter */
+                min_intelligence_index?: number;
+                /** @description No data here: accepted, does not filter */
+                max_intelligence_index?: number;
+                /** @description No data here: accepted, does not filter */
+                min_coding_index?: number;
+                /** @description No data here: accepted, does not filter */
+                max_coding_index?: number;
+                /** @description No data here: accepted, does not filter */
+                min_agentic_index?: number;
+                /** @description No data here: accepted, does not filter */
+                max_agentic_index?: number;
+                /** @description No data here: accepted, does not filter */
+                min_tool_success_rate?: number;
+                /** @description No data here: accepted, does not filter */
+                max_tool_success_rate?: number;
+                /** @description pricing-low-to-high, pricing-high-to-low or context-high-to-low; any other value keeps the id order */
+                sort?: string;
             };
             header?: never;
             path?: never;
