@@ -2,6 +2,7 @@ import { join } from "node:path";
 import { Redis } from "ioredis";
 import { ConfigError, loadConfig } from "./config/config.js";
 import { bootstrap } from "./domain/organizations/bootstrap.js";
+import { GatehouseMetrics } from "./metrics/gatehouse-metrics.js";
 import { buildApp } from "./http/app.js";
 import { LogDestination, loggerOptions } from "./http/logger.js";
 import { systemClock } from "./lib/clock.js";
@@ -93,6 +94,8 @@ async function main(): Promise<void> {
   }
   const preparer = ingestPreparerFor(config.ingestWorkers, activity);
   await warmUp({ preparer, workers: config.ingestWorkers, activity });
+  // Prometheus metrics (GET /metrics) only when a token for them is configured.
+  const metrics = config.metricsToken ? new GatehouseMetrics() : null;
   const broadcaster = config.broadcast.workers
     ? new Broadcaster({
         store,
@@ -100,6 +103,7 @@ async function main(): Promise<void> {
         clock,
         settings: config.broadcast,
         encoderFor: defaultEncoderLookup,
+        ...(metrics ? { observer: metrics } : {}),
       })
     : null;
   // stdout, buffered (src/http/logger.ts); flushed once the server listens.
@@ -113,6 +117,7 @@ async function main(): Promise<void> {
       clock,
       secretBox,
       redis,
+      metrics,
       ...(preparer ? { preparer } : {}),
       ...(broadcaster ? { broadcaster } : {}),
     },

@@ -1,6 +1,7 @@
 import { availableParallelism } from "node:os";
 import { existsSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
+import { Redacted } from "../lib/redacted.js";
 import {
   ProvidersFileError,
   readProvidersFile,
@@ -77,6 +78,11 @@ export interface Config {
     inference: RateLimitConfig;
   };
   trustProxy: boolean;
+  /**
+   * Bearer token that GET /metrics (Prometheus) requires; null = no /metrics route
+   * (docs/operations.md "Metrics"). Held as Redacted: never printed.
+   */
+  metricsToken: Redacted | null;
   /**
    * The gateway's upstreams and their models (GATEHOUSE_PROVIDERS_FILE), validated; null = no
    * file, only the built-in mock. API keys named by api_key_env are resolved from this same
@@ -264,6 +270,10 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
   if (bootstrapKey !== null && bootstrapKey.length < 32) {
     problems.push("GATEHOUSE_BOOTSTRAP_KEY: must be at least 32 characters");
   }
+  const metricsToken = str("GATEHOUSE_METRICS_TOKEN");
+  if (metricsToken !== null && (metricsToken.length < 16 || /[^\x21-\x7e]/.test(metricsToken))) {
+    problems.push("GATEHOUSE_METRICS_TOKEN: must be at least 16 printable characters without spaces");
+  }
   const logLevel = (str("LOG_LEVEL") ?? "info") as Config["logLevel"];
   if (!LOG_LEVELS.includes(logLevel)) problems.push(`LOG_LEVEL: must be one of ${LOG_LEVELS.join(", ")}`);
   const bool = (name: string): boolean => {
@@ -353,6 +363,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     bootstrapKey,
     logLevel,
     trustProxy: trust === "true",
+    metricsToken: metricsToken === null ? null : new Redacted(metricsToken),
     providersFile,
     webDir: resolve(str("GATEHOUSE_WEB_DIR") ?? join(packageRoot(), "dist", "web")),
     rateLimit: {

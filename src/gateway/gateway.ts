@@ -15,6 +15,7 @@ import { RecordingJournal } from "./journal.js";
 import { InFlight } from "./in-flight.js";
 import { ByokRouting } from "./byok/byok-routing.js";
 import type { SecretBox } from "../lib/secret-box.js";
+import type { GatewayObserver } from "./observer.js";
 
 /** The data plane's long-lived parts, built once per process. */
 export interface Gateway {
@@ -47,6 +48,8 @@ export interface Gateway {
   inFlight: InFlight;
   byok: ByokRouting;
   clock: Clock;
+  /** Told of every attempt and served generation (the process's metrics); null = none. */
+  observer: GatewayObserver | null;
   /** Where trouble no request sees is reported (the app's logger): the reservation store's. */
   onWarning(listener: (message: string) => void): void;
   /** Stores the generations still queued, then stops renewing holds. */
@@ -64,6 +67,7 @@ export interface GatewayDeps {
   /** Key and workspace policy: the process's policy cache (AppContext.policy). */
   policy: GatewayPolicy;
   onLive?: RecordingDeps["onLive"];
+  observer?: GatewayObserver | null;
 }
 
 export function createGateway(d: GatewayDeps): Gateway {
@@ -111,6 +115,7 @@ export function createGateway(d: GatewayDeps): Gateway {
     inFlight,
     byok,
     clock: d.clock,
+    observer: d.observer ?? null,
     onWarning: (listener) => {
       reservations.onWarning(listener);
       byok.onWarning(listener);

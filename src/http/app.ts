@@ -15,6 +15,8 @@ import { validatorCompiler } from "./validation.js";
 import { createGateway, type Gateway } from "../gateway/gateway.js";
 import { buildCatalog, closeCatalog } from "../gateway/catalog/build-catalog.js";
 import { buildFileProviders } from "../gateway/catalog/file-providers.js";
+import { GatehouseMetrics } from "../metrics/gatehouse-metrics.js";
+import { metricsRoutes } from "./routes/metrics.js";
 
 declare module "fastify" {
   interface FastifyInstance {
@@ -34,6 +36,7 @@ export interface BuildOptions {
 /** Builds the HTTP app without listening: tests call inject(), main.ts calls listen(). */
 export async function buildApp(given: AppContext, opts: BuildOptions = {}): Promise<FastifyInstance> {
   const ownGateway = !given.gateway;
+  const metrics = given.metrics ?? (given.config.metricsToken ? new GatehouseMetrics() : null);
   const gateway =
     given.gateway ??
     createGateway({
@@ -44,13 +47,15 @@ export async function buildApp(given: AppContext, opts: BuildOptions = {}): Prom
       secretBox: given.secretBox,
       preparer: given.preparer,
       policy: given.policy,
+      observer: metrics,
       // The built-in mock plus the models of GATEHOUSE_PROVIDERS_FILE (validated by config.ts).
       catalog: buildCatalog(
         given.config.gateway,
         given.config.providersFile ? buildFileProviders(given.config.providersFile) : undefined,
       ),
     });
-  const ctx = { ...given, gateway };
+  const ctx = { ...given, gateway, metrics };
+  metrics?.watch({ inFlight: () => gateway.inFlight.size, recordingQueued: () => gateway.recorder.queued });
   const app = Fastify({
     logger: opts.logger ?? false,
     bodyLimit: BODY_LIMIT,
@@ -68,9 +73,10 @@ export async function buildApp(given: AppContext, opts: BuildOptions = {}): Prom
     frameworkErrors: frameworkErrorHandler,
   });
   gateway.onWarning((message) => app.log.warn(message));
-  gateway.recorder.onFailure((err, generationId) =>
-    app.log.error({ err, generation_id: generationId }, "generation not recorded (its answer was sent)"),
-  );
+  gateway.recorder.onFailure((err, generationId) => {
+    metrics?.recordFailed();
+    app.log.error({ err, generation_id: generationId }, "generation not recorded (its answer was sent)");
+  });
   if (ownGateway) {
     // What an earlier process answered and did not commit, recorded before anything is served.
     const { recorded, refused } = await gateway
@@ -143,6 +149,12 @@ export async function buildApp(given: AppContext, opts: BuildOptions = {}): Prom
       },
       "request completed",
     );
+    metrics?.request(
+      request.method,
+      request.routeOptions.url ?? null,
+      reply.statusCode,
+      reply.elapsedTime / 1000,
+    );
   });
 
   await app.register(swagger, {
@@ -162,6 +174,10 @@ export async function buildApp(given: AppContext, opts: BuildOptions = {}): Prom
   await app.register(authPlugin, ctx);
   await app.register(rateLimitPlugin, ctx);
   await app.register(async (root) => healthRoutes(root, ctx));
+  if (metrics && ctx.config.metricsToken) {
+    const token = ctx.config.metricsToken;
+    await app.register(async (root) => metricsRoutes(root, metrics, token));
+  }
   await app.register(async (api) => apiRoutes(api, ctx), { prefix: API_PREFIX });
   dashboardFallback = await registerDashboard(app, ctx.config.webDir);
   return app;

@@ -8,6 +8,7 @@ import type { Gateway } from "../gateway/gateway.js";
 import type { SecretBox } from "../lib/secret-box.js";
 import type { ActivityStore } from "../stores/activity-store.js";
 import type { RecordStore } from "../stores/record-store.js";
+import type { GatehouseMetrics } from "../metrics/gatehouse-metrics.js";
 
 /** Everything a route needs, built once by the composition root and passed in explicitly. */
 export interface AppContext {
@@ -30,6 +31,11 @@ export interface AppContext {
   encoderFor?: EncoderLookup;
   /** Shared rate-limit state across instances; null = in-process. */
   redis: Redis | null;
+  /**
+   * The process's Prometheus metrics (GET /metrics), when GATEHOUSE_METRICS_TOKEN is set; built by
+   * buildApp when absent (main.ts builds it first, for the Broadcast worker).
+   */
+  metrics?: GatehouseMetrics | null;
   /** The data plane; built by buildApp from the rest when absent. */
   gateway?: Gateway;
 }

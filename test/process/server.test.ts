@@ -230,8 +230,28 @@ describe("server process", () => {
     }
   });
 
+  it("with GATEHOUSE_METRICS_TOKEN, /metrics answers that bearer token with the process's metrics", async () => {
+    const token = `scrape-${"m".repeat(24)}`;
+    const s = await start({ GATEHOUSE_DATA_DIR: tempDataDir(), GATEHOUSE_METRICS_TOKEN: token });
+    try {
+      expect((await get(`${s.origin}/metrics`)).status).toBe(401);
+      const res = await get(`${s.origin}/metrics`, token);
+      expect(res.status).toBe(200);
+      const text = await res.text();
+      expect(text).toMatch(/^process_cpu_seconds_total \d/m);
+      // The families are there before anything happened: a counter at no samples yet.
+      expect(text).toContain("# TYPE gatehouse_broadcast_requests_total counter");
+      expect(text).toContain("# TYPE gatehouse_gateway_generations_total counter");
+    } finally {
+      expect((await stop(s)).code).toBe(0);
+    }
+    expect(s.stdout()).not.toContain(token);
+    expect(s.stderr()).not.toContain(token);
+  });
+
   it.each([
     [{ PORT: "abc" }, ["PORT"]],
+    [{ GATEHOUSE_METRICS_TOKEN: "short" }, ["GATEHOUSE_METRICS_TOKEN"]],
     [{ GATEHOUSE_BOOTSTRAP_KEY: "short" }, ["GATEHOUSE_BOOTSTRAP_KEY"]],
     [
       { PORT: "abc", GATEHOUSE_BOOTSTRAP_KEY: "short", LOG_LEVEL: "chatty" },

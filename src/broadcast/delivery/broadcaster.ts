@@ -44,6 +44,16 @@ export interface BroadcasterDeps {
   encoderFor: EncoderLookup;
   log?: { warn(obj: object, msg: string): void };
   random?: () => number;
+  /** Told of every request sent and every generation settled (the process's metrics). */
+  observer?: BroadcastObserver;
+}
+
+/** What the delivery worker reports (src/metrics/): cheap calls that must not throw. */
+export interface BroadcastObserver {
+  /** One request to a destination ended: its HTTP status, or null when there was no answer. */
+  sent(destinationType: string, status: number | null): void;
+  /** Generations of a claim settled: delivered, to be retried, or dead-lettered. */
+  settled(destinationType: string, outcome: "delivered" | "retrying" | "dead", generations: number): void;
 }
 
 interface DecodedBatch {
@@ -402,6 +412,7 @@ export class Broadcaster {
         timeoutMs: settings.attemptTimeoutMs,
         refusePrivateAddresses: settings.refusePrivateAddresses,
       });
+      this.deps.observer?.sent(type, res.status);
       if (succeeded(res)) {
         accepted++;
         continue;
@@ -423,6 +434,11 @@ export class Broadcaster {
         claimed.map((c) => c.id),
         lease,
         now,
+      );
+      this.deps.observer?.settled(
+        type,
+        "delivered",
+        claimed.reduce((n, c) => n + c.ids.length, 0),
       );
       this.breaker.success(row.id);
       return;
@@ -464,7 +480,11 @@ export class Broadcaster {
     }
 
     const delivered = settle.filter((s) => s.failure === null).map((s) => s.row.id);
-    if (delivered.length > 0) await markDelivered(store.db, delivered, lease, now);
+    if (delivered.length > 0) {
+      await markDelivered(store.db, delivered, lease, now);
+      const n = settle.reduce((sum, s) => sum + (s.failure === null ? s.row.ids.length : 0), 0);
+      this.deps.observer?.settled(type, "delivered", n);
+    }
     // Stopping: what is to be retried goes back untouched (the attempt does not count).
     const released = this.stopped ? settle.filter((s) => s.failure?.retry === true).map((s) => s.row.id) : [];
     if (released.length > 0) await releaseLease(store.db, released, lease);
@@ -482,6 +502,7 @@ export class Broadcaster {
         this.deps.random,
       );
       await markFailed(store.db, c.id, lease, now, mask(f.text), dead, now + wait);
+      this.deps.observer?.settled(type, dead ? "dead" : "retrying", c.ids.length);
     }
     const shown = stop ?? failure ?? [...failed.values()][0];
     const interrupted = this.stopped && shown?.retry === true;

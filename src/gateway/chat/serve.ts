@@ -211,6 +211,7 @@ export class ChatRun {
 
   /** Notes an attempt in the generation's attempt list (`status` null: no HTTP answer). */
   noteAttempt(a: Attempt, status: number | null, elapsedMs: number): void {
+    this.gw.observer?.attempt(a.provider.slug, a.model.id, status);
     this.tried.push({
       provider: a.provider.slug,
       model: a.model.id,
@@ -296,6 +297,7 @@ export class ChatRun {
       params: paramsOf(body),
     };
     const { recorder, journal } = this.gw;
+    this.gw.observer?.generation(g, this.overheadMs);
     // Answers that may precede their commit wait for it anyway while the recorder is backlogged,
     // so that its queue stays bounded.
     const wait = !this.gw.answersBeforeCommit || recorder.backlogged();

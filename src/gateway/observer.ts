@@ -1,0 +1,14 @@
+import type { ServedGeneration } from "./recording.js";
+
+/**
+ * What the data plane reports as it serves, for the process's metrics (src/metrics/). Called on
+ * the request path: each call must be cheap and must not throw.
+ */
+export interface GatewayObserver {
+  /** One upstream attempt ended: its HTTP status, or null when there was no answer (timeout, connection). */
+  attempt(provider: string, model: string, status: number | null): void;
+  /** A generation was served (completed, failed after output, or cancelled) and handed to recording. */
+  generation(g: ServedGeneration, overheadMs: number): void;
+  /** A record failed after its answer was sent (deferred or journaled recording). */
+  recordFailed(): void;
+}

@@ -1,0 +1,240 @@
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
+import type { BroadcastObserver } from "../broadcast/delivery/broadcaster.js";
+import type { GatewayObserver } from "../gateway/observer.js";
+import type { ServedGeneration } from "../gateway/recording.js";
+import { Tallies } from "./tallies.js";
+
+/** What the process's gauges read when scraped. */
+export interface MetricsSources {
+  /** Model requests this instance is serving. */
+  inFlight(): number;
+  /** Generations answered and waiting for their record's commit. */
+  recordingQueued(): number;
+}
+
+const HTTP_SECONDS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
+const OVERHEAD_SECONDS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1];
+const FIRST_TOKEN_SECONDS = [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60];
+
+const TOKEN_TYPES = ["prompt", "completion", "cached", "reasoning"] as const;
+type TokenType = (typeof TOKEN_TYPES)[number];
+
+/** A counter whose value is set from running totals when scraped (tallies.ts says why). */
+function talliedCounter<L extends string>(
+  registry: Registry,
+  name: string,
+  help: string,
+  labelNames: readonly L[],
+  read: (add: (labels: Record<L, string>, value: number) => void) => void,
+): void {
+  new Counter<L>({
+    name,
+    help,
+    labelNames,
+    registers: [registry],
+    collect() {
+      this.reset();
+      read((labels, value) => this.inc(labels, value));
+    },
+  });
+}
+
+/**
+ * The process's Prometheus metrics (docs/operations.md "Metrics"): HTTP requests by route and
+ * status, the data plane's upstream attempts, generations, tokens, cost, time to first token and
+ * overhead by model and provider, recording and Broadcast delivery, and Node's process metrics.
+ * Aggregates of this instance only: no organization, workspace, key or user appears in a label.
+ */
+export class GatehouseMetrics implements GatewayObserver, BroadcastObserver {
+  readonly registry = new Registry();
+
+  private readonly http = new Tallies<"method" | "route" | "status_code", "n">(["n"]);
+  private readonly httpSeconds: Histogram<"method" | "route">;
+  private readonly attempts = new Tallies<"provider" | "model" | "status", "n">(["n"]);
+  private readonly served = new Tallies<
+    "provider" | "model",
+    TokenType | "completed" | "error" | "cancelled" | "creditsNano" | "byokNano"
+  >([...TOKEN_TYPES, "completed", "error", "cancelled", "creditsNano", "byokNano"]);
+  private readonly firstToken: Histogram<"provider" | "streamed">;
+  private readonly overhead: Histogram;
+  private recordFailures = 0;
+  private readonly sends = new Tallies<"destination_type" | "status", "n">(["n"]);
+  private readonly settles = new Tallies<"destination_type" | "outcome", "n">(["n"]);
+  private sources: MetricsSources | null = null;
+
+  constructor() {
+    const registry = this.registry;
+    // eslint-disable-next-line @typescript-eslint/no-this-alias -- the gauges' collect() has its own `this`
+    const metrics = this;
+    collectDefaultMetrics({ register: registry });
+    talliedCounter(
+      registry,
+      "gatehouse_http_requests_total",
+      "HTTP requests answered, by method, route pattern and status code.",
+      ["method", "route", "status_code"],
+      (add) => {
+        for (const { labels, values } of this.http.entries()) add(labels, values.n);
+      },
+    );
+    this.httpSeconds = new Histogram({
+      name: "gatehouse_http_request_duration_seconds",
+      help: "Time from a request's arrival to its answer's end, by method and route pattern.",
+      labelNames: ["method", "route"],
+      buckets: HTTP_SECONDS,
+      registers: [registry],
+    });
+    talliedCounter(
+      registry,
+      "gatehouse_gateway_upstream_attempts_total",
+      "Upstream attempts of model requests, by provider, model and HTTP status (none: no answer).",
+      ["provider", "model", "status"],
+      (add) => {
+        for (const { labels, values } of this.attempts.entries()) add(labels, values.n);
+      },
+    );
+    talliedCounter(
+      registry,
+      "gatehouse_gateway_generations_total",
+      "Generations served and recorded, by provider, model and outcome (completed, error after output, cancelled).",
+      ["provider", "model", "outcome"],
+      (add) => {
+        for (const { labels, values } of this.served.entries()) {
+          for (const outcome of ["completed", "error", "cancelled"] as const) {
+            add({ ...labels, outcome }, values[outcome]);
+          }
+        }
+      },
+    );
+    talliedCounter(
+      registry,
+      "gatehouse_gateway_tokens_total",
+      "Tokens of served generations, by provider, model and type (cached and reasoning are parts of prompt and completion).",
+      ["provider", "model", "type"],
+      (add) => {
+        for (const { labels, values } of this.served.entries()) {
+          for (const type of TOKEN_TYPES) add({ ...labels, type }, values[type]);
+        }
+      },
+    );
+    talliedCounter(
+      registry,
+      "gatehouse_gateway_cost_usd_total",
+      "Cost of served generations in USD, by provider, model and who pays (credits: key usage; byok: the organization's provider key).",
+      ["provider", "model", "billed_to"],
+      (add) => {
+        for (const { labels, values } of this.served.entries()) {
+          add({ ...labels, billed_to: "credits" }, values.creditsNano / 1e9);
+          add({ ...labels, billed_to: "byok" }, values.byokNano / 1e9);
+        }
+      },
+    );
+    this.firstToken = new Histogram({
+      name: "gatehouse_gateway_time_to_first_token_seconds",
+      help: "Time from a model request's arrival to the upstream's first token, by provider and whether it streamed.",
+      labelNames: ["provider", "streamed"],
+      buckets: FIRST_TOKEN_SECONDS,
+      registers: [registry],
+    });
+    this.overhead = new Histogram({
+      name: "gatehouse_gateway_overhead_seconds",
+      help: "Gatehouse's own time before the upstream call (auth, policy, reservation, forwarding setup): the x-gatehouse-overhead-ms header.",
+      buckets: OVERHEAD_SECONDS,
+      registers: [registry],
+    });
+    new Gauge({
+      name: "gatehouse_gateway_requests_in_flight",
+      help: "Model requests this instance is serving.",
+      registers: [registry],
+      collect() {
+        this.set(metrics.sources?.inFlight() ?? 0);
+      },
+    });
+    new Gauge({
+      name: "gatehouse_recording_queued",
+      help: "Generations answered and waiting for their record to commit.",
+      registers: [registry],
+      collect() {
+        this.set(metrics.sources?.recordingQueued() ?? 0);
+      },
+    });
+    talliedCounter(
+      registry,
+      "gatehouse_recording_failures_total",
+      "Records that failed after their answer was sent (each is logged with its generation id).",
+      [],
+      (add) => add({}, this.recordFailures),
+    );
+    talliedCounter(
+      registry,
+      "gatehouse_broadcast_requests_total",
+      "Requests sent to observability destinations, by destination type and HTTP status (none: no answer).",
+      ["destination_type", "status"],
+      (add) => {
+        for (const { labels, values } of this.sends.entries()) add(labels, values.n);
+      },
+    );
+    talliedCounter(
+      registry,
+      "gatehouse_broadcast_generations_total",
+      "Generations settled by Broadcast deliveries, by destination type and outcome (delivered, retrying, dead).",
+      ["destination_type", "outcome"],
+      (add) => {
+        for (const { labels, values } of this.settles.entries()) add(labels, values.n);
+      },
+    );
+  }
+
+  /** Where the gauges read the data plane's state (set once the gateway exists). */
+  watch(sources: MetricsSources): void {
+    this.sources = sources;
+  }
+
+  /** One HTTP request answered (`route`: its pattern, null when no route matched). */
+  request(method: string, route: string | null, statusCode: number, seconds: number): void {
+    const r = route ?? "unmatched";
+    const status = String(statusCode);
+    this.http.of(`${method} ${r} ${status}`, () => ({ method, route: r, status_code: status })).n++;
+    this.httpSeconds.observe({ method, route: r }, seconds);
+  }
+
+  attempt(provider: string, model: string, status: number | null): void {
+    const s = status === null ? "none" : String(status);
+    this.attempts.of(`${provider}\n${model}\n${s}`, () => ({ provider, model, status: s })).n++;
+  }
+
+  generation(g: ServedGeneration, overheadMs: number): void {
+    const t = this.served.of(`${g.provider}\n${g.model}`, () => ({ provider: g.provider, model: g.model }));
+    if (g.cancelled) t.cancelled++;
+    else if (g.finishReason === "error") t.error++;
+    else t.completed++;
+    t.prompt += g.promptTokens;
+    t.completion += g.completionTokens;
+    t.cached += g.cachedTokens;
+    t.reasoning += g.reasoningTokens;
+    t.creditsNano += Number(g.costNano);
+    t.byokNano += Number(g.byokCostNano);
+    this.firstToken.observe({ provider: g.provider, streamed: String(g.streamed) }, g.latencyMs / 1000);
+    this.overhead.observe(overheadMs / 1000);
+  }
+
+  recordFailed(): void {
+    this.recordFailures++;
+  }
+
+  sent(destinationType: string, status: number | null): void {
+    const s = status === null ? "none" : String(status);
+    this.sends.of(`${destinationType} ${s}`, () => ({ destination_type: destinationType, status: s })).n++;
+  }
+
+  settled(destinationType: string, outcome: "delivered" | "retrying" | "dead", generations: number): void {
+    this.settles.of(`${destinationType} ${outcome}`, () => ({
+      destination_type: destinationType,
+      outcome,
+    })).n += generations;
+  }
+
+  /** The exposition (text format) and its content type. */
+  async scrape(): Promise<{ contentType: string; body: string }> {
+    return { contentType: this.registry.contentType, body: await this.registry.metrics() };
+  }
+}

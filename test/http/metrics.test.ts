@@ -1,0 +1,295 @@
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Broadcaster } from "../../src/broadcast/delivery/broadcaster.js";
+import { defaultEncoderLookup } from "../../src/broadcast/encoder-lookup.js";
+import { ConfigError, loadConfig } from "../../src/config/config.js";
+import { systemClock } from "../../src/lib/clock.js";
+import { GatehouseMetrics } from "../../src/metrics/gatehouse-metrics.js";
+import { createWebhook, ingestRecords, records, testSettings } from "../broadcast/broadcast-helpers.js";
+import { waitFor } from "../helpers/broadcast-receiver.js";
+import { makeTestApp } from "../helpers/app.js";
+import type { FakeServer } from "../helpers/fake-upstreams/fake-server.js";
+import { FAKE_OPENAI_KEY, startFakeOpenAI } from "../helpers/fake-upstreams/openai.js";
+import { writeProvidersFile, type WrittenProvidersFile } from "../helpers/providers-file.js";
+import { startListening, type ListeningApp } from "../helpers/server.js";
+
+/**
+ * GET /metrics (Prometheus): only with GATEHOUSE_METRICS_TOKEN, only to that bearer token, and
+ * what it counts: HTTP requests by route pattern and status, the data plane's attempts,
+ * generations, tokens and cost by provider and model, and Broadcast's sends and settlements.
+ * A real listening server, a local fake OpenAI upstream, real SQLite and DuckDB.
+ */
+const TOKEN = "metrics-token-0123456789";
+const PROMPT_PRICE = 0.000001;
+const COMPLETION_PRICE = 0.000002;
+
+/** The value of one sample of the exposition; labels must match exactly (order-free). */
+function sample(text: string, name: string, labels: Record<string, string> = {}): number | undefined {
+  for (const line of text.split("\n")) {
+    const m = /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
+    if (!m || m[1] !== name) continue;
+    const got: Record<string, string> = {};
+    for (const [, k, v] of (m[2] ?? "").matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)) got[k!] = v!;
+    const want = Object.entries(labels);
+    if (Object.keys(got).length === want.length && want.every(([k, v]) => got[k] === v)) return Number(m[3]);
+  }
+  return undefined;
+}
+
+const scrape = async (origin: string, auth: string | null = `Bearer ${TOKEN}`) =>
+  fetch(`${origin}/metrics`, {
+    headers: auth === null ? {} : { authorization: auth },
+    signal: AbortSignal.timeout(10_000),
+  });
+
+describe("GET /metrics with GATEHOUSE_METRICS_TOKEN", () => {
+  let openai: FakeServer;
+  let file: WrittenProvidersFile;
+  let s: ListeningApp;
+  let origin: string;
+  let key: string;
+
+  beforeAll(async () => {
+    openai = await startFakeOpenAI();
+    const model = (id: string, upstream: string) => ({
+      id,
+      provider: "local",
+      upstream_model: upstream,
+      prompt_price: PROMPT_PRICE,
+      completion_price: COMPLETION_PRICE,
+    });
+    file = writeProvidersFile(
+      [{ slug: "local", kind: "openai-compatible", base_url: `${openai.url}/v1`, api_key_env: "LOCAL_KEY" }],
+      [model("local/ok", "ok"), model("local/limited", "rate-limited"), model("local/reset", "reset")],
+    );
+    s = await startListening({
+      clock: systemClock,
+      env: {
+        GATEHOUSE_PROVIDERS_FILE: file.path,
+        LOCAL_KEY: FAKE_OPENAI_KEY,
+        GATEHOUSE_METRICS_TOKEN: TOKEN,
+      },
+    });
+    origin = new URL(s.baseUrl).origin;
+    key = (
+      await s.call({ method: "POST", url: "/api/v1/keys", payload: { name: "metrics", limit: 10 } })
+    ).json<{
+      key: string;
+    }>().key;
+  });
+
+  afterAll(async () => {
+    await s?.close();
+    await openai?.close();
+    file?.remove();
+  });
+
+  const chat = async (body: Record<string, unknown>, bearer = key) => {
+    const r = await fetch(`${s.baseUrl}/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${bearer}`, "content-type": "application/json" },
+      body: JSON.stringify({ messages: [{ role: "user", content: "Hi" }], max_tokens: 50, ...body }),
+      signal: AbortSignal.timeout(15_000),
+    });
+    return { status: r.status, text: await r.text() };
+  };
+
+  it("refuses a scrape without the token, or with another, with the error envelope", async () => {
+    for (const auth of [null, "Bearer wrong-token-0123456789", `Basic ${TOKEN}`, `Bearer ${TOKEN}x`]) {
+      const r = await scrape(origin, auth);
+      expect(r.status).toBe(401);
+      expect(r.headers.get("www-authenticate")).toBe('Bearer realm="metrics"');
+      const body = (await r.json()) as { error: { code: number; message: string } };
+      expect(body.error.code).toBe(401);
+      expect(body.error.message).toContain("GATEHOUSE_METRICS_TOKEN");
+      expect(JSON.stringify(body)).not.toContain(TOKEN);
+    }
+  });
+
+  it("serves the text exposition with Node's process metrics", async () => {
+    const r = await scrape(origin);
+    expect(r.status).toBe(200);
+    expect(r.headers.get("content-type")).toMatch(/^text\/plain; version=0\.0\.4/);
+    const text = await r.text();
+    expect(text).toContain("# TYPE gatehouse_http_requests_total counter");
+    expect(text).toContain("# TYPE gatehouse_gateway_time_to_first_token_seconds histogram");
+    expect(sample(text, "process_cpu_seconds_total")).toBeGreaterThan(0);
+    expect(sample(text, "gatehouse_gateway_requests_in_flight")).toBe(0);
+    expect(sample(text, "gatehouse_recording_queued")).toBeGreaterThanOrEqual(0);
+  });
+
+  it("counts a fallback's attempts, the generation, its tokens and cost, and the HTTP answers", async () => {
+    const before = await (await scrape(origin)).text();
+    const ok = await chat({ models: ["local/limited", "local/ok"] });
+    expect(ok.status).toBe(200);
+    const answer = JSON.parse(ok.text) as {
+      usage: { prompt_tokens: number; completion_tokens: number; cost: number };
+    };
+    // Streamed and cut short after output: served, with the error outcome.
+    const cut = await chat({ model: "local/reset", stream: true });
+    expect(cut.status).toBe(200);
+    expect(cut.text).toContain('"finish_reason":"error"');
+    // Refused before anything is forwarded: only the HTTP answer counts.
+    expect((await chat({ model: "local/ok" }, "sk-gh-v1-not-a-key")).status).toBe(401);
+    await s.app.gateway.recorder.settled();
+    const text = await (await scrape(origin)).text();
+    const grew = (name: string, labels: Record<string, string>) =>
+      (sample(text, name, labels) ?? 0) - (sample(before, name, labels) ?? 0);
+
+    const attempt = (model: string, status: string) =>
+      grew("gatehouse_gateway_upstream_attempts_total", { provider: "local", model, status });
+    expect(attempt("local/limited", "429")).toBe(1);
+    expect(attempt("local/ok", "200")).toBe(1);
+    expect(attempt("local/reset", "200")).toBe(1);
+
+    const outcome = (model: string, o: string) =>
+      grew("gatehouse_gateway_generations_total", { provider: "local", model, outcome: o });
+    expect(outcome("local/ok", "completed")).toBe(1);
+    expect(outcome("local/ok", "error")).toBe(0);
+    expect(outcome("local/reset", "error")).toBe(1);
+    expect(outcome("local/limited", "completed")).toBe(0);
+
+    const tokens = (type: string) =>
+      grew("gatehouse_gateway_tokens_total", { provider: "local", model: "local/ok", type });
+    expect(tokens("prompt")).toBe(answer.usage.prompt_tokens);
+    expect(tokens("completion")).toBe(answer.usage.completion_tokens);
+    expect(
+      grew("gatehouse_gateway_cost_usd_total", {
+        provider: "local",
+        model: "local/ok",
+        billed_to: "credits",
+      }),
+    ).toBeCloseTo(answer.usage.cost, 12);
+    expect(
+      grew("gatehouse_gateway_cost_usd_total", { provider: "local", model: "local/ok", billed_to: "byok" }),
+    ).toBe(0);
+
+    const route = "/api/v1/chat/completions";
+    expect(grew("gatehouse_http_requests_total", { method: "POST", route, status_code: "200" })).toBe(2);
+    expect(grew("gatehouse_http_requests_total", { method: "POST", route, status_code: "401" })).toBe(1);
+    expect(grew("gatehouse_http_request_duration_seconds_count", { method: "POST", route })).toBe(3);
+    expect(
+      grew("gatehouse_gateway_time_to_first_token_seconds_count", { provider: "local", streamed: "false" }),
+    ).toBe(1);
+    expect(
+      grew("gatehouse_gateway_time_to_first_token_seconds_count", { provider: "local", streamed: "true" }),
+    ).toBe(1);
+    expect(grew("gatehouse_gateway_overhead_seconds_count", {})).toBe(2);
+  });
+
+  it("labels requests by route pattern, never by the path a client sent", async () => {
+    const before = await (await scrape(origin)).text();
+    for (const path of ["/no/such/path-1", "/no/such/path-2"]) {
+      const r = await fetch(`${origin}${path}`, { method: "POST", signal: AbortSignal.timeout(10_000) });
+      expect(r.status).toBe(404);
+    }
+    const r = await fetch(`${s.baseUrl}/keys/not-a-hash`, {
+      headers: { authorization: `Bearer ${s.key}` },
+      signal: AbortSignal.timeout(10_000),
+    });
+    expect(r.status).toBe(404);
+    const text = await (await scrape(origin)).text();
+    const grew = (labels: Record<string, string>) =>
+      (sample(text, "gatehouse_http_requests_total", labels) ?? 0) -
+      (sample(before, "gatehouse_http_requests_total", labels) ?? 0);
+    expect(grew({ method: "POST", route: "unmatched", status_code: "404" })).toBe(2);
+    expect(grew({ method: "GET", route: "/api/v1/keys/:hash", status_code: "404" })).toBe(1);
+    expect(text).not.toContain("path-1");
+    expect(text).not.toContain("not-a-hash");
+  });
+});
+
+describe("GET /metrics without GATEHOUSE_METRICS_TOKEN", () => {
+  it("is not served", async () => {
+    const t = await makeTestApp();
+    try {
+      for (const auth of [null, `Bearer ${TOKEN}`]) {
+        // No route: the dashboard's fallback page when it is built, else the 404 envelope.
+        const r = await t.call({ method: "GET", url: "/metrics", auth });
+        expect(r.body).not.toContain("# TYPE");
+        expect(r.headers["content-type"]).not.toMatch(/^text\/plain/);
+      }
+      expect(t.app.gateway.observer).toBeNull();
+    } finally {
+      await t.close();
+    }
+  });
+});
+
+describe("GATEHOUSE_METRICS_TOKEN", () => {
+  it("must be at least 16 printable characters, and is never printed", () => {
+    for (const bad of ["short", "has a space in it ok", "tab\tinside-0123456789"]) {
+      try {
+        loadConfig({ GATEHOUSE_METRICS_TOKEN: bad });
+        expect.unreachable(`accepted ${JSON.stringify(bad)}`);
+      } catch (err) {
+        expect(err).toBeInstanceOf(ConfigError);
+        expect(String(err)).toContain("GATEHOUSE_METRICS_TOKEN: must be at least 16 printable characters");
+        expect(String(err)).not.toContain(bad);
+      }
+    }
+    const config = loadConfig({ GATEHOUSE_METRICS_TOKEN: TOKEN });
+    expect(config.metricsToken?.reveal()).toBe(TOKEN);
+    expect(JSON.stringify(config)).not.toContain(TOKEN);
+  });
+});
+
+describe("Broadcast's sends and settlements", () => {
+  let receiver: Server;
+  let url: string;
+
+  beforeAll(async () => {
+    // /ok accepts every body; /refuse refuses every body (400: dead-lettered, not retried).
+    receiver = createServer((req, res) => {
+      req.resume();
+      req.on("end", () => res.writeHead(req.url === "/ok" ? 200 : 400).end(req.url === "/ok" ? "{}" : "no"));
+    });
+    await new Promise<void>((done) => receiver.listen(0, "127.0.0.1", done));
+    url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
+  });
+
+  afterAll(async () => {
+    receiver.closeAllConnections();
+    await new Promise<void>((done) => receiver.close(() => done()));
+  });
+
+  it("counts requests by status and generations by outcome, per destination type", async () => {
+    const settings = testSettings();
+    const t = await makeTestApp({ clock: systemClock, config: { broadcast: settings } });
+    const metrics = new GatehouseMetrics();
+    const broadcaster = new Broadcaster({
+      store: t.ctx.store,
+      secretBox: t.ctx.secretBox,
+      clock: systemClock,
+      settings,
+      encoderFor: defaultEncoderLookup,
+      observer: metrics,
+    });
+    try {
+      await createWebhook(t, `${url}/ok`);
+      await createWebhook(t, `${url}/refuse`);
+      await ingestRecords(t, records(t, 3));
+      broadcaster.start();
+      const count = async (name: string, labels: Record<string, string>) =>
+        sample((await metrics.scrape()).body, name, labels) ?? 0;
+      const settled = (outcome: string) =>
+        count("gatehouse_broadcast_generations_total", { destination_type: "webhook", outcome });
+      await waitFor(
+        async () => (await settled("delivered")) === 3 && (await settled("dead")) === 3,
+        10_000,
+        "both destinations settled",
+      );
+      expect(await settled("retrying")).toBe(0);
+      expect(
+        await count("gatehouse_broadcast_requests_total", { destination_type: "webhook", status: "200" }),
+      ).toBeGreaterThanOrEqual(1);
+      expect(
+        await count("gatehouse_broadcast_requests_total", { destination_type: "webhook", status: "400" }),
+      ).toBeGreaterThanOrEqual(1);
+    } finally {
+      await broadcaster.stop();
+      await t.close();
+    }
+  });
+});
