@@ -1,15 +1,22 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { countTextTokens } from "../../src/gateway/tokens/count-tokens.js";
 import { systemClock } from "../../src/lib/clock.js";
 import { FAKE_ANTHROPIC_KEY, startFakeAnthropic } from "../helpers/fake-upstreams/anthropic.js";
 import type { FakeServer } from "../helpers/fake-upstreams/fake-server.js";
-import { FAKE_OPENAI_KEY, startFakeOpenAI } from "../helpers/fake-upstreams/openai.js";
+import {
+  EARLY_USAGE,
+  EARLY_USAGE_TEXT,
+  FAKE_OPENAI_KEY,
+  startFakeOpenAI,
+} from "../helpers/fake-upstreams/openai.js";
 import { writeProvidersFile, type WrittenProvidersFile } from "../helpers/providers-file.js";
 import { startListening, type ListeningApp } from "../helpers/server.js";
 
 /**
  * Upstream faults at the gateway, through a real listening server and local fake upstreams named
  * in a GATEHOUSE_PROVIDERS_FILE: first-byte timeouts (the provider's `timeout_ms` governs), a
- * stream that stalls after its first chunk (`idle_timeout_ms`), and 429 with Retry-After. Before
+ * stream that stalls after its first chunk (`idle_timeout_ms`), a stream cut short after a stale
+ * usage, and 429 with Retry-After. Before
  * the first byte each failure falls back to the next model or provider; with none left the answer
  * is the spec's envelope. Every hold is finished exactly once.
  */
@@ -86,6 +93,7 @@ beforeAll(async () => {
       model("file/limited", "calm", "rate-limited"),
       model("file/slow", "patient", "slow-headers"),
       model("file/stall", "patient", "stall"),
+      model("file/early-usage", "calm", "early-usage-reset"),
       model("claude/hang", "claude", "no-first-byte"),
       model("claude/limited", "claude-calm", "rate-limited"),
       model("claude/ok", "claude-calm", "ok"),
@@ -268,6 +276,37 @@ describe("a stream that stalls after its first chunk (idle_timeout_ms)", () => {
     const endMs = performance.now() - t0;
     expect(endMs).toBeGreaterThanOrEqual(290);
     expect(firstMs).toBeLessThan(endMs - 200);
+  });
+});
+
+describe("a stream cut short after a usage sent early", () => {
+  it("is charged the larger of that usage's completion count and the count of what was generated", async () => {
+    const before = await usage();
+    const r = await chat({ model: "file/early-usage", stream: true });
+    expect(r.status).toBe(200);
+    expect(r.text.endsWith("data: [DONE]\n\n")).toBe(true);
+    const ev = events(r.text);
+    const generated = EARLY_USAGE_TEXT.join("");
+    const content = ev.map((e) => String(e.choices[0]?.delta?.content ?? "")).join("");
+    expect(content).toBe(generated);
+    const last = ev.at(-1)!;
+    expect(last.choices[0].finish_reason).toBe("error");
+    expect(last.error.code).toBe(502);
+    // The usage on the first chunk counted that chunk alone (1 token) and no final usage came: the
+    // upstream's prompt count stands; the completion is the count of all that was generated.
+    const counted = countTextTokens(generated);
+    expect(counted).toBeGreaterThan(EARLY_USAGE.completion_tokens);
+    expect(last.usage.prompt_tokens).toBe(EARLY_USAGE.prompt_tokens);
+    expect(last.usage.completion_tokens).toBe(counted);
+    const cost = last.usage.cost as number;
+    expect(cost).toBeCloseTo(EARLY_USAGE.prompt_tokens * PROMPT_PRICE + counted * COMPLETION_PRICE, 15);
+    expect(await usage()).toBeCloseTo(before + cost, 12);
+    const id = last.id as string;
+    const g = await generation(id);
+    expect(g.finish_reason).toBe("error");
+    expect(g.tokens_completion).toBe(counted);
+    expect(g.usage).toBeCloseTo(cost, 12);
+    expect(finishesOf(id)).toEqual([`settle ${id}:0`]);
   });
 });
 

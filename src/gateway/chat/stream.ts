@@ -127,8 +127,11 @@ async function forward(
     cancelled = true; // the adapter saw the same signal: its upstream call is aborted
     void it.return?.().catch(() => undefined);
   }
-  // A stream cut short bills what was generated too: the upstream's usage when it sent one, else
-  // counted (only then: the count is made here, once).
+  // A stream cut short bills what was generated too: counted when the upstream sent no usage, and
+  // at least that count when it sent one before it broke off (atLeastGenerated). A stream that
+  // reached its end is charged the upstream's last usage as reported. The count is made only in
+  // those cases, here, once.
+  if (usage && !next.done) usage = atLeastGenerated(usage, output);
   const charge = run.chargeOf(a, run.usageOf(usage, output, prompt));
   const usageWireObj = usageWire(charge, pricesOf(a));
   if (failure) {
@@ -162,4 +165,21 @@ async function forward(
   } finally {
     sink.end(cancelled ? undefined : SSE_DONE);
   }
+}
+
+/**
+ * The usage of a stream cut short (it never reached its end, so its final usage never came) whose
+ * upstream reported one on the way: that report may be stale, sent before the last text or
+ * counting its own chunk alone (not every server's mid-stream usage is cumulative). What the
+ * client was sent was generated, so the completion (and its reasoning) is at least the count of
+ * it: the larger of the two. A report that did cover everything differs from the count only by
+ * the tokenizer, as a stream without usage is counted anyway. The prompt's count stands.
+ */
+function atLeastGenerated(reported: ProviderUsage, output: GeneratedOutput): ProviderUsage {
+  const counted = output.count();
+  return {
+    ...reported,
+    completionTokens: Math.max(reported.completionTokens, counted.completion),
+    reasoningTokens: Math.max(reported.reasoningTokens, counted.reasoning),
+  };
 }

@@ -47,12 +47,22 @@ import {
  *   request asked for `logprobs` (null otherwise, as OpenAI does)
  * - `firehose` (stream): FIREHOSE_CHUNKS chunks of 1 KiB of text, each written as soon as the
  *   connection takes it (waiting for 'drain' when it does not); FIREHOSE counts how far it got
+ * - `early-usage-reset` (stream): EARLY_USAGE_TEXT in 3 chunks, the first carrying a usage of its
+ *   own (EARLY_USAGE: 1 completion token, not cumulative), the others `usage: null`; then the
+ *   connection is destroyed, before any final usage
  */
 export const FAKE_OPENAI_KEY = "sk-fake-openai";
 /** The `firehose` model's length, and how far its last answer got (chunks written, finished). */
 export const FIREHOSE_CHUNKS = 40_000;
 export const FIREHOSE = { written: 0, finished: false };
 export const OK_TEXT = ["Hello", " there,", " friend."];
+export const EARLY_USAGE_TEXT = [
+  "Once",
+  " upon a time there was a gateway",
+  " that counted every token it sent.",
+];
+/** The usage `early-usage-reset` sends on its first chunk: that chunk's count alone. */
+export const EARLY_USAGE = { prompt_tokens: 12, completion_tokens: 1, total_tokens: 13 };
 export const REASONING_TEXT = ["The user greets me.", " A short greeting back will do."];
 export const REASONING_ANSWER = "Hi!";
 export const PARTS_THINKING = ["Mistral thinks", " in parts."];
@@ -251,6 +261,14 @@ async function handle(req: RecordedRequest, res: ServerResponse, socket: Socket)
     sse(res, "[DONE]");
     FIREHOSE.finished = true;
     return void res.end();
+  }
+  if (model === "early-usage-reset") {
+    sse(res, {
+      ...(chunk(model, { role: "assistant", content: EARLY_USAGE_TEXT[0] }) as object),
+      usage: EARLY_USAGE,
+    });
+    for (const content of EARLY_USAGE_TEXT.slice(1)) sse(res, chunk(model, { content }));
+    return void setTimeout(() => socket.destroy(), 20);
   }
   // The `tools` call's first piece: its id, type and name, no arguments yet.
   const toolCallStart = () =>
