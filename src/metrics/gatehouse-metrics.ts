@@ -1,7 +1,8 @@
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
+import { Counter, Gauge, Histogram, Registry } from "prom-client";
 import type { BroadcastObserver } from "../broadcast/delivery/broadcaster.js";
 import type { GatewayObserver } from "../gateway/observer.js";
 import type { ServedGeneration } from "../gateway/recording.js";
+import { collectProcessMetrics } from "./process-metrics.js";
 import { Tallies } from "./tallies.js";
 
 /** What the process's gauges read when scraped. */
@@ -66,7 +67,7 @@ export class GatehouseMetrics implements GatewayObserver, BroadcastObserver {
     const registry = this.registry;
     // eslint-disable-next-line @typescript-eslint/no-this-alias -- the gauges' collect() has its own `this`
     const metrics = this;
-    collectDefaultMetrics({ register: registry });
+    collectProcessMetrics(registry);
     talliedCounter(
       registry,
       "gatehouse_http_requests_total",

@@ -5,7 +5,9 @@ import { Broadcaster } from "../../src/broadcast/delivery/broadcaster.js";
 import { defaultEncoderLookup } from "../../src/broadcast/encoder-lookup.js";
 import { ConfigError, loadConfig } from "../../src/config/config.js";
 import { systemClock } from "../../src/lib/clock.js";
+import { collectDefaultMetrics, Registry } from "prom-client";
 import { GatehouseMetrics } from "../../src/metrics/gatehouse-metrics.js";
+import { collectProcessMetrics } from "../../src/metrics/process-metrics.js";
 import { createWebhook, ingestRecords, records, testSettings } from "../broadcast/broadcast-helpers.js";
 import { waitFor } from "../helpers/broadcast-receiver.js";
 import { makeTestApp } from "../helpers/app.js";
@@ -115,6 +117,8 @@ describe("GET /metrics with GATEHOUSE_METRICS_TOKEN", () => {
     expect(text).toContain("# TYPE gatehouse_http_requests_total counter");
     expect(text).toContain("# TYPE gatehouse_gateway_time_to_first_token_seconds histogram");
     expect(sample(text, "process_cpu_seconds_total")).toBeGreaterThan(0);
+    expect(sample(text, "nodejs_eventloop_lag_seconds")).toBeGreaterThanOrEqual(0);
+    expect(text).not.toContain("nodejs_gc_duration_seconds");
     expect(sample(text, "gatehouse_gateway_requests_in_flight")).toBe(0);
     expect(sample(text, "gatehouse_recording_queued")).toBeGreaterThanOrEqual(0);
   });
@@ -197,6 +201,19 @@ describe("GET /metrics with GATEHOUSE_METRICS_TOKEN", () => {
     expect(grew({ method: "GET", route: "/api/v1/keys/:hash", status_code: "404" })).toBe(1);
     expect(text).not.toContain("path-1");
     expect(text).not.toContain("not-a-hash");
+  });
+});
+
+describe("process metrics", () => {
+  it("are prom-client's defaults under their names, less the garbage-collection histogram", async () => {
+    const names = async (r: Registry) => (await r.getMetricsAsJSON()).map((m) => m.name).sort();
+    const defaults = new Registry();
+    collectDefaultMetrics({ register: defaults });
+    const ours = new Registry();
+    expect(collectProcessMetrics(ours)).not.toContain("gc");
+    const expected = (await names(defaults)).filter((n) => n !== "nodejs_gc_duration_seconds");
+    expect(expected.length).toBeGreaterThan(10);
+    expect(await names(ours)).toEqual(expected);
   });
 });
 
