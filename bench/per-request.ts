@@ -21,6 +21,11 @@
  *   SSE decoding  a streamed answer's bytes to text (src/gateway/providers/sse-events.ts): the
  *                 bench upstream's answer (bench/lib/gateway-load.ts) in two reads, through a
  *                 TextDecoder (the baseline) against a StringDecoder.
+ *   metrics       what a model request counts with GATEHOUSE_METRICS_TOKEN set (its HTTP answer,
+ *                 one upstream attempt, the generation: src/metrics/gatehouse-metrics.ts): every
+ *                 count through prom-client's labelled inc() (the baseline) against the running
+ *                 totals handed to prom-client only when scraped (src/metrics/tallies.ts); the
+ *                 three histogram observations are in both.
  *
  * Printed: µs per request of each (median of the rounds), and the ratio.
  *
@@ -38,6 +43,9 @@ import { LogDestination, loggerOptions } from "../src/http/logger.js";
 import { deferredChildLogger } from "../src/http/request-logger.js";
 import { hashKey, newKeyString } from "../src/lib/ids.js";
 import { findNul } from "../src/http/validation.js";
+import { Counter, Histogram, Registry } from "prom-client";
+import { GatehouseMetrics } from "../src/metrics/gatehouse-metrics.js";
+import type { ServedGeneration } from "../src/gateway/recording.js";
 import { chatBody } from "./lib/gateway-load.js";
 
 const opt = numberOption(process.argv.slice(2));
@@ -223,6 +231,80 @@ compare(
     const d = new StringDecoder("utf8");
     for (const r of reads) sink += d.write(r).length;
     sink += d.end().length;
+  },
+);
+
+// --- a model request's metrics
+const served = {
+  id: "gen-1",
+  key: { hash: "h", organizationId: "o", workspaceId: "w" },
+  model: "bench/tiny",
+  provider: "local",
+  providerName: "Local",
+  createdAt: new Date(),
+  appTitle: null,
+  referer: null,
+  externalUser: null,
+  sessionId: null,
+  promptTokens: 12,
+  completionTokens: 5,
+  cachedTokens: 0,
+  reasoningTokens: 0,
+  costNano: 22_000n,
+  byokCostNano: 0n,
+  isByok: false,
+  latencyMs: 3,
+  generationTimeMs: 1,
+  finishReason: "stop",
+  streamed: false,
+  cancelled: false,
+  upstreamId: null,
+  attempts: [],
+  input: [],
+  output: null,
+  params: null,
+} satisfies ServedGeneration;
+const tallied = new GatehouseMetrics();
+const reg = new Registry();
+const counter = (name: string, labelNames: string[]) =>
+  new Counter({ name, help: name, labelNames, registers: [reg] });
+const histogram = (name: string, labelNames: string[]) =>
+  new Histogram({ name, help: name, labelNames, registers: [reg] });
+const httpCount = counter("http", ["method", "route", "status_code"]);
+const httpSeconds = histogram("http_s", ["method", "route"]);
+const attempts = counter("attempts", ["provider", "model", "status"]);
+const generations = counter("generations", ["provider", "model", "outcome"]);
+const tokens = counter("tokens", ["provider", "model", "type"]);
+const cost = counter("cost", ["provider", "model", "billed_to"]);
+const firstToken = histogram("ttft", ["provider", "streamed"]);
+const overhead = histogram("overhead", []);
+const ROUTE = "/api/v1/chat/completions";
+compare(
+  "metrics, one model request",
+  ["prom-client inc() per count", "running totals"],
+  () => {
+    const g = served;
+    const pm = { provider: g.provider, model: g.model };
+    attempts.inc({ ...pm, status: "200" });
+    generations.inc({ ...pm, outcome: "completed" });
+    for (const [type, n] of [
+      ["prompt", g.promptTokens],
+      ["completion", g.completionTokens],
+      ["cached", g.cachedTokens],
+      ["reasoning", g.reasoningTokens],
+    ] as const) {
+      tokens.inc({ ...pm, type }, n);
+    }
+    cost.inc({ ...pm, billed_to: "credits" }, Number(g.costNano) / 1e9);
+    firstToken.observe({ provider: g.provider, streamed: String(g.streamed) }, g.latencyMs / 1000);
+    overhead.observe(0.0002);
+    httpCount.inc({ method: "POST", route: ROUTE, status_code: "200" });
+    httpSeconds.observe({ method: "POST", route: ROUTE }, 0.003);
+  },
+  () => {
+    tallied.attempt(served.provider, served.model, 200);
+    tallied.generation(served, 0.2);
+    tallied.request("POST", ROUTE, 200, 0.003);
   },
 );
 
