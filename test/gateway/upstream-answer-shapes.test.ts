@@ -122,11 +122,17 @@ interface Answer {
 }
 
 /** One chat.send through the SDK, whole or streamed, gathered into the same shape. */
-async function send(sdk: OpenRouter, model: string, stream: boolean, withTools = false): Promise<Answer> {
+async function send(
+  sdk: OpenRouter,
+  model: string,
+  stream: boolean,
+  withTools = false,
+  maxTokens?: number,
+): Promise<Answer> {
   const chatRequest = {
     model: `local/${model}`,
     messages: MESSAGES,
-    max_tokens: 100,
+    ...(maxTokens !== undefined ? { maxTokens } : {}),
     ...(withTools ? { tools: TOOLS } : {}),
   };
   const choices: Answer["choices"] = [];
@@ -330,6 +336,27 @@ describe("an upstream that reports no usage: the counted completion covers every
         expect(g.data.totalCost).toBe(cost);
       });
     }
+  }
+});
+
+describe("an upstream that reports no usage and sends more than its max_tokens in this counter's tokens", () => {
+  for (const stream of [false, true]) {
+    it(`(${stream ? "stream" : "whole"}) is charged the completion tokens the hold covers, not the larger count`, async () => {
+      const key = await createKey(`over-count-${stream}`);
+      const sdk = s.sdk(key);
+      const before = await keyUsage(sdk);
+      const a = await send(sdk, "reasoning-no-usage", stream, false, 2);
+      // What came back counts well over 2 tokens with the gateway's counter (another tokenizer's
+      // 2 tokens can be several of this one's): the hold's 2 are what the upstream was allowed.
+      const generated = countTextTokens(REASONING_TEXT.join("")) + countTextTokens(REASONING_ANSWER);
+      expect(generated).toBeGreaterThan(2);
+      expect(a.usage.completionTokens).toBe(2);
+      expect(a.usage.completionTokensDetails?.reasoningTokens).toBe(2);
+      const cost = (a.usage.promptTokens * PROMPT_NANO + 2 * COMPLETION_NANO) / 1e9;
+      expect(a.usage.cost).toBe(cost);
+      expect((await keyUsage(sdk)) - before).toBe(cost);
+      expect((await sdk.generations.getGeneration({ id: a.id })).data.tokensCompletion).toBe(2);
+    });
   }
 });
 

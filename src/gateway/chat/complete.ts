@@ -34,7 +34,7 @@ export async function completeChat(gw: Gateway, call: ChatCall): Promise<Answer>
       // Counted (when the upstream reported no usage): every choice, its reasoning and tool calls.
       const output = new GeneratedOutput();
       for (const c of res.choices) output.addMessage(c.index, c.message);
-      const charge = run.chargeOf(a, run.usageOf(res.usage, output));
+      const charge = run.chargeOf(a, run.usageOf(res.usage, output, hold.plan.maxTokens));
       await run.settle(hold, a, charge, {
         finishReason: first?.finish_reason ?? null,
         streamed: false,

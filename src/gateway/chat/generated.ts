@@ -70,9 +70,12 @@ export class GeneratedOutput {
   /**
    * Tokens generated, counted: each choice's content, refusal, reasoning, and each tool call's
    * name and arguments, counted apart (one budget for the whole answer, as a prompt's texts share one).
-   * `reasoning` is the part of `completion` that was reasoning.
+   * `reasoning` is the part of `completion` that was reasoning. At most `maxCompletion`: the
+   * completion tokens the upstream was allowed (the hold's), which an upstream keeps to in its own
+   * tokens; a count above it is this counter's tokenizer disagreeing with the upstream's, and
+   * charging it would take the charge past the hold's worst case (and a key past its limit).
    */
-  count(): { completion: number; reasoning: number } {
+  count(maxCompletion = Number.POSITIVE_INFINITY): { completion: number; reasoning: number } {
     const budget = new CountBudget();
     let completion = 0;
     let reasoning = 0;
@@ -87,6 +90,7 @@ export class GeneratedOutput {
         completion += countTextTokens(t.name, budget) + countTextTokens(t.arguments, budget);
       }
     }
-    return { completion, reasoning };
+    completion = Math.min(completion, maxCompletion);
+    return { completion, reasoning: Math.min(reasoning, completion) };
   }
 }

@@ -183,15 +183,17 @@ export class ChatRun {
 
   /**
    * Usage from the upstream, or counted when it gave none: the prompt's estimate, and what was
-   * generated in every choice (content, reasoning, tool calls' names and arguments), counted once.
+   * generated in every choice (content, reasoning, tool calls' names and arguments), counted once,
+   * at most `maxCompletion` (the completion tokens the hold covers: GeneratedOutput.count).
    */
   usageOf(
     reported: ProviderUsage | null,
     output: GeneratedOutput,
+    maxCompletion: number,
     prompt: ProviderChunk["prompt"] | null = null,
   ): ProviderUsage {
     if (reported) return reported;
-    const counted = output.count();
+    const counted = output.count(maxCompletion);
     return {
       // The upstream's own count of the prompt when a stream gave one early, else the estimate.
       promptTokens: prompt?.promptTokens ?? this.promptEstimate,

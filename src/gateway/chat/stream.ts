@@ -131,8 +131,9 @@ async function forward(
   // at least that count when it sent one before it broke off (atLeastGenerated). A stream that
   // reached its end is charged the upstream's last usage as reported. The count is made only in
   // those cases, here, once.
-  if (usage && !next.done) usage = atLeastGenerated(usage, output);
-  const charge = run.chargeOf(a, run.usageOf(usage, output, prompt));
+  const maxCompletion = hold.plan.maxTokens;
+  if (usage && !next.done) usage = atLeastGenerated(usage, output, maxCompletion);
+  const charge = run.chargeOf(a, run.usageOf(usage, output, maxCompletion, prompt));
   const usageWireObj = usageWire(charge, pricesOf(a));
   if (failure) {
     finishReason = "error";
@@ -172,11 +173,15 @@ async function forward(
  * upstream reported one on the way: that report may be stale, sent before the last text or
  * counting its own chunk alone (not every server's mid-stream usage is cumulative). What the
  * client was sent was generated, so the completion (and its reasoning) is at least the count of
- * it: the larger of the two. A report that did cover everything differs from the count only by
+ * it (at most the completion tokens the hold covers: GeneratedOutput.count): the larger of the two. A report that did cover everything differs from the count only by
  * the tokenizer, as a stream without usage is counted anyway. The prompt's count stands.
  */
-function atLeastGenerated(reported: ProviderUsage, output: GeneratedOutput): ProviderUsage {
-  const counted = output.count();
+function atLeastGenerated(
+  reported: ProviderUsage,
+  output: GeneratedOutput,
+  maxCompletion: number,
+): ProviderUsage {
+  const counted = output.count(maxCompletion);
   return {
     ...reported,
     completionTokens: Math.max(reported.completionTokens, counted.completion),
