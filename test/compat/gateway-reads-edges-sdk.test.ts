@@ -83,6 +83,14 @@ describe("SDK 1.3.19: read routes with edge-case data", () => {
     ]);
     const none = await sdk.models.list({ supportedParameters: "tools,temperature", category: "programming" });
     expect(none.result).toEqual({ data: [], links: { next: null }, totalCount: 0 });
+    // A limit larger than the catalog is the whole list, for both (listForUser maps no 400).
+    expect((await sdk.models.list({ limit: 5000 })).result.data.map((m) => m.id)).toEqual([
+      "mock/echo",
+      "mock/unavailable",
+    ]);
+    expect(
+      (await sdk.models.listForUser({ bearer: key }, { limit: 2_147_483_647 })).result.data.map((m) => m.id),
+    ).toEqual(["mock/echo", "mock/unavailable"]);
     const past = await sdk.models.list({ offset: 1000 });
     expect(past.result.data).toEqual([]);
     expect(past.result.totalCount).toBe(2);

@@ -46,7 +46,10 @@ const modelFilters = {
 export const ModelsQuery = Type.Object(
   {
     offset: Type.Optional(Type.Union([Type.Integer({ minimum: 0, maximum: MAX_OFFSET }), Type.Null()])),
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
+    // No cap beyond a 32-bit integer: the list is this installation's catalog, already in memory,
+    // and a limit past its end returns it whole. A cap would be a 400 that the SDK's
+    // models.listForUser maps to no error class (it maps 401, 403, 404 and 500 only).
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_OFFSET })),
     ...modelFilters,
     sort: Type.Optional(
       Type.String({
