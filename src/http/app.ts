@@ -16,6 +16,7 @@ import { createGateway, type Gateway } from "../gateway/gateway.js";
 import { buildCatalog, closeCatalog } from "../gateway/catalog/build-catalog.js";
 import { buildFileProviders } from "../gateway/catalog/file-providers.js";
 import { GatehouseMetrics } from "../metrics/gatehouse-metrics.js";
+import { broadcastBacklog } from "../broadcast/operations/delivery-status.js";
 import { metricsRoutes } from "./routes/metrics.js";
 
 declare module "fastify" {
@@ -55,7 +56,6 @@ export async function buildApp(given: AppContext, opts: BuildOptions = {}): Prom
       ),
     });
   const ctx = { ...given, gateway, metrics };
-  metrics?.watch({ inFlight: () => gateway.inFlight.size, recordingQueued: () => gateway.recorder.queued });
   const app = Fastify({
     logger: opts.logger ?? false,
     bodyLimit: BODY_LIMIT,
@@ -73,6 +73,14 @@ export async function buildApp(given: AppContext, opts: BuildOptions = {}): Prom
     frameworkErrors: frameworkErrorHandler,
   });
   gateway.onWarning((message) => app.log.warn(message));
+  metrics?.watch({
+    inFlight: () => gateway.inFlight.size,
+    recordingQueued: () => gateway.recorder.queued,
+    broadcastBacklog: () =>
+      broadcastBacklog(ctx.store.db, ctx.clock.now().getTime(), ctx.store.caps.lateralJoins),
+    readFailed: (source, err) =>
+      app.log.warn({ err, source }, "metrics: store read failed, its gauges are left out of this scrape"),
+  });
   gateway.recorder.onFailure((err, generationId) => {
     metrics?.recordFailed();
     app.log.error({ err, generation_id: generationId }, "generation not recorded (its answer was sent)");

@@ -1,5 +1,6 @@
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
 import type { BroadcastObserver } from "../broadcast/delivery/broadcaster.js";
+import type { BroadcastBacklog } from "../broadcast/operations/delivery-status.js";
 import type { GatewayObserver } from "../gateway/observer.js";
 import type { ServedGeneration } from "../gateway/recording.js";
 import { collectProcessMetrics } from "./process-metrics.js";
@@ -11,6 +12,30 @@ export interface MetricsSources {
   inFlight(): number;
   /** Generations answered and waiting for their record's commit. */
   recordingQueued(): number;
+  /** Broadcast's backlog by destination type, across organizations: a record-store read. */
+  broadcastBacklog?(): Promise<readonly BroadcastBacklog[]>;
+  /** A store read failed or did not answer in time: its gauges are left out of that scrape. */
+  readFailed?(source: string, err: unknown): void;
+}
+
+/**
+ * How long a scrape waits for a record-store read (like /readyz's READINESS_CHECK_TIMEOUT_MS):
+ * well inside Prometheus' default 10 s scrape timeout, so a stalled store costs its gauges, not
+ * the whole exposition.
+ */
+export const STORE_READ_TIMEOUT_MS = 2_000;
+
+/** Resolves with `p`, or rejects after `ms` (the timer is cleared either way). */
+async function within<T>(p: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([p, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 const HTTP_SECONDS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
@@ -44,7 +69,9 @@ function talliedCounter<L extends string>(
  * The process's Prometheus metrics (docs/operations.md "Metrics"): HTTP requests by route and
  * status, the data plane's upstream attempts, generations, tokens, cost, time to first token and
  * overhead by model and provider, recording and Broadcast delivery, and Node's process metrics.
- * Aggregates of this instance only: no organization, workspace, key or user appears in a label.
+ * Aggregates of this instance, except Broadcast's backlog, which is read from the shared record
+ * store at each scrape (through MetricsSources: no SQL here). No organization, workspace, key or
+ * user appears in a label.
  */
 export class GatehouseMetrics implements GatewayObserver, BroadcastObserver {
   readonly registry = new Registry();
@@ -62,8 +89,14 @@ export class GatehouseMetrics implements GatewayObserver, BroadcastObserver {
   private readonly sends = new Tallies<"destination_type" | "status", "n">(["n"]);
   private readonly settles = new Tallies<"destination_type" | "outcome", "n">(["n"]);
   private sources: MetricsSources | null = null;
+  private readonly storeReadTimeoutMs: number;
+  /** The backlog read in flight, shared by the gauges of a scrape and by concurrent scrapes. */
+  private backlogRead: Promise<readonly BroadcastBacklog[]> | null = null;
+  /** The last read whose failure was reported (readFailed). */
+  private backlogReported: Promise<unknown> | null = null;
 
-  constructor() {
+  constructor(opts: { storeReadTimeoutMs?: number } = {}) {
+    this.storeReadTimeoutMs = opts.storeReadTimeoutMs ?? STORE_READ_TIMEOUT_MS;
     const registry = this.registry;
     // eslint-disable-next-line @typescript-eslint/no-this-alias -- the gauges' collect() has its own `this`
     const metrics = this;
@@ -183,6 +216,70 @@ export class GatehouseMetrics implements GatewayObserver, BroadcastObserver {
         for (const { labels, values } of this.settles.entries()) add(labels, values.n);
       },
     );
+    // Read from the record store at each scrape: the same figures on every instance sharing it.
+    // A failed or late read leaves both gauges out of that scrape (reset, nothing set), rather
+    // than failing the exposition or repeating figures that may be stale.
+    new Gauge({
+      name: "gatehouse_broadcast_pending_generations",
+      help: "Generations pending Broadcast delivery (due, backing off or in flight) to live, enabled destinations of all organizations, by destination type.",
+      labelNames: ["destination_type"],
+      registers: [registry],
+      async collect() {
+        this.reset();
+        for (const b of (await metrics.backlog()) ?? []) {
+          this.set({ destination_type: b.destinationType }, b.pending);
+        }
+      },
+    });
+    new Gauge({
+      name: "gatehouse_broadcast_oldest_pending_age_seconds",
+      help: "Age of the oldest generation pending Broadcast delivery to live, enabled destinations, by destination type (0 when none is pending).",
+      labelNames: ["destination_type"],
+      registers: [registry],
+      async collect() {
+        this.reset();
+        for (const b of (await metrics.backlog()) ?? []) {
+          this.set({ destination_type: b.destinationType }, (b.oldestPendingAgeMs ?? 0) / 1000);
+        }
+      },
+    });
+  }
+
+  /**
+   * Broadcast's backlog for this scrape, or null (no source, or its read failed or took longer
+   * than storeReadTimeoutMs). One read at a time: the two gauges of a scrape (collected
+   * together) and scrapes arriving while a slow read still runs share it, so a stalled store
+   * never gathers a queue of statements from scrapes.
+   */
+  private async backlog(): Promise<readonly BroadcastBacklog[] | null> {
+    const sources = this.sources;
+    if (!sources?.broadcastBacklog) return null;
+    let read = this.backlogRead;
+    if (read === null) {
+      const started = (async () => {
+        await Promise.resolve(); // a source that throws at once rejects the shared promise
+        return sources.broadcastBacklog!();
+      })();
+      read = this.backlogRead = started;
+      started.then(
+        () => this.backlogEnded(started),
+        () => this.backlogEnded(started),
+      );
+    }
+    try {
+      return await within(read, this.storeReadTimeoutMs);
+    } catch (err) {
+      // Once per read, not once per gauge waiting on it.
+      if (this.backlogReported !== read) {
+        this.backlogReported = read;
+        sources.readFailed?.("broadcast_backlog", err);
+      }
+      return null;
+    }
+  }
+
+  private backlogEnded(read: Promise<unknown>): void {
+    if (this.backlogRead === read) this.backlogRead = null;
   }
 
   /** Where the gauges read the data plane's state (set once the gateway exists). */

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { Kysely, PostgresDialect, SqliteDialect, type CompiledQuery } from "kysely";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { statusOfRow } from "../../src/broadcast/operations/delivery-status.js";
+import { broadcastBacklog, statusOfRow } from "../../src/broadcast/operations/delivery-status.js";
 import {
   claimDeliveries,
   dueDestinations,
@@ -87,6 +87,14 @@ describe("plans of the statements over growing tables (SQLite)", () => {
     expect(text).not.toMatch(/^SCAN d\b/m);
   });
 
+  it("Broadcast's backlog (GET /metrics) starts from the destinations and searches each one's pending rows", async () => {
+    const [plan] = await plansOf(() => broadcastBacklog(db, Date.now()));
+    const text = plan!.join("\n");
+    expect(text).toMatch(/^SCAN x\b/m);
+    expect(text).toMatch(/SEARCH d USING (COVERING )?INDEX \w+ \(destination_id=\? AND state=\?\)/);
+    expect(text).not.toMatch(/^SCAN d\b/m);
+  });
+
   it("a destination's latest dead letters come from an index, without sorting every dead row", async () => {
     const plans = await plansOf(() => statusOfRow(db, "dest-1", Date.now()));
     const dead = plans.map((p) => p.join("\n")).find((p) => p.includes("broadcast_deliveries_dest_finished"));
@@ -116,31 +124,24 @@ describe("plans of the statements over growing tables (SQLite)", () => {
 });
 
 /**
- * A Broadcast claim on PostgreSQL beside a down destination's backlog. PostgreSQL chooses plans
- * from table statistics, so the plan is read on a table of realistic size, ANALYZEd: a live
- * destination with 36,000 delivered rows and 50 due ones (the newest), and a down destination's
- * 20,000 pending rows backing off. Taking "this destination" and "pending" as independent, the
- * planner walked the primary key in id order through all of them to find the live one's 64
- * oldest due rows; the pair's statistics (migration 010) make it read that destination's due rows
- * through an index on destination_id instead.
+ * Broadcast's statements on PostgreSQL beside a down destination's backlog. PostgreSQL chooses
+ * plans from table statistics, so the plans are read on a table of realistic size, ANALYZEd: a
+ * live destination with 36,000 delivered rows and 50 due ones (the newest), and a down
+ * destination's 20,000 pending rows backing off. Taking "this destination" and "pending" as
+ * independent, the planner walked the primary key in id order through all of them to find the
+ * live one's 64 oldest due rows; the pair's statistics (migration 010) make it read that
+ * destination's due rows through an index on destination_id instead.
  */
-describe.skipIf(!PG_URL)("the Broadcast claim's plan on PostgreSQL", () => {
+describe.skipIf(!PG_URL)("Broadcast's plans on PostgreSQL", () => {
   let dbi: Awaited<ReturnType<typeof freshPostgresDatabase>>;
   let store: RecordStore;
   let client: pg.Client;
+  let now: number;
   beforeAll(async () => {
     dbi = await freshPostgresDatabase();
     store = await openPostgresStore(dbi.url, 2);
     client = new pg.Client({ connectionString: dbi.url });
     await client.connect();
-  }, 60_000);
-  afterAll(async () => {
-    await client?.end();
-    await store?.close();
-    await dbi?.drop();
-  });
-
-  it("reads the claimed destination's due rows through an index on destination_id, not the primary key through every row", async () => {
     const { organizationId, workspaceId } = await createOrganization(store, systemClock, "plans");
     const at = new Date().toISOString();
     for (const id of ["down", "live"]) {
@@ -149,7 +150,7 @@ describe.skipIf(!PG_URL)("the Broadcast claim's plan on PostgreSQL", () => {
         destinationRow({ id, organizationId, workspaceId, type: "webhook", at }),
       );
     }
-    const now = Date.now();
+    now = Date.now();
     const fill = (
       destination: string,
       count: number,
@@ -169,7 +170,15 @@ describe.skipIf(!PG_URL)("the Broadcast claim's plan on PostgreSQL", () => {
     await fill("down", 20_000, "pending", now + 3_600_000, false);
     await fill("live", 50, "pending", now - 1_000, false);
     await client.query("ANALYZE broadcast_deliveries");
+  }, 60_000);
+  afterAll(async () => {
+    await client?.end();
+    await store?.close();
+    await dbi?.drop();
+  });
 
+  /** Runs `run` on a logging connection; the plan (EXPLAIN) of its first statement matching `pick`. */
+  async function planOf(run: (db: Db) => Promise<unknown>, pick: RegExp): Promise<string> {
     const captured: CompiledQuery[] = [];
     const logged = new Kysely<Database>({
       dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: dbi.url, max: 1 }) }),
@@ -178,21 +187,38 @@ describe.skipIf(!PG_URL)("the Broadcast claim's plan on PostgreSQL", () => {
       },
     });
     try {
-      const claim = await claimDeliveries({ ...store, db: logged }, "live", "plan-test", now, 30_000, 100);
-      expect(claim.rows.length).toBeGreaterThan(0); // the statement works on this data
+      await run(logged);
     } finally {
       await logged.destroy();
     }
-    const update = captured.find((q) => /^update "broadcast_deliveries"/i.test(q.sql));
-    expect(update).toBeDefined();
-    const plan = await client.query<{ "QUERY PLAN": string }>(`EXPLAIN ${update!.sql}`, [
-      ...update!.parameters,
-    ]);
-    const text = plan.rows.map((r) => r["QUERY PLAN"]).join("\n");
+    const q = captured.find((c) => pick.test(c.sql));
+    expect(q).toBeDefined();
+    const plan = await client.query<{ "QUERY PLAN": string }>(`EXPLAIN ${q!.sql}`, [...q!.parameters]);
+    return plan.rows.map((r) => r["QUERY PLAN"]).join("\n");
+  }
+
+  it("the claim reads the claimed destination's due rows through an index on destination_id, not the primary key through every row", async () => {
+    const text = await planOf(async (db) => {
+      const claim = await claimDeliveries({ ...store, db }, "live", "plan-test", now, 30_000, 100);
+      expect(claim.rows.length).toBeGreaterThan(0); // the statement works on this data
+    }, /^update "broadcast_deliveries"/i);
     // The due rows (the statement's only scan with a state condition) come from an index
     // condition naming the destination; the primary key is only used to update the chosen ids.
     expect(text).toMatch(/(Index|Recheck) Cond: \(\(?destination_id = 'live'::text\)/);
     expect(text).not.toMatch(/Filter: \([^\n]*destination_id = 'live'::text/);
+    expect(text).not.toMatch(/Seq Scan on broadcast_deliveries/);
+  }, 60_000);
+
+  it("Broadcast's backlog (GET /metrics) reads each live destination's pending rows by index, not the delivered ones", async () => {
+    const text = await planOf(async (db) => {
+      const backlog = await broadcastBacklog(db, now, store.caps.lateralJoins);
+      // Leased rows (a claim's) count as pending too.
+      expect(backlog).toEqual([
+        { destinationType: "webhook", pending: 200_500, oldestPendingAgeMs: 3_600_000 - 1 },
+      ]);
+    }, /broadcast_deliveries/);
+    expect(text).toMatch(/Nested Loop/);
+    expect(text).toMatch(/(Index|Recheck) Cond: \(\(?destination_id = x\.id\)/);
     expect(text).not.toMatch(/Seq Scan on broadcast_deliveries/);
   }, 60_000);
 });

@@ -1,5 +1,6 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Broadcaster } from "../../src/broadcast/delivery/broadcaster.js";
 import { defaultEncoderLookup } from "../../src/broadcast/encoder-lookup.js";
@@ -308,5 +309,155 @@ describe("Broadcast's sends and settlements", () => {
       await broadcaster.stop();
       await t.close();
     }
+  });
+});
+
+describe("Broadcast's backlog (read from the record store at each scrape)", () => {
+  let receiver: Server;
+  let url: string;
+  let refused = 0;
+
+  beforeAll(async () => {
+    // /ok… accepts every body; anything else answers 503 (retried: its deliveries stay pending).
+    receiver = createServer((req, res) => {
+      req.resume();
+      req.on("end", () => {
+        const ok = req.url?.startsWith("/ok") === true;
+        if (!ok) refused++;
+        res.writeHead(ok ? 200 : 503).end(ok ? "{}" : "down");
+      });
+    });
+    await new Promise<void>((done) => receiver.listen(0, "127.0.0.1", done));
+    url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
+  });
+
+  afterAll(async () => {
+    receiver.closeAllConnections();
+    await new Promise<void>((done) => receiver.close(() => done()));
+  });
+
+  const backlog = (text: string, gauge: "pending_generations" | "oldest_pending_age_seconds", type: string) =>
+    sample(text, `gatehouse_broadcast_${gauge}`, { destination_type: type });
+
+  it("shows a down destination's pending generations and their age, and 0 for a destination delivered to", async () => {
+    // Retried for long enough that the down destination's deliveries stay pending.
+    const settings = testSettings({ maxAttempts: 1_000, retryMaxMs: 200 });
+    const s = await startListening({
+      clock: systemClock,
+      env: { GATEHOUSE_METRICS_TOKEN: TOKEN },
+      config: { broadcast: settings },
+    });
+    const broadcaster = new Broadcaster({
+      store: s.ctx.store,
+      secretBox: s.ctx.secretBox,
+      clock: systemClock,
+      settings,
+      encoderFor: defaultEncoderLookup,
+    });
+    try {
+      const origin = new URL(s.baseUrl).origin;
+      await createWebhook(s, `${url}/down`);
+      const posthog = await s.call({
+        method: "POST",
+        url: "/api/v1/observability/destinations",
+        payload: { type: "posthog", name: "ph", config: { apiKey: "phc_metrics", endpoint: `${url}/ok` } },
+      });
+      expect(posthog.statusCode).toBe(201);
+      const empty = await (await scrape(origin)).text();
+      expect(backlog(empty, "pending_generations", "webhook")).toBe(0);
+      expect(backlog(empty, "oldest_pending_age_seconds", "webhook")).toBe(0);
+
+      // Counted once the worker's fan-out has made the deliveries (its first pass).
+      await ingestRecords(s, records(s, 3));
+      broadcaster.start();
+      await waitFor(
+        async () =>
+          refused >= 2 &&
+          backlog(await (await scrape(origin)).text(), "pending_generations", "posthog") === 0,
+        10_000,
+        "the posthog destination delivered to and the webhook refused twice",
+      );
+      const r = await scrape(origin);
+      expect(r.status).toBe(200);
+      const text = await r.text();
+      expect(text).toContain("# TYPE gatehouse_broadcast_pending_generations gauge");
+      expect(backlog(text, "pending_generations", "webhook")).toBe(3);
+      const age = backlog(text, "oldest_pending_age_seconds", "webhook")!;
+      expect(age).toBeGreaterThan(0);
+      expect(age).toBeLessThan(60);
+      expect(backlog(text, "pending_generations", "posthog")).toBe(0);
+      expect(backlog(text, "oldest_pending_age_seconds", "posthog")).toBe(0);
+      // Types only: no organization or destination in a label.
+      expect(text).not.toContain(s.organizationId);
+      expect(text).not.toMatch(/gatehouse_broadcast_pending_generations\{[^}]*(organization|destination_id)/);
+    } finally {
+      await broadcaster.stop();
+      await s.close();
+    }
+  });
+
+  it("leaves the backlog out of a scrape whose store read fails, and serves the rest", async () => {
+    const lines: string[] = [];
+    const s = await startListening({
+      clock: systemClock,
+      env: { GATEHOUSE_METRICS_TOKEN: TOKEN },
+      logger: { level: "warn", stream: { write: (l: string) => void lines.push(l) } },
+    });
+    try {
+      const origin = new URL(s.baseUrl).origin;
+      await createWebhook(s, `${url}/down`);
+      expect(backlog(await (await scrape(origin)).text(), "pending_generations", "webhook")).toBe(0);
+      // The store throws in the backlog's statement (SQLite: no such table).
+      await sql`ALTER TABLE broadcast_deliveries RENAME TO broadcast_deliveries_away`.execute(s.ctx.store.db);
+      try {
+        const r = await scrape(origin);
+        expect(r.status).toBe(200);
+        const text = await r.text();
+        expect(text).toContain("# TYPE gatehouse_broadcast_pending_generations gauge");
+        expect(text).not.toMatch(/^gatehouse_broadcast_(pending_generations|oldest_pending_age_seconds)\{/m);
+        expect(sample(text, "gatehouse_gateway_requests_in_flight")).toBe(0);
+        expect(sample(text, "process_cpu_seconds_total")).toBeGreaterThan(0);
+        const warned = lines.filter((l) => l.includes("metrics: store read failed"));
+        expect(warned).toHaveLength(1); // once per read, not per gauge
+        expect(warned[0]).toContain('"source":"broadcast_backlog"');
+        expect(warned[0]).toContain("no such table");
+      } finally {
+        await sql`ALTER TABLE broadcast_deliveries_away RENAME TO broadcast_deliveries`.execute(
+          s.ctx.store.db,
+        );
+      }
+      // Back as soon as the store answers again.
+      expect(backlog(await (await scrape(origin)).text(), "pending_generations", "webhook")).toBe(0);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it("does not wait for a store that does not answer longer than its bound", async () => {
+    const metrics = new GatehouseMetrics({ storeReadTimeoutMs: 200 });
+    const failures: unknown[] = [];
+    let reads = 0;
+    metrics.watch({
+      inFlight: () => 0,
+      recordingQueued: () => 0,
+      broadcastBacklog: () => {
+        reads++;
+        return new Promise(() => {}); // a stalled store
+      },
+      readFailed: (_source, err) => failures.push(err),
+    });
+    const started = Date.now();
+    const [a, b] = await Promise.all([metrics.scrape(), metrics.scrape()]);
+    expect(Date.now() - started).toBeLessThan(2_000);
+    for (const { body } of [a, b]) {
+      expect(body).toContain("# TYPE gatehouse_broadcast_oldest_pending_age_seconds gauge");
+      expect(body).not.toMatch(/^gatehouse_broadcast_(pending_generations|oldest_pending_age_seconds)\{/m);
+      expect(sample(body, "gatehouse_recording_queued")).toBe(0);
+    }
+    // A third scrape waits on the same stalled read instead of sending the store another.
+    await metrics.scrape();
+    expect(reads).toBe(1);
+    expect(failures).toHaveLength(1);
+    expect(String(failures[0])).toContain("no answer within 200 ms");
   });
 });

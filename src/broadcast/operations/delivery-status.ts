@@ -141,3 +141,72 @@ export async function broadcastDrops(db: Db): Promise<BroadcastDrops> {
     .executeTakeFirst();
   return { dropped_over_cap: Number(row?.dropped ?? 0), destinations_dropping: Number(row?.n ?? 0) };
 }
+
+/** Broadcast's backlog of one destination type, across organizations (GET /metrics). */
+export interface BroadcastBacklog {
+  destinationType: string;
+  /** Generations pending delivery: due, backing off or in flight. */
+  pending: number;
+  /** Milliseconds since the oldest of them was accepted; null when none is pending. */
+  oldestPendingAgeMs: number | null;
+}
+
+/**
+ * The pending generations of the live, enabled destinations by type, and the age of the oldest
+ * (docs/operations.md "Metrics"). A paused (disabled) destination's queue waits by its owner's
+ * choice and is left out, as the delivery worker leaves it; a type whose destinations have
+ * nothing pending reads 0. No organization or destination appears: only types.
+ *
+ * From the destinations, then each one's pending rows by index (broadcast_deliveries_due's
+ * `(destination_id, state)` prefix), like dueDestinations: the cost follows the backlog, never
+ * the delivered and dead rows kept. SQLite keeps a LEFT JOIN's order (destinations first);
+ * PostgreSQL (`lateral`: DialectCaps.lateralJoins) gets a LATERAL aggregate per destination so
+ * that it cannot hash-join a scan of the whole table instead
+ * (test/contract/history-plans.test.ts checks both plans). About 25 ms on SQLite beside a down
+ * destination's 100,000 pending rows (a million generations, the default queue cap) and 200,000
+ * delivered ones; 6 ms at 20,000 pending rows.
+ */
+export async function broadcastBacklog(db: Db, nowMs: number, lateral = false): Promise<BroadcastBacklog[]> {
+  const live = db
+    .selectFrom("destinations as x")
+    .where("x.enabled", "=", 1)
+    .where("x.deleted_at", "is", null)
+    .groupBy("x.type");
+  const rows = lateral
+    ? await live
+        .innerJoinLateral(
+          (eb) =>
+            eb
+              .selectFrom("broadcast_deliveries as d")
+              .select((e) => [
+                e.fn.sum<number | null>("d.item_count").as("n"),
+                e.fn.min<number | null>("d.created_at_ms").as("oldest"),
+              ])
+              .whereRef("d.destination_id", "=", "x.id")
+              .where("d.state", "=", "pending")
+              .as("p"),
+          (join) => join.onTrue(),
+        )
+        .select((eb) => [
+          "x.type",
+          eb.fn.sum<number | null>("p.n").as("pending"),
+          eb.fn.min<number | null>("p.oldest").as("oldest"),
+        ])
+        .execute()
+    : await live
+        .leftJoin("broadcast_deliveries as d", (join) =>
+          join.onRef("d.destination_id", "=", "x.id").on("d.state", "=", "pending"),
+        )
+        .select((eb) => [
+          "x.type",
+          eb.fn.sum<number | null>("d.item_count").as("pending"),
+          eb.fn.min<number | null>("d.created_at_ms").as("oldest"),
+        ])
+        .execute();
+  return rows.map((r) => ({
+    destinationType: r.type,
+    pending: Number(r.pending ?? 0),
+    oldestPendingAgeMs:
+      r.oldest === null || r.oldest === undefined ? null : Math.max(0, nowMs - Number(r.oldest)),
+  }));
+}
