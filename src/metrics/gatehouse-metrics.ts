@@ -5,6 +5,7 @@ import type { GatewayObserver } from "../gateway/observer.js";
 import type { ServedGeneration } from "../gateway/recording.js";
 import { collectProcessMetrics } from "./process-metrics.js";
 import { Tallies } from "./tallies.js";
+import { within } from "../lib/within.js";
 
 /** What the process's gauges read when scraped. */
 export interface MetricsSources {
@@ -24,19 +25,6 @@ export interface MetricsSources {
  * the whole exposition.
  */
 export const STORE_READ_TIMEOUT_MS = 2_000;
-
-/** Resolves with `p`, or rejects after `ms` (the timer is cleared either way). */
-async function within<T>(p: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
-  });
-  try {
-    return await Promise.race([p, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
 
 const HTTP_SECONDS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
 const OVERHEAD_SECONDS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1];

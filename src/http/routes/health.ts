@@ -2,6 +2,7 @@ import type { FastifyInstance } from "fastify";
 import { broadcastDrops, type BroadcastDrops } from "../../broadcast/operations/delivery-status.js";
 import { DomainError } from "../../domain/errors.js";
 import type { AppContext } from "../context.js";
+import { within } from "../../lib/within.js";
 
 /**
  * Liveness (the process answers) and readiness (every store answers). Readiness also reports
@@ -15,19 +16,6 @@ import type { AppContext } from "../context.js";
  * probe's own timeout, which would read as the whole instance hanging.
  */
 export const READINESS_CHECK_TIMEOUT_MS = 2_000;
-
-/** Resolves with `p`, or rejects after `ms` (the timer is cleared either way). */
-async function within<T>(p: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
-  });
-  try {
-    return await Promise.race([p, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
 
 export async function healthRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
   app.get("/healthz", { config: { auth: "none" }, schema: { hide: true } }, async () => ({ status: "ok" }));
