@@ -195,11 +195,15 @@ describe("SDK 1.3.19: API keys", () => {
     expect((await sdk.apiKeys.list()).data.find((k) => k.hash === hash)?.expiresAt).toEqual(
       new Date("2027-09-30T12:00:00.000Z"),
     );
-    // SDK 1.3.19's update has no expiresAt: its request schema drops the field, the expiry stays.
-    const viaSdk = await sdk.apiKeys.update({
-      hash,
-      requestBody: { name: "extended", expiresAt: new Date("2028-01-01T00:00:00.000Z") } as never,
-    });
+    // SDK 1.3.19's update has no expiresAt: its request schema would drop the field (these tests'
+    // SDK refuses it, test/helpers/sdk-strict.ts), so an SDK update leaves the expiry as it is.
+    await expect(
+      sdk.apiKeys.update({
+        hash,
+        requestBody: { name: "extended", expiresAt: new Date("2028-01-01T00:00:00.000Z") } as never,
+      }),
+    ).rejects.toThrow(/Unrecognized key.*expiresAt/);
+    const viaSdk = await sdk.apiKeys.update({ hash, requestBody: { name: "extended" } });
     expect(viaSdk.data).toMatchObject({ name: "extended", expiresAt: new Date("2027-09-30T12:00:00.000Z") });
 
     expect((await patchRaw({ expires_at: null })).body.data.expires_at).toBeNull();

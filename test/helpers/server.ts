@@ -1,5 +1,7 @@
 import { HTTPClient, OpenRouter } from "@openrouter/sdk";
 import { makeTestApp, type TestApp, type TestAppOptions } from "./app.js";
+// The SDK refuses request keys it would otherwise drop (max_tokens for maxTokens): see the file.
+import "./sdk-strict.js";
 
 export interface ListeningApp extends TestApp {
   /** `http://127.0.0.1:<port>/api/v1` */
