@@ -1,5 +1,5 @@
 import { loadConfig, type BroadcastConfig } from "../../src/config/config.js";
-import { Broadcaster } from "../../src/broadcast/delivery/broadcaster.js";
+import { Broadcaster, type BroadcastObserver } from "../../src/broadcast/delivery/broadcaster.js";
 import { defaultEncoderLookup } from "../../src/broadcast/encoder-lookup.js";
 import { systemClock } from "../../src/lib/clock.js";
 import { hashKey } from "../../src/lib/ids.js";
@@ -24,8 +24,14 @@ export interface BroadcastTestApp extends TestApp {
   broadcaster: Broadcaster;
 }
 
-/** A test app on the real clock with a Broadcaster (not started) sharing its store. */
-export async function makeBroadcastApp(over: Partial<BroadcastConfig> = {}): Promise<BroadcastTestApp> {
+/**
+ * A test app on the real clock with a Broadcaster (not started) sharing its store; `observer`
+ * is told of its sends and settlements (the metrics).
+ */
+export async function makeBroadcastApp(
+  over: Partial<BroadcastConfig> = {},
+  observer?: BroadcastObserver,
+): Promise<BroadcastTestApp> {
   const settings = testSettings(over);
   const t = await makeTestApp({ clock: systemClock, config: { broadcast: settings } });
   const broadcaster = new Broadcaster({
@@ -34,6 +40,7 @@ export async function makeBroadcastApp(over: Partial<BroadcastConfig> = {}): Pro
     clock: systemClock,
     settings,
     encoderFor: defaultEncoderLookup,
+    ...(observer ? { observer } : {}),
   });
   t.ctx.broadcaster = broadcaster;
   const close = t.close;

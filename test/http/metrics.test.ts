@@ -9,7 +9,13 @@ import { systemClock } from "../../src/lib/clock.js";
 import { collectDefaultMetrics, Registry } from "prom-client";
 import { GatehouseMetrics } from "../../src/metrics/gatehouse-metrics.js";
 import { collectProcessMetrics } from "../../src/metrics/process-metrics.js";
-import { createWebhook, ingestRecords, records, testSettings } from "../broadcast/broadcast-helpers.js";
+import {
+  createWebhook,
+  ingestRecords,
+  makeBroadcastApp,
+  records,
+  testSettings,
+} from "../broadcast/broadcast-helpers.js";
 import { waitFor } from "../helpers/broadcast-receiver.js";
 import { makeTestApp } from "../helpers/app.js";
 import type { FakeServer } from "../helpers/fake-upstreams/fake-server.js";
@@ -273,17 +279,9 @@ describe("Broadcast's sends and settlements", () => {
   });
 
   it("counts requests by status and generations by outcome, per destination type", async () => {
-    const settings = testSettings();
-    const t = await makeTestApp({ clock: systemClock, config: { broadcast: settings } });
     const metrics = new GatehouseMetrics();
-    const broadcaster = new Broadcaster({
-      store: t.ctx.store,
-      secretBox: t.ctx.secretBox,
-      clock: systemClock,
-      settings,
-      encoderFor: defaultEncoderLookup,
-      observer: metrics,
-    });
+    const t = await makeBroadcastApp({}, metrics);
+    const broadcaster = t.broadcaster;
     try {
       await createWebhook(t, `${url}/ok`);
       await createWebhook(t, `${url}/refuse`);
@@ -306,8 +304,7 @@ describe("Broadcast's sends and settlements", () => {
         await count("gatehouse_broadcast_requests_total", { destination_type: "webhook", status: "400" }),
       ).toBeGreaterThanOrEqual(1);
     } finally {
-      await broadcaster.stop();
-      await t.close();
+      await t.close(); // stops the broadcaster too
     }
   });
 });
