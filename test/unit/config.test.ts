@@ -36,6 +36,7 @@ describe("loadConfig", () => {
       bootstrapKey: null,
       logLevel: "info",
       trustProxy: false,
+      metricsToken: null,
       providersFile: null,
       broadcast: {
         workers: true,
