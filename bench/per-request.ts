@@ -45,7 +45,7 @@ import { hashKey, newKeyString } from "../src/lib/ids.js";
 import { findNul } from "../src/http/validation.js";
 import { Counter, Histogram, Registry } from "prom-client";
 import { GatehouseMetrics } from "../src/metrics/gatehouse-metrics.js";
-import type { ServedGeneration } from "../src/gateway/recording.js";
+import { servedGeneration } from "../test/helpers/recording.js";
 import { chatBody } from "./lib/gateway-load.js";
 
 const opt = numberOption(process.argv.slice(2));
@@ -235,35 +235,10 @@ compare(
 );
 
 // --- a model request's metrics
-const served = {
-  id: "gen-1",
-  key: { hash: "h", organizationId: "o", workspaceId: "w" },
-  model: "bench/tiny",
-  provider: "local",
-  providerName: "Local",
-  createdAt: new Date(),
-  appTitle: null,
-  referer: null,
-  externalUser: null,
-  sessionId: null,
-  promptTokens: 12,
-  completionTokens: 5,
-  cachedTokens: 0,
-  reasoningTokens: 0,
-  costNano: 22_000n,
-  byokCostNano: 0n,
-  isByok: false,
-  latencyMs: 3,
-  generationTimeMs: 1,
-  finishReason: "stop",
-  streamed: false,
-  cancelled: false,
-  upstreamId: null,
-  attempts: [],
-  input: [],
-  output: null,
-  params: null,
-} satisfies ServedGeneration;
+const served = servedGeneration(
+  { hash: "h", organizationId: "o", workspaceId: "w" },
+  { model: "bench/tiny", provider: "local", promptTokens: 12, latencyMs: 3 },
+);
 const tallied = new GatehouseMetrics();
 const reg = new Registry();
 const counter = (name: string, labelNames: string[]) =>
