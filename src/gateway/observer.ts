@@ -9,6 +9,4 @@ export interface GatewayObserver {
   attempt(provider: string, model: string, status: number | null): void;
   /** A generation was served (completed, failed after output, or cancelled) and handed to recording. */
   generation(g: ServedGeneration, overheadMs: number): void;
-  /** A record failed after its answer was sent (deferred or journaled recording). */
-  recordFailed(): void;
 }

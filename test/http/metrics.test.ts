@@ -1,7 +1,7 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { sql } from "kysely";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { Broadcaster } from "../../src/broadcast/delivery/broadcaster.js";
 import { defaultEncoderLookup } from "../../src/broadcast/encoder-lookup.js";
 import { ConfigError, loadConfig } from "../../src/config/config.js";
@@ -187,6 +187,25 @@ describe("GET /metrics with GATEHOUSE_METRICS_TOKEN", () => {
       grew("gatehouse_gateway_time_to_first_token_seconds_count", { provider: "local", streamed: "true" }),
     ).toBe(1);
     expect(grew("gatehouse_gateway_overhead_seconds_count", {})).toBe(2);
+  });
+
+  it("counts a record that failed after its answer was sent", async () => {
+    expect(s.app.gateway.answersBeforeCommit).toBe(true);
+    const before = await (await scrape(origin)).text();
+    const transaction = s.ctx.store.transaction.bind(s.ctx.store);
+    s.ctx.store.transaction = async () => {
+      throw new Error("record store down");
+    };
+    onTestFinished(() => {
+      s.ctx.store.transaction = transaction;
+    });
+    expect((await chat({ model: "local/ok" })).status).toBe(200); // answered: the failure follows
+    await s.app.gateway.recorder.settled();
+    await new Promise((done) => setImmediate(done)); // the settle's rejection handler runs
+    s.ctx.store.transaction = transaction;
+    const text = await (await scrape(origin)).text();
+    const failures = (t: string) => sample(t, "gatehouse_recording_failures_total") ?? 0;
+    expect(failures(text) - failures(before)).toBe(1);
   });
 
   it("labels requests by route pattern, never by the path a client sent", async () => {
