@@ -17,6 +17,7 @@ import {
   testSettings,
 } from "../broadcast/broadcast-helpers.js";
 import { waitFor } from "../helpers/broadcast-receiver.js";
+import { leaveStreamAfter } from "../helpers/leave-stream.js";
 import { makeTestApp } from "../helpers/app.js";
 import type { FakeServer } from "../helpers/fake-upstreams/fake-server.js";
 import { FAKE_OPENAI_KEY, startFakeOpenAI } from "../helpers/fake-upstreams/openai.js";
@@ -70,7 +71,12 @@ describe("GET /metrics with GATEHOUSE_METRICS_TOKEN", () => {
     });
     file = writeProvidersFile(
       [{ slug: "local", kind: "openai-compatible", base_url: `${openai.url}/v1`, api_key_env: "LOCAL_KEY" }],
-      [model("local/ok", "ok"), model("local/limited", "rate-limited"), model("local/reset", "reset")],
+      [
+        model("local/ok", "ok"),
+        model("local/limited", "rate-limited"),
+        model("local/reset", "reset"),
+        model("local/never-ends", "never-ends"),
+      ],
     );
     s = await startListening({
       clock: systemClock,
@@ -187,6 +193,21 @@ describe("GET /metrics with GATEHOUSE_METRICS_TOKEN", () => {
       grew("gatehouse_gateway_time_to_first_token_seconds_count", { provider: "local", streamed: "true" }),
     ).toBe(1);
     expect(grew("gatehouse_gateway_overhead_seconds_count", {})).toBe(2);
+  });
+
+  it("counts a stream whose client left as cancelled", async () => {
+    const labels = { provider: "local", model: "local/never-ends", outcome: "cancelled" };
+    const cancelled = async () =>
+      sample(await (await scrape(origin)).text(), "gatehouse_gateway_generations_total", labels) ?? 0;
+    const before = await cancelled();
+    const body = {
+      model: "local/never-ends",
+      stream: true,
+      max_tokens: 50,
+      messages: [{ role: "user", content: "Hi" }],
+    };
+    await leaveStreamAfter(s.baseUrl, key, body, 1);
+    await waitFor(async () => (await cancelled()) === before + 1, 5_000, "the cancelled generation counted");
   });
 
   it("counts a record that failed after its answer was sent", async () => {
