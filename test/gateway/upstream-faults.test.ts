@@ -7,6 +7,7 @@ import {
   EARLY_USAGE,
   EARLY_USAGE_TEXT,
   FAKE_OPENAI_KEY,
+  FINAL_USAGE,
   startFakeOpenAI,
 } from "../helpers/fake-upstreams/openai.js";
 import { writeProvidersFile, type WrittenProvidersFile } from "../helpers/providers-file.js";
@@ -94,6 +95,8 @@ beforeAll(async () => {
       model("file/slow", "patient", "slow-headers"),
       model("file/stall", "patient", "stall"),
       model("file/early-usage", "calm", "early-usage-reset"),
+      model("file/early-usage-end", "calm", "early-usage-end"),
+      model("file/final-usage", "calm", "early-then-final-usage"),
       model("claude/hang", "claude", "no-first-byte"),
       model("claude/limited", "claude-calm", "rate-limited"),
       model("claude/ok", "claude-calm", "ok"),
@@ -307,6 +310,53 @@ describe("a stream cut short after a usage sent early", () => {
     expect(g.tokens_completion).toBe(counted);
     expect(g.usage).toBeCloseTo(cost, 12);
     expect(finishesOf(id)).toEqual([`settle ${id}:0`]);
+  });
+});
+
+describe("a stream that ends well with its only usage sent early", () => {
+  it("is charged the larger of that usage's completion count and the count of the text sent after it", async () => {
+    const before = await usage();
+    const r = await chat({ model: "file/early-usage-end", stream: true });
+    expect(r.status).toBe(200);
+    expect(r.text.endsWith("data: [DONE]\n\n")).toBe(true);
+    const ev = events(r.text);
+    const generated = EARLY_USAGE_TEXT.join("");
+    expect(ev.map((e) => String(e.choices[0]?.delta?.content ?? "")).join("")).toBe(generated);
+    expect(ev.some((e) => e.choices[0]?.finish_reason === "stop")).toBe(true);
+    const last = ev.at(-1)!;
+    expect(last.error).toBeUndefined();
+    // The first chunk's usage (1 completion token) was sent before the rest of the text: charging
+    // it as reported would bill one token for the whole answer.
+    const counted = countTextTokens(generated);
+    expect(counted).toBeGreaterThan(EARLY_USAGE.completion_tokens);
+    expect(last.usage.prompt_tokens).toBe(EARLY_USAGE.prompt_tokens);
+    expect(last.usage.completion_tokens).toBe(counted);
+    const cost = last.usage.cost as number;
+    expect(cost).toBeCloseTo(EARLY_USAGE.prompt_tokens * PROMPT_PRICE + counted * COMPLETION_PRICE, 15);
+    expect(await usage()).toBeCloseTo(before + cost, 12);
+    const id = last.id as string;
+    const g = await generation(id);
+    expect(g.finish_reason).toBe("stop");
+    expect(g.tokens_completion).toBe(counted);
+    expect(g.usage).toBeCloseTo(cost, 12);
+    expect(finishesOf(id)).toEqual([`settle ${id}:0`]);
+  });
+
+  it("with a final usage after all of its text: charged that usage as reported, not the count", async () => {
+    const before = await usage();
+    const r = await chat({ model: "file/final-usage", stream: true });
+    expect(r.status).toBe(200);
+    const last = events(r.text).at(-1)!;
+    expect(countTextTokens(EARLY_USAGE_TEXT.join(""))).toBeGreaterThan(FINAL_USAGE.completion_tokens);
+    expect(last.usage.prompt_tokens).toBe(FINAL_USAGE.prompt_tokens);
+    expect(last.usage.completion_tokens).toBe(FINAL_USAGE.completion_tokens);
+    const cost = last.usage.cost as number;
+    expect(cost).toBeCloseTo(
+      FINAL_USAGE.prompt_tokens * PROMPT_PRICE + FINAL_USAGE.completion_tokens * COMPLETION_PRICE,
+      15,
+    );
+    expect(await usage()).toBeCloseTo(before + cost, 12);
+    expect((await generation(last.id as string)).tokens_completion).toBe(FINAL_USAGE.completion_tokens);
   });
 });
 

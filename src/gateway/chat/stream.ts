@@ -89,6 +89,9 @@ async function forward(
   // What was generated, gathered for the counted fallback (counted once, at the end).
   const output = new GeneratedOutput();
   let usage: ProviderUsage | null = null;
+  // Generated text arrived in a chunk after the last usage, without one of its own: that usage
+  // cannot have counted it.
+  let outputAfterUsage = false;
   let prompt: ProviderChunk["prompt"] | null = null;
   let finishReason: string | null = null;
   let upstreamId: string | null = null;
@@ -99,11 +102,15 @@ async function forward(
     while (!next.done) {
       const c = next.value;
       upstreamId ??= c.upstreamId;
-      if (c.usage) usage = c.usage;
+      if (c.usage) {
+        usage = c.usage;
+        outputAfterUsage = false;
+      }
       if (c.prompt) prompt = c.prompt;
       let visible = c.choices.length > 0;
       for (const ch of c.choices) {
         output.addDelta(ch.index, ch.delta);
+        if (usage && !c.usage && carriesOutput(ch.delta)) outputAfterUsage = true;
         if (ch.finish_reason !== null) finishReason = ch.finish_reason;
       }
       if (run.hideReasoning && visible) {
@@ -128,11 +135,12 @@ async function forward(
     void it.return?.().catch(() => undefined);
   }
   // A stream cut short bills what was generated too: counted when the upstream sent no usage, and
-  // at least that count when it sent one before it broke off (atLeastGenerated). A stream that
-  // reached its end is charged the upstream's last usage as reported. The count is made only in
-  // those cases, here, once.
+  // at least that count when it sent one before it broke off (atLeastGenerated). So does a stream
+  // that reached its end with text after its last usage (a usage sent early, and none at the end).
+  // A stream whose last usage came after all of its text is charged that usage as reported. The
+  // count is made only in those cases, here, once.
   const maxCompletion = hold.plan.maxTokens;
-  if (usage && !next.done) usage = atLeastGenerated(usage, output, maxCompletion);
+  if (usage && (!next.done || outputAfterUsage)) usage = atLeastGenerated(usage, output, maxCompletion);
   const charge = run.chargeOf(a, run.usageOf(usage, output, maxCompletion, prompt));
   const usageWireObj = usageWire(charge, pricesOf(a));
   if (failure) {
@@ -168,9 +176,19 @@ async function forward(
   }
 }
 
+/** Whether a stream delta carries generated text: content, a refusal, reasoning, a tool call's piece. */
+function carriesOutput(d: Record<string, unknown>): boolean {
+  for (const k of ["content", "refusal", "reasoning"]) {
+    const v = d[k];
+    if (typeof v === "string" && v.length > 0) return true;
+  }
+  return Array.isArray(d.tool_calls) && d.tool_calls.length > 0;
+}
+
 /**
- * The usage of a stream cut short (it never reached its end, so its final usage never came) whose
- * upstream reported one on the way: that report may be stale, sent before the last text or
+ * The usage of a stream cut short (it never reached its end, so its final usage never came), or
+ * of one whose text went on after its last usage, where the upstream reported one on the way:
+ * that report may be stale, sent before the last text or
  * counting its own chunk alone (not every server's mid-stream usage is cumulative). What the
  * client was sent was generated, so the completion (and its reasoning) is at least the count of
  * it (at most the completion tokens the hold covers: GeneratedOutput.count): the larger of the two. A report that did cover everything differs from the count only by

@@ -50,6 +50,11 @@ import {
  * - `early-usage-reset` (stream): EARLY_USAGE_TEXT in 3 chunks, the first carrying a usage of its
  *   own (EARLY_USAGE: 1 completion token, not cumulative), the others `usage: null`; then the
  *   connection is destroyed, before any final usage
+ * - `early-usage-end` (stream): the same three chunks, then a finish chunk (`stop`) and `[DONE]`:
+ *   the stream ends well, and its only usage is the stale one on its first chunk
+ * - `early-then-final-usage` (stream): as `early-usage-end`, with a final usage chunk after the
+ *   finish (FINAL_USAGE: fewer completion tokens than this repository's count of the text, as an
+ *   upstream with another tokenizer may report)
  */
 export const FAKE_OPENAI_KEY = "sk-fake-openai";
 /** The `firehose` model's length, and how far its last answer got (chunks written, finished). */
@@ -63,6 +68,8 @@ export const EARLY_USAGE_TEXT = [
 ];
 /** The usage `early-usage-reset` sends on its first chunk: that chunk's count alone. */
 export const EARLY_USAGE = { prompt_tokens: 12, completion_tokens: 1, total_tokens: 13 };
+/** The final usage `early-then-final-usage` sends after all of its text. */
+export const FINAL_USAGE = { prompt_tokens: 12, completion_tokens: 3, total_tokens: 15 };
 export const REASONING_TEXT = ["The user greets me.", " A short greeting back will do."];
 export const REASONING_ANSWER = "Hi!";
 export const PARTS_THINKING = ["Mistral thinks", " in parts."];
@@ -262,13 +269,18 @@ async function handle(req: RecordedRequest, res: ServerResponse, socket: Socket)
     FIREHOSE.finished = true;
     return void res.end();
   }
-  if (model === "early-usage-reset") {
+  if (model === "early-usage-reset" || model === "early-usage-end" || model === "early-then-final-usage") {
     sse(res, {
       ...(chunk(model, { role: "assistant", content: EARLY_USAGE_TEXT[0] }) as object),
       usage: EARLY_USAGE,
     });
     for (const content of EARLY_USAGE_TEXT.slice(1)) sse(res, chunk(model, { content }));
-    return void setTimeout(() => socket.destroy(), 20);
+    if (model === "early-usage-reset") return void setTimeout(() => socket.destroy(), 20);
+    sse(res, chunk(model, {}, "stop"));
+    if (model === "early-then-final-usage")
+      sse(res, { ...(chunk(model, {}) as object), choices: [], usage: FINAL_USAGE });
+    sse(res, "[DONE]");
+    return void res.end();
   }
   // The `tools` call's first piece: its id, type and name, no arguments yet.
   const toolCallStart = () =>
