@@ -16,7 +16,7 @@ import { createGateway, type Gateway } from "../gateway/gateway.js";
 import { buildCatalog, closeCatalog } from "../gateway/catalog/build-catalog.js";
 import { buildFileProviders } from "../gateway/catalog/file-providers.js";
 import { GatehouseMetrics } from "../metrics/gatehouse-metrics.js";
-import { broadcastBacklog } from "../broadcast/operations/delivery-status.js";
+import { broadcastBacklog, broadcastOutbox } from "../broadcast/operations/delivery-status.js";
 import { metricsRoutes } from "./routes/metrics.js";
 
 declare module "fastify" {
@@ -76,8 +76,13 @@ export async function buildApp(given: AppContext, opts: BuildOptions = {}): Prom
   metrics?.watch({
     inFlight: () => gateway.inFlight.size,
     recordingQueued: () => gateway.recorder.queued,
-    broadcastBacklog: () =>
-      broadcastBacklog(ctx.store.db, ctx.clock.now().getTime(), ctx.store.caps.lateralJoins),
+    broadcastBacklog: async () => {
+      const now = ctx.clock.now().getTime();
+      return {
+        byType: await broadcastBacklog(ctx.store.db, now, ctx.store.caps.lateralJoins),
+        outbox: await broadcastOutbox(ctx.store.db, now),
+      };
+    },
     readFailed: (source, err) =>
       app.log.warn({ err, source }, "metrics: store read failed, its gauges are left out of this scrape"),
   });

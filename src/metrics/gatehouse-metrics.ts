@@ -1,6 +1,6 @@
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
 import type { BroadcastObserver } from "../broadcast/delivery/broadcaster.js";
-import type { BroadcastBacklog } from "../broadcast/operations/delivery-status.js";
+import type { BroadcastBacklog, BroadcastOutbox } from "../broadcast/operations/delivery-status.js";
 import type { GatewayObserver } from "../gateway/observer.js";
 import type { ServedGeneration } from "../gateway/recording.js";
 import { collectProcessMetrics } from "./process-metrics.js";
@@ -13,10 +13,19 @@ export interface MetricsSources {
   inFlight(): number;
   /** Generations answered and waiting for their record's commit. */
   recordingQueued(): number;
-  /** Broadcast's backlog by destination type, across organizations: a record-store read. */
-  broadcastBacklog?(): Promise<readonly BroadcastBacklog[]>;
+  /**
+   * Broadcast's backlog across organizations, a record-store read: pending generations by
+   * destination type, and the outbox's batches not yet fanned out to them.
+   */
+  broadcastBacklog?(): Promise<BroadcastBacklogRead>;
   /** A store read failed or did not answer in time: its gauges are left out of that scrape. */
   readFailed?(source: string, err: unknown): void;
+}
+
+/** What one read of Broadcast's backlog gives the gauges of a scrape. */
+export interface BroadcastBacklogRead {
+  byType: readonly BroadcastBacklog[];
+  outbox: BroadcastOutbox;
 }
 
 /**
@@ -54,6 +63,29 @@ function talliedCounter<L extends string>(
 }
 
 /**
+ * An unlabelled gauge set from a read at each scrape, left out of a scrape whose read gave null
+ * (failed or late), as the labelled backlog gauges are. prom-client always shows an unlabelled
+ * gauge (0 after a reset), which would read as an empty outbox while the store is down.
+ */
+function readGauge(registry: Registry, name: string, help: string, read: () => Promise<number | null>): void {
+  let value: number | null = null;
+  new (class extends Gauge {
+    override async get() {
+      const got = await super.get();
+      return value === null ? { ...got, values: [] } : got;
+    }
+  })({
+    name,
+    help,
+    registers: [registry],
+    async collect() {
+      value = await read();
+      this.set(value ?? 0);
+    },
+  });
+}
+
+/**
  * The process's Prometheus metrics (docs/operations.md "Metrics"): HTTP requests by route and
  * status, the data plane's upstream attempts, generations, tokens, cost, time to first token and
  * overhead by model and provider, recording and Broadcast delivery, and Node's process metrics.
@@ -79,7 +111,7 @@ export class GatehouseMetrics implements GatewayObserver, BroadcastObserver {
   private sources: MetricsSources | null = null;
   private readonly storeReadTimeoutMs: number;
   /** The backlog read in flight, shared by the gauges of a scrape and by concurrent scrapes. */
-  private backlogRead: Promise<readonly BroadcastBacklog[]> | null = null;
+  private backlogRead: Promise<BroadcastBacklogRead> | null = null;
   /** The last read whose failure was reported (readFailed). */
   private backlogReported: Promise<unknown> | null = null;
 
@@ -214,7 +246,7 @@ export class GatehouseMetrics implements GatewayObserver, BroadcastObserver {
       registers: [registry],
       async collect() {
         this.reset();
-        for (const b of (await metrics.backlog()) ?? []) {
+        for (const b of (await metrics.backlog())?.byType ?? []) {
           this.set({ destination_type: b.destinationType }, b.pending);
         }
       },
@@ -226,11 +258,27 @@ export class GatehouseMetrics implements GatewayObserver, BroadcastObserver {
       registers: [registry],
       async collect() {
         this.reset();
-        for (const b of (await metrics.backlog()) ?? []) {
+        for (const b of (await metrics.backlog())?.byType ?? []) {
           this.set({ destination_type: b.destinationType }, (b.oldestPendingAgeMs ?? 0) / 1000);
         }
       },
     });
+    // Generations accepted for Broadcast and not yet in any destination's pending count.
+    readGauge(
+      registry,
+      "gatehouse_broadcast_outbox_batches",
+      "Batches of accepted generations in Broadcast's outbox not yet fanned out to their destinations' deliveries, across organizations.",
+      async () => (await metrics.backlog())?.outbox.batches ?? null,
+    );
+    readGauge(
+      registry,
+      "gatehouse_broadcast_outbox_oldest_age_seconds",
+      "Age of the oldest batch in Broadcast's outbox not yet fanned out (0 when none waits).",
+      async () => {
+        const read = await metrics.backlog();
+        return read ? (read.outbox.oldestAgeMs ?? 0) / 1000 : null;
+      },
+    );
   }
 
   /**
@@ -239,7 +287,7 @@ export class GatehouseMetrics implements GatewayObserver, BroadcastObserver {
    * together) and scrapes arriving while a slow read still runs share it, so a stalled store
    * never gathers a queue of statements from scrapes.
    */
-  private async backlog(): Promise<readonly BroadcastBacklog[] | null> {
+  private async backlog(): Promise<BroadcastBacklogRead | null> {
     const sources = this.sources;
     if (!sources?.broadcastBacklog) return null;
     let read = this.backlogRead;

@@ -5,7 +5,11 @@ import { join } from "node:path";
 import { Kysely, PostgresDialect, SqliteDialect, type CompiledQuery } from "kysely";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { broadcastBacklog, statusOfRow } from "../../src/broadcast/operations/delivery-status.js";
+import {
+  broadcastBacklog,
+  broadcastOutbox,
+  statusOfRow,
+} from "../../src/broadcast/operations/delivery-status.js";
 import {
   claimDeliveries,
   dueDestinations,
@@ -93,6 +97,18 @@ describe("plans of the statements over growing tables (SQLite)", () => {
     expect(text).toMatch(/^SCAN x\b/m);
     expect(text).toMatch(/SEARCH d USING (COVERING )?INDEX \w+ \(destination_id=\? AND state=\?\)/);
     expect(text).not.toMatch(/^SCAN d\b/m);
+  });
+
+  it("Broadcast's outbox (GET /metrics) counts and dates the batches still to fan out from the (fanned_out, seq) index", async () => {
+    const plans = await plansOf(() => broadcastOutbox(db, Date.now()));
+    expect(plans).toHaveLength(2);
+    for (const plan of plans) {
+      const text = plan.join("\n");
+      expect(text).toMatch(
+        /SEARCH broadcast_batches USING (COVERING )?INDEX broadcast_batches_fanout \(fanned_out=\?\)/,
+      );
+      expect(text).not.toMatch(/TEMP B-TREE/);
+    }
   });
 
   it("a destination's latest dead letters come from an index, without sorting every dead row", async () => {

@@ -404,8 +404,21 @@ describe("Broadcast's backlog (read from the record store at each scrape)", () =
       expect(backlog(empty, "pending_generations", "webhook")).toBe(0);
       expect(backlog(empty, "oldest_pending_age_seconds", "webhook")).toBe(0);
 
-      // Counted once the worker's fan-out has made the deliveries (its first pass).
+      expect(sample(empty, "gatehouse_broadcast_outbox_batches")).toBe(0);
+      expect(sample(empty, "gatehouse_broadcast_outbox_oldest_age_seconds")).toBe(0);
+
+      // Accepted, not fanned out yet (the worker has not started): in the outbox, in no
+      // destination's pending count.
       await ingestRecords(s, records(s, 3));
+      await new Promise((r) => setTimeout(r, 20));
+      const waiting = await (await scrape(origin)).text();
+      expect(sample(waiting, "gatehouse_broadcast_outbox_batches")).toBe(1);
+      const waited = sample(waiting, "gatehouse_broadcast_outbox_oldest_age_seconds")!;
+      expect(waited).toBeGreaterThan(0);
+      expect(waited).toBeLessThan(60);
+      expect(backlog(waiting, "pending_generations", "webhook")).toBe(0);
+
+      // Counted once the worker's fan-out has made the deliveries (its first pass).
       broadcaster.start();
       await waitFor(
         async () =>
@@ -424,6 +437,9 @@ describe("Broadcast's backlog (read from the record store at each scrape)", () =
       expect(age).toBeLessThan(60);
       expect(backlog(text, "pending_generations", "posthog")).toBe(0);
       expect(backlog(text, "oldest_pending_age_seconds", "posthog")).toBe(0);
+      // Fanned out: the outbox is empty again (the batch stays stored for the pending webhook).
+      expect(sample(text, "gatehouse_broadcast_outbox_batches")).toBe(0);
+      expect(sample(text, "gatehouse_broadcast_outbox_oldest_age_seconds")).toBe(0);
       // Types only: no organization or destination in a label.
       expect(text).not.toContain(s.organizationId);
       expect(text).not.toMatch(/gatehouse_broadcast_pending_generations\{[^}]*(organization|destination_id)/);
@@ -452,6 +468,7 @@ describe("Broadcast's backlog (read from the record store at each scrape)", () =
         const text = await r.text();
         expect(text).toContain("# TYPE gatehouse_broadcast_pending_generations gauge");
         expect(text).not.toMatch(/^gatehouse_broadcast_(pending_generations|oldest_pending_age_seconds)\{/m);
+        expect(text).not.toMatch(/^gatehouse_broadcast_outbox_\w+ /m);
         expect(sample(text, "gatehouse_gateway_requests_in_flight")).toBe(0);
         expect(sample(text, "process_cpu_seconds_total")).toBeGreaterThan(0);
         const warned = lines.filter((l) => l.includes("metrics: store read failed"));
@@ -489,6 +506,7 @@ describe("Broadcast's backlog (read from the record store at each scrape)", () =
     for (const { body } of [a, b]) {
       expect(body).toContain("# TYPE gatehouse_broadcast_oldest_pending_age_seconds gauge");
       expect(body).not.toMatch(/^gatehouse_broadcast_(pending_generations|oldest_pending_age_seconds)\{/m);
+      expect(body).not.toMatch(/^gatehouse_broadcast_outbox_\w+ /m);
       expect(sample(body, "gatehouse_recording_queued")).toBe(0);
     }
     // A third scrape waits on the same stalled read instead of sending the store another.

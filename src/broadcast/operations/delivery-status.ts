@@ -210,3 +210,27 @@ export async function broadcastBacklog(db: Db, nowMs: number, lateral = false): 
       r.oldest === null || r.oldest === undefined ? null : Math.max(0, nowMs - Number(r.oldest)),
   }));
 }
+
+/** Broadcast's outbox: accepted batches not yet fanned out to their destinations' deliveries. */
+export interface BroadcastOutbox {
+  batches: number;
+  /** Milliseconds since the oldest of them was accepted; null when there is none. */
+  oldestAgeMs: number | null;
+}
+
+/**
+ * The outbox's batches still to fan out, across organizations, and the age of the oldest (GET
+ * /metrics). Their generations are in no destination's pending count yet: a fan-out that stalls
+ * (no instance running Broadcast, a batch it fails on) shows here and nowhere else. Both from the
+ * `(fanned_out, seq)` index: the oldest is the lowest seq (batches are numbered as accepted), so
+ * neither statement reads a fanned-out row or a payload.
+ */
+export async function broadcastOutbox(db: Db, nowMs: number): Promise<BroadcastOutbox> {
+  const waiting = db.selectFrom("broadcast_batches").where("fanned_out", "=", 0);
+  const count = await waiting.select((eb) => eb.fn.countAll<number | string>().as("n")).executeTakeFirst();
+  const oldest = await waiting.select("created_at_ms").orderBy("seq").limit(1).executeTakeFirst();
+  return {
+    batches: Number(count?.n ?? 0),
+    oldestAgeMs: oldest ? Math.max(0, nowMs - Number(oldest.created_at_ms)) : null,
+  };
+}
