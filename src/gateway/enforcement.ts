@@ -75,6 +75,8 @@ function refuse(s: Scope, scopesFailing: Scope[], requested: number, affordable:
       metadata(s, requested, affordable),
     );
   }
+  // The broadest budget that cannot take the request, spent or not: a narrower one's reset alone
+  // would not let it through.
   const broadest = scopesFailing
     .filter((x) => x.scope === "workspace")
     .reduce((a, b) => (rank(b.interval) > rank(a.interval) ? b : a), s);
@@ -107,17 +109,24 @@ export function worstCase(ask: HoldAsk): { wanted: number; worst: bigint } {
 export function planHold(room: Room, ask: HoldAsk): HoldPlan {
   const scopes = [...(room.key ? [room.key] : []), ...room.budgets];
   const { wanted, worst } = worstCase(ask);
+  // The limits that cannot take this request (a refusal names the broadest budget among them):
+  // spent, or too short for its worst case (for a request without max_tokens, which is capped
+  // instead: too short for a single token).
+  const failing = () =>
+    scopes.filter(
+      (s) =>
+        s.spentNano >= s.limitNano ||
+        (worst > left(s) && (ask.requestedMaxTokens !== null || affordableTokens(ask, left(s)) < 1)),
+    );
   // A limit already spent is refused first, whatever the request's size.
-  const spent = scopes.filter((s) => s.spentNano >= s.limitNano);
-  const firstSpent = spent[0];
-  if (firstSpent) refuse(firstSpent, spent, wanted, 0);
+  const firstSpent = scopes.find((s) => s.spentNano >= s.limitNano);
+  if (firstSpent) refuse(firstSpent, failing(), wanted, 0);
   if (scopes.length === 0) return { amountNano: worst, maxTokens: wanted, capped: false };
   const binding = scopes.reduce((a, b) => (left(b) < left(a) ? b : a));
   const room0 = left(binding);
   if (worst <= room0) return { amountNano: worst, maxTokens: wanted, capped: false };
   const affordable = affordableTokens(ask, room0);
-  const failing = scopes.filter((s) => worst > left(s));
-  if (ask.requestedMaxTokens !== null || affordable < 1) refuse(binding, failing, wanted, affordable);
+  if (ask.requestedMaxTokens !== null || affordable < 1) refuse(binding, failing(), wanted, affordable);
   return {
     amountNano: costNano(ask.prices, ask.promptTokens, affordable),
     maxTokens: affordable,

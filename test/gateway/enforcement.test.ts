@@ -251,3 +251,113 @@ describe("a reservation on SQLite in a file reads no table on the hot path", () 
     }
   });
 });
+
+describe("refusals at the edges of the windows (a manual clock)", () => {
+  let s: ListeningApp;
+  beforeAll(async () => {
+    s = await startListening({ env: { RATE_LIMIT_MANAGEMENT_MAX: "100000" } });
+  });
+  afterAll(async () => {
+    await s.close();
+  });
+
+  const workspaceWithBudgets = async (slug: string, budgets: Record<string, number>) => {
+    const ws = await s.call({ method: "POST", url: "/api/v1/workspaces", payload: { name: slug, slug } });
+    expect(ws.statusCode).toBe(201);
+    const wsId = ws.json<{ data: { id: string } }>().data.id;
+    for (const [interval, limit_usd] of Object.entries(budgets)) {
+      const put = await s.call({
+        method: "PUT",
+        url: `/api/v1/workspaces/${wsId}/budgets/${interval}`,
+        payload: { limit_usd },
+      });
+      expect(put.statusCode).toBe(200);
+    }
+    const created = await s.call({
+      method: "POST",
+      url: "/api/v1/keys",
+      payload: { name: `${slug}-key`, workspace_id: wsId },
+    });
+    expect(created.statusCode).toBe(201);
+    return created.json<{ key: string; data: { hash: string } }>();
+  };
+  /** Spend recorded through the ingest path, now by the manual clock. */
+  const spend = async (id: string, keyHash: string, usd: number) => {
+    const r = await s.call({
+      method: "POST",
+      url: "/api/v1/activity/generations",
+      payload: {
+        generations: [
+          {
+            id,
+            created_at: s.clock.now().toISOString(),
+            api_key_hash: keyHash,
+            model: "mock/echo",
+            provider: "mock",
+            tokens_prompt: 1,
+            tokens_completion: 1,
+            usage: usd,
+            latency_ms: 1,
+          },
+        ],
+      },
+    });
+    expect(r.statusCode).toBe(200);
+  };
+  type Refusal = { error: { message: string; metadata: Record<string, unknown> } };
+
+  it("four budgets, the daily one spent: the refusal names the broadest budget that cannot take the request", async () => {
+    s.clock.set("2026-11-18T12:00:00.000Z");
+    const { key, data } = await workspaceWithBudgets("four-budgets", {
+      daily: 0.0005,
+      weekly: 0.001,
+      monthly: 0.0015,
+      lifetime: 0.004,
+    });
+    await spend("four-budgets-1", data.hash, 0.0005);
+    // Worst case ~0.0012 USD: the daily budget is spent, the weekly (0.0005 left) and monthly
+    // (0.001 left) ones cannot take it either, the lifetime one (0.0035 left) can. Tomorrow the
+    // daily budget resets and the monthly one still refuses: the refusal names it.
+    const r = await post(s, key, {
+      model: "mock/echo",
+      messages: [{ role: "user", content: "hi" }],
+      max_tokens: 600,
+    });
+    expect(r.status).toBe(403);
+    const e = JSON.parse(r.text) as Refusal;
+    expect(e.error.message).toMatch(/^Workspace budget exceeded \(monthly\)/);
+    expect(e.error.metadata).toMatchObject({
+      scope: "workspace",
+      interval: "monthly",
+      limit: 0.0015,
+      spent: 0.0005,
+      reserved: 0,
+      resets_at: "2026-12-01T00:00:00.000Z",
+    });
+    // Small enough for every budget but the spent daily one: that one is named.
+    const small = await post(s, key, {
+      model: "mock/echo",
+      messages: [{ role: "user", content: "hi" }],
+      max_tokens: 10,
+    });
+    expect(small.status).toBe(403);
+    expect((JSON.parse(small.text) as Refusal).error.metadata).toMatchObject({
+      interval: "daily",
+      resets_at: "2026-11-19T00:00:00.000Z",
+    });
+  });
+
+  it("no max_tokens: a budget that can take a capped request is not named, the one that cannot take a token is", async () => {
+    s.clock.set("2026-11-18T12:00:00.000Z");
+    const { key, data } = await workspaceWithBudgets("capped-budgets", { daily: 0.001, monthly: 0.002 });
+    // The daily budget has less left than the prompt costs; the monthly one (0.0010005 left) is
+    // short of the model's maximum (1024 completion tokens, ~0.002 USD) but would take a capped
+    // request: the daily budget is what refuses this one.
+    await spend("capped-budgets-1", data.hash, 0.0009995);
+    const r = await post(s, key, { model: "mock/echo", messages: [{ role: "user", content: "hi" }] });
+    expect(r.status).toBe(403);
+    const e = JSON.parse(r.text) as Refusal;
+    expect(e.error.message).toMatch(/^Workspace budget exceeded \(daily\)/);
+    expect(e.error.metadata).toMatchObject({ interval: "daily", resets_at: "2026-11-19T00:00:00.000Z" });
+  });
+});
