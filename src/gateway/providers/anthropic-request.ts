@@ -12,7 +12,8 @@ import { UpstreamError, type UpstreamCall } from "./provider.js";
  * - assistant tool_calls → tool_use blocks (arguments parsed: Anthropic wants an object), after
  *   the thinking blocks its reasoning_details carry (signed text, or encrypted);
  * - tool messages → tool_result blocks in a user turn (consecutive results share one turn);
- * - tools → {name, description, input_schema}; tool_choice auto/none/required/{function} →
+ * - tools → {name, description, input_schema} (`type: "object"` added when the schema has none);
+ *   tool_choice auto/none/required/{function} →
  *   auto/none/any/tool; parallel_tool_calls:false → disable_parallel_tool_use;
  * - max_tokens (required by Anthropic): max_completion_tokens, else max_tokens, else the
  *   endpoint's maximum; stop → stop_sequences; temperature (at most 1), top_p, top_k, as
@@ -190,11 +191,13 @@ function translateTools(tools: unknown[]): Json[] {
     if (!isObject(t) || t.type !== "function" || !isObject(t.function))
       throw invalid(f, "only function tools are supported");
     if (typeof t.function.name !== "string") throw invalid(`${f}.function.name`, "required");
+    // Anthropic requires the input schema's `type: "object"`; OpenAI takes a schema without it
+    // (`parameters: {}`), which describes the same object arguments.
     return {
       name: t.function.name,
       ...(typeof t.function.description === "string" ? { description: t.function.description } : {}),
       input_schema: isObject(t.function.parameters)
-        ? t.function.parameters
+        ? { type: "object", ...t.function.parameters }
         : { type: "object", properties: {} },
     };
   });

@@ -216,6 +216,28 @@ describe("Anthropic adapter: the request", () => {
     expect(lastRequest().body.tool_choice).toEqual({ type: "any" });
   });
 
+  it("a tool schema without a type (OpenAI takes `parameters: {}`) is sent as type object, which Anthropic requires", async () => {
+    await adapter.complete(
+      call("ok", {
+        tools: [
+          { type: "function", function: { name: "now", parameters: {} } },
+          {
+            type: "function",
+            function: { name: "f", parameters: { properties: { a: { type: "string" } }, required: ["a"] } },
+          },
+        ],
+      }),
+      signal(),
+    );
+    expect(lastRequest().body.tools).toEqual([
+      { name: "now", input_schema: { type: "object" } },
+      {
+        name: "f",
+        input_schema: { type: "object", properties: { a: { type: "string" } }, required: ["a"] },
+      },
+    ]);
+  });
+
   it("what Anthropic cannot express is a 400 naming the field, and nothing is sent", async () => {
     const before = fake.requests.length;
     const cases: [Partial<UpstreamCall["body"]>, string][] = [

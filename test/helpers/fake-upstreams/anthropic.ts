@@ -13,7 +13,8 @@ import {
  * A fake Anthropic Messages upstream (POST /v1/messages), following Anthropic's documented wire
  * format: it checks `x-api-key` and `anthropic-version`, refuses what the real API refuses
  * (no max_tokens, a system role inside messages, roles other than user/assistant, tool_result
- * outside a user turn, an empty or blank text block in system or messages) with `{"type":"error","error":{type,message}}`, answers `message`
+ * outside a user turn, an empty or blank text block in system or messages, a tool whose
+ * input_schema is not `type: "object"`) with `{"type":"error","error":{type,message}}`, answers `message`
  * objects, and streams named events: message_start, content_block_start/delta/stop, ping,
  * message_delta (cumulative usage), message_stop, error. The requested model picks the behaviour:
  *
@@ -94,6 +95,10 @@ function invalidBody(body: any): string | null {
     const first = Array.isArray(body.messages[i]?.content) ? body.messages[i].content[0]?.type : "text";
     if (first !== "thinking" && first !== "redacted_thinking")
       return `messages.${i}.content.0.type: Expected \`thinking\` or \`redacted_thinking\`, but found \`${first}\`. When \`thinking\` is enabled, a final \`assistant\` message must start with a thinking block`;
+  }
+  // A tool's input_schema must say `type: "object"` (the API's Tool.InputSchema).
+  for (const [i, t] of (Array.isArray(body.tools) ? body.tools : []).entries()) {
+    if (t?.input_schema?.type !== "object") return `tools.${i}.custom.input_schema.type: Field required`;
   }
   if (body.system !== undefined && typeof body.system !== "string" && !Array.isArray(body.system))
     return "system: must be a string or text blocks";
