@@ -464,6 +464,12 @@ describe("Anthropic adapter: stream", () => {
     expect(chunks.at(-1)!.usage).toEqual(USAGE);
   });
 
+  it("thinking tokens (usage.output_tokens_details.thinking_tokens) are the reasoning tokens, whole or streamed", async () => {
+    const thinkingUsage = { ...USAGE, reasoningTokens: 4 };
+    expect((await adapter.complete(call("thinking"), signal())).usage).toEqual(thinkingUsage);
+    expect((await collect(adapter.stream(call("thinking"), signal()))).at(-1)!.usage).toEqual(thinkingUsage);
+  });
+
   it("thinking deltas become reasoning and reasoning_details deltas; the signature follows in its own", async () => {
     const chunks = await collect(adapter.stream(call("thinking"), signal()));
     expect(chunks[0]!.choices[0]!.delta).toEqual({

@@ -23,7 +23,8 @@ import {
  * - `tools`: a text block, then tool_use get_weather {"city":"Paris"} (input_json_delta in 2 parts)
  * - `tool-no-args`: tool_use get_time with input {} (streamed, as the API does, as one empty
  *   input_json_delta)
- * - `thinking`: a thinking block, then text
+ * - `thinking`: a thinking block, then text; usage as `ok`, 4 of the output tokens thinking
+ *   (`output_tokens_details.thinking_tokens`; streamed, in message_delta)
  * - `thinking-tools`: a thinking block (signature "sig-tools"), a redacted_thinking block (data
  *   "enc-1"), then tool_use get_weather, stop_reason tool_use: the first turn of a tool loop with
  *   extended thinking
@@ -186,7 +187,12 @@ async function handle(req: RecordedRequest, res: ServerResponse, socket: Socket)
   if (invalid) return error(res, 400, "invalid_request_error", invalid);
   const model = String(req.body.model);
   const stream = req.body.stream === true;
-  const usage = model === "no-usage" ? null : USAGE;
+  const usage =
+    model === "no-usage"
+      ? null
+      : model === "thinking"
+        ? { ...USAGE, output_tokens_details: { thinking_tokens: 4 } }
+        : USAGE;
 
   if (model === "slow-headers") await sleep(400);
   if (model === "no-first-byte") return neverAnswer(res);
@@ -212,7 +218,13 @@ async function handle(req: RecordedRequest, res: ServerResponse, socket: Socket)
   res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
   res.flushHeaders();
   if (model === "bad-json") return void res.end("event: message_start\ndata: {not json\n\n");
-  const start = message(model, [], null as unknown as string, usage ? { ...usage, output_tokens: 1 } : null);
+  // message_start counts the prompt; the output so far is one token, none of it thinking.
+  const start = message(
+    model,
+    [],
+    null as unknown as string,
+    usage ? { ...usage, output_tokens: 1, output_tokens_details: null } : null,
+  );
   sse(res, { type: "message_start", message: start }, "message_start");
   if (model === "stream-error") {
     sse(res, { type: "error", error: { type: "overloaded_error", message: "Overloaded" } }, "error");
@@ -303,7 +315,12 @@ async function handle(req: RecordedRequest, res: ServerResponse, socket: Socket)
                     cache_read_input_tokens: null,
                     output_tokens: usage.output_tokens,
                   }
-                : { output_tokens: usage.output_tokens },
+                : {
+                    output_tokens: usage.output_tokens,
+                    ...("output_tokens_details" in usage
+                      ? { output_tokens_details: usage.output_tokens_details }
+                      : {}),
+                  },
           }
         : {}),
     },
