@@ -35,7 +35,8 @@ import { startListening, type ListeningApp } from "../helpers/server.js";
  *   and the key's usage grows by exactly the answer's cost;
  * - tool-call deltas as servers other than OpenAI stream them (null fields, no `index`, every call
  *   numbered 0): the SDK parses every chunk and assembles each call whole;
- * - log probabilities, when the request asks for them.
+ * - log probabilities, when the request asks for them (Ollama's too, which leave out what the SDK
+ *   requires).
  */
 /** Prices in nano-USD per token (3.1e-6 and 12.7e-6 USD). */
 const PROMPT_NANO = 3_100;
@@ -53,6 +54,7 @@ const MODELS = [
   "tools-no-index",
   "tools-index-zero",
   "logprobs",
+  "logprobs-ollama",
   "tools-untyped",
 ] as const;
 
@@ -270,6 +272,25 @@ describe("logprobs: true", () => {
       for (const ch of c.choices) tokens.push(...(ch.logprobs?.content ?? []).map((l) => l.token));
     }
     expect(tokens).toEqual(OK_TEXT);
+  });
+
+  it("Ollama's, without top_logprobs or bytes: completed as the SDK requires ([] and null), whole and streamed", async () => {
+    const sdk = s.sdk(await createKey("ollama logprobs"));
+    const chatRequest = {
+      model: "local/logprobs-ollama",
+      messages: MESSAGES,
+      maxTokens: 100,
+      logprobs: true,
+    };
+    const expected = OK_TEXT.map((token) => ({ token, logprob: -0.25, bytes: null, topLogprobs: [] }));
+    const whole = <ChatResult>await sdk.chat.send({ chatRequest: { ...chatRequest, stream: false } });
+    expect(whole.choices[0]!.logprobs?.content).toEqual(expected);
+    const events = <AsyncIterable<ChatStreamChunk>>(
+      await sdk.chat.send({ chatRequest: { ...chatRequest, stream: true } })
+    );
+    const streamed: unknown[] = [];
+    for await (const c of events) for (const ch of c.choices) streamed.push(...(ch.logprobs?.content ?? []));
+    expect(streamed).toEqual(expected);
   });
 });
 

@@ -259,12 +259,30 @@ function wholeToolCall(t: unknown, choice: number, n: number): Json {
 
 /**
  * A choice's `logprobs` (sent when the request asked for them), for the SDK: an object whose
- * `content` is present (a list, or null); absent when the upstream sent none.
+ * `content` is present (a list, or null); absent when the upstream sent none. Each token has the
+ * `bytes` (a list, or null) and `top_logprobs` (a list) the SDK requires: Ollama leaves out
+ * `top_logprobs` when none were asked for, and `bytes` in its first versions (its fields are
+ * `omitempty`).
  */
 function logprobsOf(c: Json): { logprobs?: Json } {
   const l = c.logprobs;
   if (!isObject(l)) return {};
-  return { logprobs: { ...l, content: Array.isArray(l.content) ? l.content : null } };
+  const out: Json = { ...l, content: Array.isArray(l.content) ? l.content.map(tokenLogprob) : null };
+  if (Array.isArray(l.refusal)) out.refusal = l.refusal.map(tokenLogprob);
+  return { logprobs: out };
+}
+
+/** One token's log probability, with `bytes` and `top_logprobs` (each alternative's `bytes` too). */
+function tokenLogprob(t: unknown): unknown {
+  if (!isObject(t)) return t;
+  const top = Array.isArray(t.top_logprobs) ? t.top_logprobs : [];
+  return {
+    ...t,
+    bytes: Array.isArray(t.bytes) ? t.bytes : null,
+    top_logprobs: top.map((a: unknown) =>
+      isObject(a) ? { ...a, bytes: Array.isArray(a.bytes) ? a.bytes : null } : a,
+    ),
+  };
 }
 
 function parseChunk(data: string, afterOutput: boolean, toolCalls: ToolCallSlots): ProviderChunk {

@@ -44,7 +44,9 @@ import {
  *   calls, both numbered 0, as Ollama's parallel calls are); `tools-untyped` (the `tools` call
  *   without its `type`, as Mistral's API sends it)
  * - `logprobs`: OK_TEXT with each piece's log probability (logprobsOf) on its choice, when the
- *   request asked for `logprobs` (null otherwise, as OpenAI does)
+ *   request asked for `logprobs` (null otherwise, as OpenAI does); `logprobs-ollama`: the same as
+ *   Ollama's OpenAI-compatible endpoint sends them (ollamaLogprobsOf): no `top_logprobs` when none
+ *   were asked for, and no `bytes` (its first versions; later ones leave out an empty token's)
  * - `firehose` (stream): FIREHOSE_CHUNKS chunks of 1 KiB of text, each written as soon as the
  *   connection takes it (waiting for 'drain' when it does not); FIREHOSE counts how far it got
  * - `early-usage-reset` (stream): EARLY_USAGE_TEXT in 3 chunks, the first carrying a usage of its
@@ -116,6 +118,15 @@ function json(
   res.end(JSON.stringify(body));
 }
 
+/**
+ * Ollama's choice `logprobs` (`{"content": [api.Logprob]}`): each token's `token` and `logprob`
+ * only, as it sends them for `logprobs: true` without `top_logprobs` (its Go fields are
+ * `omitempty`), in the versions that sent no `bytes`.
+ */
+export function ollamaLogprobsOf(tokens: string[]): unknown {
+  return { content: tokens.map((token) => ({ token, logprob: -0.25 })) };
+}
+
 /** OpenAI's choice `logprobs` for a text generated as these tokens. */
 export function logprobsOf(tokens: string[]): unknown {
   const entry = (token: string) => ({ token, logprob: -0.25, bytes: [...Buffer.from(token)] });
@@ -136,6 +147,10 @@ function chunk(model: string, delta: unknown, finish: string | null = null, inde
     usage: null,
   };
 }
+
+/** The log probabilities a behaviour sends (when asked for), or null. */
+const logprobsFor = (kind: string, tokens: string[]): unknown =>
+  kind === "logprobs" ? logprobsOf(tokens) : kind === "logprobs-ollama" ? ollamaLogprobsOf(tokens) : null;
 
 const thinkingPart = (text: string) => ({ type: "thinking", thinking: [{ type: "text", text }] });
 
@@ -240,7 +255,7 @@ async function handle(req: RecordedRequest, res: ServerResponse, socket: Socket)
       choices: messages(kind).map((c, index) => ({
         index,
         ...c,
-        logprobs: kind === "logprobs" && req.body?.logprobs === true ? logprobsOf(OK_TEXT) : null,
+        logprobs: req.body?.logprobs === true ? logprobsFor(kind, OK_TEXT) : null,
       })),
       ...(noUsage ? {} : { usage: USAGE }),
     });
@@ -327,12 +342,12 @@ async function handle(req: RecordedRequest, res: ServerResponse, socket: Socket)
     sse(res, chunk(model, { role: "assistant", reasoning: "Opaque.", reasoning_details: REASONING_DETAILS }));
     for (const content of OK_TEXT) sse(res, chunk(model, { content }));
     sse(res, chunk(model, {}, "stop"));
-  } else if (kind === "logprobs") {
+  } else if (kind === "logprobs" || kind === "logprobs-ollama") {
     OK_TEXT.forEach((content, i) => {
       const c = chunk(model, { ...(i === 0 ? { role: "assistant" } : {}), content }) as {
         choices: { logprobs: unknown }[];
       };
-      if (req.body?.logprobs === true) c.choices[0]!.logprobs = logprobsOf([content]);
+      if (req.body?.logprobs === true) c.choices[0]!.logprobs = logprobsFor(kind, [content]);
       sse(res, c);
     });
     sse(res, chunk(model, {}, "stop"));
