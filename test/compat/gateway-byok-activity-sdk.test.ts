@@ -1,5 +1,5 @@
 import type { OpenRouter } from "@openrouter/sdk";
-import type { BYOKProviderSlug, ChatResult } from "@openrouter/sdk/models";
+import { BYOKProviderSlug, type ChatResult } from "@openrouter/sdk/models";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { hashKey } from "../../src/lib/ids.js";
 import { startListening, type ListeningApp } from "../helpers/server.js";
@@ -90,6 +90,20 @@ describe("SDK 1.3.19: BYOK and activity", () => {
         createBYOKKeyRequest: { provider: MOCK, key: "x", isByokOnly: true, isFallback: true },
       }),
     ).rejects.toMatchObject({ statusCode: 400, message: expect.stringMatching(/^is_byok_only:/) });
+  });
+
+  it("every provider slug of the SDK's BYOKProviderSlug is accepted by create, and lists by it", async () => {
+    const slugs = Object.values(BYOKProviderSlug);
+    expect(slugs).toContain("black-forest-labs");
+    const ids: string[] = [];
+    for (const provider of slugs) {
+      const created = await admin.byok.create({ createBYOKKeyRequest: { provider, key: "sk-slug-0123" } });
+      expect(created.data.provider).toBe(provider);
+      ids.push(created.data.id);
+    }
+    const listed = await admin.byok.list({ provider: "black-forest-labs" });
+    expect(listed.result.data.map((k) => k.id)).toEqual([ids[slugs.indexOf("black-forest-labs")]]);
+    for (const id of ids) expect((await admin.byok.delete({ id })).deleted).toBe(true);
   });
 
   it("a BYOK-served request is BYOK usage: not charged to credits, counted into the limit only when the key says so", async () => {
