@@ -203,6 +203,8 @@ export interface GatewayReservationsTable {
   amount_nano: Int64;
   counts_key: Bool;
   counts_workspace: Bool;
+  /** UTC day (dayIndex) of the hold's request, where its charge lands (migration 011); null: every window. */
+  day_index: Int64 | null;
   expires_at_ms: Int64;
 }
 

@@ -4,7 +4,9 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openSqliteStore } from "../../src/stores/sqlite/open-sqlite.js";
 import { systemClock } from "../../src/lib/clock.js";
+import { loadConfig } from "../../src/config/config.js";
 import { startListening, type ListeningApp } from "../helpers/server.js";
+import { STORE_FACTORIES, type StoreFactory } from "../helpers/stores.js";
 
 /**
  * Reserve-then-settle under load: 200 concurrent requests against a limit that fits about 50
@@ -252,112 +254,197 @@ describe("a reservation on SQLite in a file reads no table on the hot path", () 
   });
 });
 
-describe("refusals at the edges of the windows (a manual clock)", () => {
-  let s: ListeningApp;
-  beforeAll(async () => {
-    s = await startListening({ env: { RATE_LIMIT_MANAGEMENT_MAX: "100000" } });
-  });
-  afterAll(async () => {
-    await s.close();
-  });
-
-  const workspaceWithBudgets = async (slug: string, budgets: Record<string, number>) => {
-    const ws = await s.call({ method: "POST", url: "/api/v1/workspaces", payload: { name: slug, slug } });
-    expect(ws.statusCode).toBe(201);
-    const wsId = ws.json<{ data: { id: string } }>().data.id;
-    for (const [interval, limit_usd] of Object.entries(budgets)) {
-      const put = await s.call({
-        method: "PUT",
-        url: `/api/v1/workspaces/${wsId}/budgets/${interval}`,
-        payload: { limit_usd },
+// Holds in memory (SQLite) and in PostgreSQL's shared table.
+for (const f of STORE_FACTORIES)
+  describe.skipIf(f.skip)(`refusals at the edges of the windows (a manual clock, ${f.name})`, () => {
+    let s: ListeningApp;
+    let store: Awaited<ReturnType<StoreFactory["open"]>>;
+    beforeAll(async () => {
+      store = await f.open();
+      s = await startListening({
+        store,
+        env: { RATE_LIMIT_MANAGEMENT_MAX: "100000" },
+        ...(f.name === "postgres"
+          ? { config: { gateway: { ...loadConfig({}).gateway, reservations: "postgres" as const } } }
+          : {}),
       });
-      expect(put.statusCode).toBe(200);
-    }
-    const created = await s.call({
-      method: "POST",
-      url: "/api/v1/keys",
-      payload: { name: `${slug}-key`, workspace_id: wsId },
+      expect(s.app.gateway.holds.store.kind).toBe(f.name === "postgres" ? "postgres" : "memory");
     });
-    expect(created.statusCode).toBe(201);
-    return created.json<{ key: string; data: { hash: string } }>();
-  };
-  /** Spend recorded through the ingest path, now by the manual clock. */
-  const spend = async (id: string, keyHash: string, usd: number) => {
-    const r = await s.call({
-      method: "POST",
-      url: "/api/v1/activity/generations",
-      payload: {
-        generations: [
-          {
-            id,
-            created_at: s.clock.now().toISOString(),
-            api_key_hash: keyHash,
-            model: "mock/echo",
-            provider: "mock",
-            tokens_prompt: 1,
-            tokens_completion: 1,
-            usage: usd,
-            latency_ms: 1,
-          },
-        ],
-      },
+    afterAll(async () => {
+      await s?.close();
+      await store?.dispose();
     });
-    expect(r.statusCode).toBe(200);
-  };
-  type Refusal = { error: { message: string; metadata: Record<string, unknown> } };
 
-  it("four budgets, the daily one spent: the refusal names the broadest budget that cannot take the request", async () => {
-    s.clock.set("2026-11-18T12:00:00.000Z");
-    const { key, data } = await workspaceWithBudgets("four-budgets", {
-      daily: 0.0005,
-      weekly: 0.001,
-      monthly: 0.0015,
-      lifetime: 0.004,
+    const workspaceWithBudgets = async (slug: string, budgets: Record<string, number>) => {
+      const ws = await s.call({ method: "POST", url: "/api/v1/workspaces", payload: { name: slug, slug } });
+      expect(ws.statusCode).toBe(201);
+      const wsId = ws.json<{ data: { id: string } }>().data.id;
+      for (const [interval, limit_usd] of Object.entries(budgets)) {
+        const put = await s.call({
+          method: "PUT",
+          url: `/api/v1/workspaces/${wsId}/budgets/${interval}`,
+          payload: { limit_usd },
+        });
+        expect(put.statusCode).toBe(200);
+      }
+      const created = await s.call({
+        method: "POST",
+        url: "/api/v1/keys",
+        payload: { name: `${slug}-key`, workspace_id: wsId },
+      });
+      expect(created.statusCode).toBe(201);
+      return created.json<{ key: string; data: { hash: string } }>();
+    };
+    /** Spend recorded through the ingest path, now by the manual clock. */
+    const spend = async (id: string, keyHash: string, usd: number) => {
+      const r = await s.call({
+        method: "POST",
+        url: "/api/v1/activity/generations",
+        payload: {
+          generations: [
+            {
+              id,
+              created_at: s.clock.now().toISOString(),
+              api_key_hash: keyHash,
+              model: "mock/echo",
+              provider: "mock",
+              tokens_prompt: 1,
+              tokens_completion: 1,
+              usage: usd,
+              latency_ms: 1,
+            },
+          ],
+        },
+      });
+      expect(r.statusCode).toBe(200);
+    };
+    type Refusal = { error: { message: string; metadata: Record<string, unknown> } };
+
+    it("four budgets, the daily one spent: the refusal names the broadest budget that cannot take the request", async () => {
+      s.clock.set("2026-11-18T12:00:00.000Z");
+      const { key, data } = await workspaceWithBudgets("four-budgets", {
+        daily: 0.0005,
+        weekly: 0.001,
+        monthly: 0.0015,
+        lifetime: 0.004,
+      });
+      await spend("four-budgets-1", data.hash, 0.0005);
+      // Worst case ~0.0012 USD: the daily budget is spent, the weekly (0.0005 left) and monthly
+      // (0.001 left) ones cannot take it either, the lifetime one (0.0035 left) can. Tomorrow the
+      // daily budget resets and the monthly one still refuses: the refusal names it.
+      const r = await post(s, key, {
+        model: "mock/echo",
+        messages: [{ role: "user", content: "hi" }],
+        max_tokens: 600,
+      });
+      expect(r.status).toBe(403);
+      const e = JSON.parse(r.text) as Refusal;
+      expect(e.error.message).toMatch(/^Workspace budget exceeded \(monthly\)/);
+      expect(e.error.metadata).toMatchObject({
+        scope: "workspace",
+        interval: "monthly",
+        limit: 0.0015,
+        spent: 0.0005,
+        reserved: 0,
+        resets_at: "2026-12-01T00:00:00.000Z",
+      });
+      // Small enough for every budget but the spent daily one: that one is named.
+      const small = await post(s, key, {
+        model: "mock/echo",
+        messages: [{ role: "user", content: "hi" }],
+        max_tokens: 10,
+      });
+      expect(small.status).toBe(403);
+      expect((JSON.parse(small.text) as Refusal).error.metadata).toMatchObject({
+        interval: "daily",
+        resets_at: "2026-11-19T00:00:00.000Z",
+      });
     });
-    await spend("four-budgets-1", data.hash, 0.0005);
-    // Worst case ~0.0012 USD: the daily budget is spent, the weekly (0.0005 left) and monthly
-    // (0.001 left) ones cannot take it either, the lifetime one (0.0035 left) can. Tomorrow the
-    // daily budget resets and the monthly one still refuses: the refusal names it.
-    const r = await post(s, key, {
-      model: "mock/echo",
-      messages: [{ role: "user", content: "hi" }],
-      max_tokens: 600,
+
+    it("no max_tokens: a budget that can take a capped request is not named, the one that cannot take a token is", async () => {
+      s.clock.set("2026-11-18T12:00:00.000Z");
+      const { key, data } = await workspaceWithBudgets("capped-budgets", { daily: 0.001, monthly: 0.002 });
+      // The daily budget has less left than the prompt costs; the monthly one (0.0010005 left) is
+      // short of the model's maximum (1024 completion tokens, ~0.002 USD) but would take a capped
+      // request: the daily budget is what refuses this one.
+      await spend("capped-budgets-1", data.hash, 0.0009995);
+      const r = await post(s, key, { model: "mock/echo", messages: [{ role: "user", content: "hi" }] });
+      expect(r.status).toBe(403);
+      const e = JSON.parse(r.text) as Refusal;
+      expect(e.error.message).toMatch(/^Workspace budget exceeded \(daily\)/);
+      expect(e.error.metadata).toMatchObject({ interval: "daily", resets_at: "2026-11-19T00:00:00.000Z" });
     });
-    expect(r.status).toBe(403);
-    const e = JSON.parse(r.text) as Refusal;
-    expect(e.error.message).toMatch(/^Workspace budget exceeded \(monthly\)/);
-    expect(e.error.metadata).toMatchObject({
-      scope: "workspace",
-      interval: "monthly",
-      limit: 0.0015,
-      spent: 0.0005,
-      reserved: 0,
-      resets_at: "2026-12-01T00:00:00.000Z",
+
+    /**
+     * Starts a stream of 40 chunks 50 ms apart (2 s) with no max_tokens, which holds the model's
+     * maximum, and waits for its hold (taken at the clock's time).
+     */
+    const longStream = async (key: string) => {
+      const holds = s.app.gateway.holds;
+      const before = holds.liveCount;
+      const answer = post(s, key, {
+        model: "mock/echo",
+        stream: true,
+        messages: [{ role: "user", content: "long [[mock chunks=40 chunk_delay_ms=50]]" }],
+      });
+      for (let i = 0; i < 200 && holds.liveCount === before; i++) await new Promise((r) => setTimeout(r, 5));
+      expect(holds.liveCount).toBe(before + 1);
+      return { answer };
+    };
+    const keyUsage = async (key: string) =>
+      (await s.call({ method: "GET", url: "/api/v1/key", auth: key })).json<{
+        data: { usage: number; usage_weekly: number; limit_remaining: number };
+      }>().data;
+
+    it("a request in flight across a weekly reset (Sunday to Monday) holds nothing in the new week, and is charged to the old one", async () => {
+      s.clock.set("2026-11-22T23:59:59.000Z"); // a Sunday
+      const created = await s.call({
+        method: "POST",
+        url: "/api/v1/keys",
+        payload: { name: "weekly", limit: 0.0025, limit_reset: "weekly" },
+      });
+      const { key } = created.json<{ key: string }>();
+      const a = (await longStream(key)).answer; // holds ~0.00206 USD of the week's 0.0025
+      s.clock.set("2026-11-23T00:00:01.000Z"); // Monday: a new week
+      // ~0.0012 USD: it fits the new week's whole limit; the old week's hold is not in this week.
+      const b = await post(s, key, {
+        model: "mock/echo",
+        messages: [{ role: "user", content: "hi" }],
+        max_tokens: 600,
+      });
+      expect(b.status, b.text).toBe(200);
+      const answered = await a;
+      expect(answered.status).toBe(200);
+      const costA = costOf(answered, true);
+      const costB = costOf(b, false);
+      expect(costA).toBeGreaterThan(0);
+      const usage = await keyUsage(key);
+      expect(usage.usage).toBeCloseTo(costA + costB, 9);
+      expect(usage.usage_weekly).toBeCloseTo(costB, 9); // A's charge is the old week's
     });
-    // Small enough for every budget but the spent daily one: that one is named.
-    const small = await post(s, key, {
-      model: "mock/echo",
-      messages: [{ role: "user", content: "hi" }],
-      max_tokens: 10,
-    });
-    expect(small.status).toBe(403);
-    expect((JSON.parse(small.text) as Refusal).error.metadata).toMatchObject({
-      interval: "daily",
-      resets_at: "2026-11-19T00:00:00.000Z",
+
+    it("a request in flight across midnight holds nothing in the new day's budget, and still holds in the month's", async () => {
+      s.clock.set("2026-11-18T23:59:59.000Z");
+      const { key } = await workspaceWithBudgets("midnight", { daily: 0.0025, monthly: 0.004 });
+      const a = (await longStream(key)).answer; // holds ~0.00206 USD, in the 18th and in November
+      s.clock.set("2026-11-19T00:00:01.000Z");
+      // ~0.0012 USD: the new day's budget has all of it; November has 0.004 - 0.00206 left.
+      const b = await post(s, key, {
+        model: "mock/echo",
+        messages: [{ role: "user", content: "hi" }],
+        max_tokens: 600,
+      });
+      expect(b.status, b.text).toBe(200);
+      // ~0.002 USD: November's budget, A's hold in it, cannot take it.
+      const c = await post(s, key, {
+        model: "mock/echo",
+        messages: [{ role: "user", content: "hi" }],
+        max_tokens: 1000,
+      });
+      expect(c.status).toBe(403);
+      const e = JSON.parse(c.text) as Refusal;
+      expect(e.error.message).toMatch(/^Workspace budget exceeded \(monthly\)/);
+      expect(e.error.metadata.reserved).toBeGreaterThan(0.002);
+      expect((await a).status).toBe(200);
     });
   });
-
-  it("no max_tokens: a budget that can take a capped request is not named, the one that cannot take a token is", async () => {
-    s.clock.set("2026-11-18T12:00:00.000Z");
-    const { key, data } = await workspaceWithBudgets("capped-budgets", { daily: 0.001, monthly: 0.002 });
-    // The daily budget has less left than the prompt costs; the monthly one (0.0010005 left) is
-    // short of the model's maximum (1024 completion tokens, ~0.002 USD) but would take a capped
-    // request: the daily budget is what refuses this one.
-    await spend("capped-budgets-1", data.hash, 0.0009995);
-    const r = await post(s, key, { model: "mock/echo", messages: [{ role: "user", content: "hi" }] });
-    expect(r.status).toBe(403);
-    const e = JSON.parse(r.text) as Refusal;
-    expect(e.error.message).toMatch(/^Workspace budget exceeded \(daily\)/);
-    expect(e.error.metadata).toMatchObject({ interval: "daily", resets_at: "2026-11-19T00:00:00.000Z" });
-  });
-});

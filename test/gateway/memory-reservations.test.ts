@@ -137,6 +137,28 @@ for (const [name, open] of stores) {
       ]);
     });
 
+    it("a hold counts in the windows of its own day: not in a narrower window after a reset, still in the wider ones", async () => {
+      const rs = await reservations();
+      const at = (id: string, iso: string, limitReset: "daily" | "weekly" | "monthly" | null) => ({
+        ...request(id, "k", "w"),
+        key: keyPolicy({ id: "w", organizationId: "org" }, "k", { limitNano: LIMIT, limitReset }),
+        now: new Date(iso),
+      });
+      // Sunday 2026-11-29 (last week, same month), Monday the 30th, Tuesday 2026-12-01 (same week).
+      await reserve(rs, at("sunday", "2026-11-29T23:59:59Z", null), 1n);
+      await reserve(rs, at("monday", "2026-11-30T08:00:00Z", null), 10n);
+      await reserve(rs, at("december", "2026-12-01T00:00:00Z", null), 100n);
+      const monday = "2026-11-30T23:00:00Z";
+      // The workspace's budget here is monthly: November's holds.
+      expect(await reserve(rs, at("daily", monday, "daily"), 0n)).toEqual({ key: 10n, workspace: 11n });
+      expect(await reserve(rs, at("weekly", monday, "weekly"), 0n)).toEqual({ key: 110n, workspace: 11n });
+      expect(await reserve(rs, at("monthly", monday, "monthly"), 0n)).toEqual({ key: 11n, workspace: 11n });
+      expect(await reserve(rs, at("lifetime", monday, null), 0n)).toEqual({ key: 111n, workspace: 11n });
+      // Released, a hold leaves its own day's total.
+      await rs.release("monday");
+      expect(await reserve(rs, at("after", monday, "weekly"), 0n)).toEqual({ key: 100n, workspace: 1n });
+    });
+
     it("an expired hold counts for nothing; a renewed one keeps counting", async () => {
       const rs = await reservations(150);
       await reserve(rs, request("stale", "k", "w"), 100n);

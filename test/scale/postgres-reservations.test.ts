@@ -1,7 +1,8 @@
 import { CompiledQuery, sql, type RootOperationNode } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createOrganization } from "../../src/domain/organizations/create-organization.js";
-import type { KeyPolicy, WorkspacePolicy } from "../../src/domain/policy/policy.js";
+import type { BudgetInterval } from "../../src/domain/budgets/budget-intervals.js";
+import type { BudgetPolicy, KeyPolicy, WorkspacePolicy } from "../../src/domain/policy/policy.js";
 import { createWorkspace } from "../../src/domain/workspaces/workspace-service.js";
 import { addUsage, readKeyAndWorkspaceUsage } from "../../src/domain/usage/ledger.js";
 import type { HoldPlan } from "../../src/gateway/enforcement.js";
@@ -276,6 +277,46 @@ describe.skipIf(SKIP)("PostgreSQL reservations: the hold inserted with the read"
         ["as-expected", 500n],
         ["capped", 120n],
         ["unexpected", 70n],
+      ]);
+    });
+  });
+});
+
+describe.skipIf(SKIP)("PostgreSQL reservations: holds count in the windows of their own day", () => {
+  it("a hold of another day, week or month is not held in the request's narrower windows; one without a day is held in all", async () => {
+    const budget = (interval: BudgetInterval, limitNano: bigint): BudgetPolicy => ({
+      id: `budget-${interval}`,
+      interval,
+      limitNano,
+      createdAt: "",
+      updatedAt: "",
+    });
+    const budgets = (["daily", "weekly", "monthly", "lifetime"] as const).map((i, n) =>
+      budget(i, HOLD * 100n * BigInt(n + 1)),
+    );
+    await withOrganization("windows", { isDefault: true, budgets }, async (store, ws) => {
+      const key = keyPolicy(ws, "windows-key", { limitNano: HOLD * 100n, limitReset: "daily" });
+      const rs = new PostgresReservationStore(store, 60_000);
+      const at = (iso: string) => ({ now: new Date(iso) });
+      // Monday 2026-11-30; Sunday the 29th (last week, same month); Tuesday 2026-12-01.
+      await rs.reserve(holdRequest(ws, key, "sunday", at("2026-11-29T23:59:59Z")), fixedPlan(1n));
+      await rs.reserve(holdRequest(ws, key, "monday", at("2026-11-30T08:00:00Z")), fixedPlan(10n));
+      await rs.reserve(holdRequest(ws, key, "december", at("2026-12-01T00:00:00Z")), fixedPlan(100n));
+      // Taken by an instance that predates the column (a rolling upgrade): counted everywhere.
+      await rs.reserve(holdRequest(ws, key, "old-instance"), fixedPlan(1_000n));
+      await sql`update gateway_reservations set day_index = null where id = 'old-instance'`.execute(store.db);
+      let seen: Room | null = null;
+      await rs.reserve(holdRequest(ws, key, "probe", at("2026-11-30T23:00:00Z")), (room) => {
+        seen = room;
+        return fixedPlan(1n)();
+      });
+      const room = seen as unknown as Room;
+      expect(room.key?.reservedNano).toBe(1_010n); // the key's day: Monday's and the old instance's
+      expect(room.budgets.map((b) => [b.interval, b.reservedNano])).toEqual([
+        ["daily", 1_010n],
+        ["weekly", 1_110n], // Monday to Sunday: the week runs into December
+        ["monthly", 1_011n], // November
+        ["lifetime", 1_111n],
       ]);
     });
   });

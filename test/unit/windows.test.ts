@@ -5,6 +5,7 @@ import {
   dayIndex,
   monthIndex,
   weekIndex,
+  windowDays,
   windowEnd,
   windowIndex,
 } from "../../src/domain/usage/windows.js";
@@ -99,5 +100,35 @@ describe("usage windows", () => {
       }),
       { numRuns: 1000 },
     );
+  });
+
+  it("windowDays are the days whose windows are t's: a hold of one of them counts in t's window", () => {
+    const anyTime = fc.date({
+      min: new Date("1990-01-01T00:00:00Z"),
+      max: new Date("2100-01-01T00:00:00Z"),
+      noInvalidDate: true,
+    });
+    fc.assert(
+      fc.property(anyTime, fc.constantFrom<"day" | "week" | "month">("day", "week", "month"), (t, kind) => {
+        const [first, last] = windowDays(kind, t);
+        const dayStart = (d: number) => new Date(d * 86_400_000);
+        expect(windowIndex(kind, dayStart(first))).toBe(windowIndex(kind, t));
+        expect(windowIndex(kind, dayStart(last))).toBe(windowIndex(kind, t));
+        expect(windowIndex(kind, dayStart(first - 1))).toBe(windowIndex(kind, t) - 1);
+        expect(windowIndex(kind, dayStart(last + 1))).toBe(windowIndex(kind, t) + 1);
+      }),
+      { numRuns: 1000 },
+    );
+    // February of a leap year, and a week across a year end.
+    expect(
+      windowDays("month", at("2028-02-29T12:00:00Z")).map((d) => d - dayIndex(at("2028-02-01T00:00:00Z"))),
+    ).toEqual([0, 28]);
+    expect(windowDays("week", at("2027-01-01T00:00:00Z"))).toEqual([
+      dayIndex(at("2026-12-28T00:00:00Z")),
+      dayIndex(at("2027-01-03T00:00:00Z")),
+    ]);
+    const [first, last] = windowDays("all", at("2026-11-18T00:00:00Z"));
+    expect(first).toBeLessThan(dayIndex(at("1970-01-01T00:00:00Z")) - 1e6);
+    expect(last).toBeGreaterThan(dayIndex(at("2100-01-01T00:00:00Z")));
   });
 });

@@ -39,6 +39,29 @@ export function windowEnd(kind: WindowKind, t: Date): Date | null {
   }
 }
 
+/**
+ * The UTC days (dayIndex) the window containing t spans, first and last: a window is a run of
+ * whole days. All time spans every day.
+ */
+export function windowDays(kind: WindowKind, t: Date): readonly [number, number] {
+  switch (kind) {
+    case "day": {
+      const d = dayIndex(t);
+      return [d, d];
+    }
+    case "week": {
+      const w = weekIndex(t);
+      return [w * 7 - 3, w * 7 + 3];
+    }
+    case "month": {
+      const first = Date.UTC(t.getUTCFullYear(), t.getUTCMonth(), 1) / DAY_MS;
+      return [first, Date.UTC(t.getUTCFullYear(), t.getUTCMonth() + 1, 1) / DAY_MS - 1];
+    }
+    case "all":
+      return [Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER];
+  }
+}
+
 export const RESET_WINDOW: Record<ResetPeriod, WindowKind> = {
   daily: "day",
   weekly: "week",

@@ -9,16 +9,18 @@ import {
 import { toBigInt } from "../../lib/money.js";
 import type { Db } from "../../stores/record-store.js";
 import { QueryTemplate } from "../../stores/query-template.js";
-import type { Held, HoldRequest } from "./room.js";
+import { dayIndex, windowDays } from "../../domain/usage/windows.js";
+import { keyWindow, type Held, type HoldRequest } from "./room.js";
 
 /**
  * In ONE statement: inserts the request's hold (a data-modifying WITH, whose row the statement's
  * own read cannot see), and reads the workspace's other unexpired holds (summed for the workspace
- * and for the key) and the key's and workspace's current ledger windows, at one snapshot. A settle
- * commits its charge before it deletes its hold, so any snapshot holds the hold, the charge, or
- * both (which only refuses more), never neither. So a reserve is four round trips (begin, lock,
- * this, commit; five when decide sizes the hold otherwise than expected), two of them with the
- * workspace locked. The holds' one-row aggregate is left-joined to the counters, so a key and
+ * in each window of the request, and for the key in its limit's window: a hold counts in the
+ * windows of its own request's day) and the key's and workspace's current ledger windows, at one
+ * snapshot. A settle commits its charge before it deletes its hold, so any snapshot holds the
+ * hold, the charge, or both (which only refuses more), never neither. So a reserve is four round
+ * trips (begin, lock, this, commit; five when decide sizes the hold otherwise than expected), two
+ * of them with the workspace locked. The holds' one-row aggregate is left-joined to the counters, so a key and
  * workspace with no spend yet still give one row (its counter columns null). Compiled once per
  * shape (which ledger scopes are read: "key", "workspace", "both", "none").
  */
@@ -39,14 +41,30 @@ const holdsAndUsage = new QueryTemplate(
     week: number,
     month: number,
     all: number,
+    holdDay: number,
+    keyFirstDay: number,
+    keyLastDay: number,
+    weekFirstDay: number,
+    weekLastDay: number,
+    monthFirstDay: number,
+    monthLastDay: number,
   ) => {
+    // A hold counts in the windows of its own request's day (where its charge lands); one without
+    // a day (taken by an instance older than the column) counts in every window, as before.
+    const within = (first: number, last: number) =>
+      sql`(day_index is null or day_index between ${first} and ${last})`;
+    const heldWs = (days: ReturnType<typeof within> | null) =>
+      days === null
+        ? sql<string>`coalesce(sum(case when counts_workspace = 1 then amount_nano else 0 end), 0)`
+        : sql<string>`coalesce(sum(case when counts_workspace = 1 and ${days} then amount_nano else 0 end), 0)`;
     const holds = db
       .selectFrom("gateway_reservations")
       .select([
-        sql<string>`coalesce(sum(case when counts_workspace = 1 then amount_nano else 0 end), 0)`.as(
-          "held_ws",
-        ),
-        sql<string>`coalesce(sum(case when counts_key = 1 and key_hash = ${keyHash} then amount_nano else 0 end), 0)`.as(
+        heldWs(within(holdDay, holdDay)).as("held_ws_day"),
+        heldWs(within(weekFirstDay, weekLastDay)).as("held_ws_week"),
+        heldWs(within(monthFirstDay, monthLastDay)).as("held_ws_month"),
+        heldWs(null).as("held_ws_all"),
+        sql<string>`coalesce(sum(case when counts_key = 1 and key_hash = ${keyHash} and ${within(keyFirstDay, keyLastDay)} then amount_nano else 0 end), 0)`.as(
           "held_key",
         ),
       ])
@@ -67,6 +85,7 @@ const holdsAndUsage = new QueryTemplate(
             amount_nano: amountNano,
             counts_key: countsKey,
             counts_workspace: countsWorkspace,
+            day_index: holdDay,
             expires_at_ms: expiresAtMs,
           })
           .returning("id"),
@@ -79,7 +98,17 @@ const holdsAndUsage = new QueryTemplate(
             : currentWindowsMatch(eb, "u", ledgerKey, ledgerWorkspace, indexes),
         ),
       )
-      .select(["h.held_ws", "h.held_key", "u.scope", "u.window", "u.usage_nano", "u.byok_nano"])
+      .select([
+        "h.held_ws_day",
+        "h.held_ws_week",
+        "h.held_ws_month",
+        "h.held_ws_all",
+        "h.held_key",
+        "u.scope",
+        "u.window",
+        "u.usage_nano",
+        "u.byok_nano",
+      ])
       .compile();
   },
 );
@@ -96,6 +125,9 @@ export function holdsAndUsageQuery(
   const readWorkspace = req.countsWorkspace && req.workspace.budgets.length > 0;
   const shape = readKey ? (readWorkspace ? "both" : "key") : readWorkspace ? "workspace" : "none";
   const { day, week, month, all } = currentWindowIndexes(req.now);
+  const [keyFirstDay, keyLastDay] = windowDays(keyWindow(req.key), req.now);
+  const [weekFirstDay, weekLastDay] = windowDays("week", req.now);
+  const [monthFirstDay, monthLastDay] = windowDays("month", req.now);
   return holdsAndUsage.bind(
     db,
     shape,
@@ -112,6 +144,13 @@ export function holdsAndUsageQuery(
     week,
     month,
     all,
+    dayIndex(req.now),
+    keyFirstDay,
+    keyLastDay,
+    weekFirstDay,
+    weekLastDay,
+    monthFirstDay,
+    monthLastDay,
   );
 }
 
@@ -127,6 +166,14 @@ export async function readHoldsAndUsage(
   const counters = rows.filter((r): r is typeof r & UsageRow => r.scope !== null);
   return {
     ...totalsOf(counters),
-    held: { key: toBigInt(first?.held_key ?? 0), workspace: toBigInt(first?.held_ws ?? 0) },
+    held: {
+      key: toBigInt(first?.held_key ?? 0),
+      workspace: {
+        day: toBigInt(first?.held_ws_day ?? 0),
+        week: toBigInt(first?.held_ws_week ?? 0),
+        month: toBigInt(first?.held_ws_month ?? 0),
+        all: toBigInt(first?.held_ws_all ?? 0),
+      },
+    },
   };
 }

@@ -1,9 +1,10 @@
 import { committedUsageOf, type CommittedUsage } from "../../domain/usage/committed-usage.js";
 import { readKeyAndWorkspaceUsage } from "../../domain/usage/ledger.js";
+import { dayIndex, windowDays, type WindowKind } from "../../domain/usage/windows.js";
 import type { RecordStore } from "../../stores/record-store.js";
 import type { HoldPlan } from "../enforcement.js";
 import type { ReservationStore } from "./reservation-store.js";
-import { roomOf, type HoldRequest, type Room } from "./room.js";
+import { keyWindow, roomOf, type Held, type HoldRequest, type Room } from "./room.js";
 
 interface Hold {
   keyHash: string;
@@ -11,17 +12,37 @@ interface Hold {
   amount: bigint;
   countsKey: boolean;
   countsWorkspace: boolean;
+  /** The UTC day of its request's `now` (where its charge lands): it counts in that day's windows. */
+  day: number;
   expiresAtMs: number;
   /** Set once the hold's charge is committed: the sequence number of that moment. */
   settledSeq: number | null;
 }
 
-/** Adds `amount` to the total of `id` in `totals`, dropping totals that reach zero. */
-function addTo(totals: Map<string, bigint>, id: string, amount: bigint): void {
-  const next = (totals.get(id) ?? 0n) + amount;
-  if (next === 0n) totals.delete(id);
-  else totals.set(id, next);
+/** Held amounts by the UTC day of their requests. */
+type ByDay = Map<number, bigint>;
+
+/** Adds `amount` to the total of `id` on `day` in `totals`, dropping totals that reach zero. */
+function addTo(totals: Map<string, ByDay>, id: string, day: number, amount: bigint): void {
+  const byDay = totals.get(id);
+  const next = (byDay?.get(day) ?? 0n) + amount;
+  if (next === 0n) {
+    if (byDay?.delete(day) && byDay.size === 0) totals.delete(id);
+  } else if (byDay === undefined) totals.set(id, new Map([[day, next]]));
+  else byDay.set(day, next);
 }
+
+const inDays = (day: number, [first, last]: readonly [number, number]): boolean =>
+  day >= first && day <= last;
+
+/** What `byDay` holds on the days of a window (one or two days are held at a time: a reset in flight). */
+function sumDays(byDay: ByDay | undefined, days: readonly [number, number]): bigint {
+  let sum = 0n;
+  if (byDay !== undefined) for (const [day, amount] of byDay) if (inDays(day, days)) sum += amount;
+  return sum;
+}
+
+const WORKSPACE_WINDOWS: readonly WindowKind[] = ["day", "week", "month", "all"];
 
 /**
  * Holds in this process (one instance: embedded SQLite). Where the process keeps a copy of the
@@ -46,9 +67,12 @@ function addTo(totals: Map<string, bigint>, id: string, amount: bigint): void {
 export class MemoryReservationStore implements ReservationStore {
   readonly kind = "memory";
   private readonly holds = new Map<string, Hold>();
-  /** Open holds' amounts by key hash (those that count toward the key) and by workspace id. */
-  private readonly heldByKey = new Map<string, bigint>();
-  private readonly heldByWorkspace = new Map<string, bigint>();
+  /**
+   * Open holds' amounts by key hash (those that count toward the key) and by workspace id, per UTC
+   * day of their requests: a hold counts in the windows of its own day, where it will be charged.
+   */
+  private readonly heldByKey = new Map<string, ByDay>();
+  private readonly heldByWorkspace = new Map<string, ByDay>();
   /** No open hold expires before this (a lower bound: renewals only move expiries later). */
   private earliestExpiryMs = Infinity;
   private readonly lingering: Hold[] = [];
@@ -76,20 +100,32 @@ export class MemoryReservationStore implements ReservationStore {
       // From here to the end: synchronous, so no other reserve or settle interleaves.
       const nowMs = Date.now();
       if (nowMs >= this.earliestExpiryMs) this.sweep(nowMs);
-      let heldKey = this.heldByKey.get(req.key.hash) ?? 0n;
-      let heldWs = this.heldByWorkspace.get(req.workspace.id) ?? 0n;
+      const held: Held = { key: 0n, workspace: { day: 0n, week: 0n, month: 0n, all: 0n } };
+      // Only what the room reads (roomOf): a key with no limit, a workspace with no budget, none.
+      const keyDays = keyHash === null ? null : windowDays(keyWindow(req.key), req.now);
+      if (keyDays !== null) held.key = sumDays(this.heldByKey.get(req.key.hash), keyDays);
+      const wsDays = workspaceId === null ? [] : WORKSPACE_WINDOWS.map((k) => windowDays(k, req.now));
+      const byWorkspace = this.heldByWorkspace.get(req.workspace.id);
+      wsDays.forEach((days, i) => (held.workspace[WORKSPACE_WINDOWS[i]!] = sumDays(byWorkspace, days)));
       for (const h of this.lingering) {
         if ((h.settledSeq ?? 0) <= started) continue;
-        if (h.countsKey && h.keyHash === req.key.hash) heldKey += h.amount;
-        if (h.countsWorkspace && h.workspaceId === req.workspace.id) heldWs += h.amount;
+        if (h.countsKey && h.keyHash === req.key.hash && keyDays !== null && inDays(h.day, keyDays)) {
+          held.key += h.amount;
+        }
+        if (h.countsWorkspace && h.workspaceId === req.workspace.id) {
+          wsDays.forEach((days, i) => {
+            if (inDays(h.day, days)) held.workspace[WORKSPACE_WINDOWS[i]!] += h.amount;
+          });
+        }
       }
-      const plan = decide(roomOf(req, keyTotals, wsTotals, { key: heldKey, workspace: heldWs }));
+      const plan = decide(roomOf(req, keyTotals, wsTotals, held));
       this.add(req.id, {
         keyHash: req.key.hash,
         workspaceId: req.workspace.id,
         amount: plan.amountNano,
         countsKey: req.countsKey,
         countsWorkspace: req.countsWorkspace,
+        day: dayIndex(req.now),
         expiresAtMs: nowMs + this.ttlMs,
         settledSeq: null,
       });
@@ -133,8 +169,8 @@ export class MemoryReservationStore implements ReservationStore {
   private add(id: string, h: Hold): void {
     this.remove(id); // a repeated id replaces its hold (ids are request + attempt: not expected)
     this.holds.set(id, h);
-    if (h.countsKey) addTo(this.heldByKey, h.keyHash, h.amount);
-    if (h.countsWorkspace) addTo(this.heldByWorkspace, h.workspaceId, h.amount);
+    if (h.countsKey) addTo(this.heldByKey, h.keyHash, h.day, h.amount);
+    if (h.countsWorkspace) addTo(this.heldByWorkspace, h.workspaceId, h.day, h.amount);
     if (h.expiresAtMs < this.earliestExpiryMs) this.earliestExpiryMs = h.expiresAtMs;
   }
 
@@ -142,8 +178,8 @@ export class MemoryReservationStore implements ReservationStore {
     const h = this.holds.get(id);
     if (!h || h.amount === amount) return;
     const delta = amount - h.amount;
-    if (h.countsKey) addTo(this.heldByKey, h.keyHash, delta);
-    if (h.countsWorkspace) addTo(this.heldByWorkspace, h.workspaceId, delta);
+    if (h.countsKey) addTo(this.heldByKey, h.keyHash, h.day, delta);
+    if (h.countsWorkspace) addTo(this.heldByWorkspace, h.workspaceId, h.day, delta);
     h.amount = amount;
   }
 
@@ -151,8 +187,8 @@ export class MemoryReservationStore implements ReservationStore {
     const h = this.holds.get(id);
     if (!h) return undefined;
     this.holds.delete(id);
-    if (h.countsKey) addTo(this.heldByKey, h.keyHash, -h.amount);
-    if (h.countsWorkspace) addTo(this.heldByWorkspace, h.workspaceId, -h.amount);
+    if (h.countsKey) addTo(this.heldByKey, h.keyHash, h.day, -h.amount);
+    if (h.countsWorkspace) addTo(this.heldByWorkspace, h.workspaceId, h.day, -h.amount);
     return h;
   }
 

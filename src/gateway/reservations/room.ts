@@ -1,6 +1,6 @@
 import { INTERVAL_WINDOW } from "../../domain/budgets/budget-intervals.js";
 import type { WindowTotals } from "../../domain/usage/ledger.js";
-import { RESET_WINDOW, windowEnd } from "../../domain/usage/windows.js";
+import { RESET_WINDOW, windowEnd, type WindowKind } from "../../domain/usage/windows.js";
 import type { KeyPolicy, WorkspacePolicy } from "../../domain/policy/policy.js";
 
 /** One limit a request must fit under: the key's limit, or one workspace budget. */
@@ -42,11 +42,21 @@ export interface HoldRequest {
   expectedNano?: bigint;
 }
 
-/** Held amounts of other requests, by what they count toward. */
+/**
+ * Held amounts of other requests, by what they count toward. A hold counts in the windows of its
+ * own request's `now`, where its charge will land (the generation's creation time): a request that
+ * began before a reset and is still in flight after it holds nothing in the new day, week or month.
+ */
 export interface Held {
+  /** Toward the key, in the window of its limit (HoldRequest.now's). */
   key: bigint;
-  workspace: bigint;
+  /** Toward the workspace, in each window containing HoldRequest.now. */
+  workspace: Record<WindowKind, bigint>;
 }
+
+/** The window a key's limit counts in. */
+export const keyWindow = (key: KeyPolicy): WindowKind =>
+  key.limitReset === null ? "all" : RESET_WINDOW[key.limitReset];
 
 /** The room of a request from ledger totals and other requests' holds. */
 export function roomOf(
@@ -58,7 +68,7 @@ export function roomOf(
   const { key, workspace, now } = req;
   let keyScope: Scope | null = null;
   if (req.countsKey && key.limitNano !== null) {
-    const kind = key.limitReset === null ? "all" : RESET_WINDOW[key.limitReset];
+    const kind = keyWindow(key);
     const t = keyTotals[kind];
     keyScope = {
       scope: "key",
@@ -78,7 +88,7 @@ export function roomOf(
           interval: b.interval,
           limitNano: b.limitNano,
           spentNano: t.usage + (workspace.includeByokInBudgets ? t.byok : 0n),
-          reservedNano: held.workspace,
+          reservedNano: held.workspace[kind],
           resetsAt: windowEnd(kind, now)?.toISOString() ?? null,
         };
       })

@@ -10,6 +10,7 @@ import { broadcastOutbox } from "./007-broadcast-outbox.js";
 import { policyNotify } from "./008-policy-notify.js";
 import { historyIndexes } from "./009-history-indexes.js";
 import { deliveryStatistics } from "./010-delivery-statistics.js";
+import { reservationDay } from "./011-reservation-day.js";
 
 /** Versioned migrations, applied in name order at start. Append; never edit a released one. */
 export function migrations(caps: DialectCaps): Record<string, Migration> {
@@ -24,6 +25,7 @@ export function migrations(caps: DialectCaps): Record<string, Migration> {
     "008-policy-notify": policyNotify(caps),
     "009-history-indexes": historyIndexes(caps),
     "010-delivery-statistics": deliveryStatistics(caps),
+    "011-reservation-day": reservationDay(caps),
   };
 }
 
