@@ -106,6 +106,25 @@ describe("SDK 1.3.19: BYOK and activity", () => {
     for (const id of ids) expect((await admin.byok.delete({ id })).deleted).toBe(true);
   });
 
+  it("list without workspaceId is the default workspace's keys (the SDK's contract), with it that workspace's", async () => {
+    const ws = await admin.workspaces.create({
+      createWorkspaceRequest: { name: "Keys elsewhere", slug: "keys-elsewhere" },
+    });
+    const mine = await admin.byok.create({
+      createBYOKKeyRequest: { provider: "openai", key: "sk-default-0123" },
+    });
+    const elsewhere = await admin.byok.create({
+      createBYOKKeyRequest: { provider: "openai", key: "sk-elsewhere-0123", workspaceId: ws.data.id },
+    });
+    const byDefault = (await admin.byok.list()).result;
+    expect(byDefault.data.map((k) => k.id)).toEqual([mine.data.id]);
+    expect(byDefault.totalCount).toBe(1);
+    const there = (await admin.byok.list({ workspaceId: ws.data.id })).result;
+    expect(there.data.map((k) => k.id)).toEqual([elsewhere.data.id]);
+    expect(there.totalCount).toBe(1);
+    for (const id of [mine.data.id, elsewhere.data.id]) await admin.byok.delete({ id });
+  });
+
   it("a BYOK-served request is BYOK usage: not charged to credits, counted into the limit only when the key says so", async () => {
     const byok = await admin.byok.create({
       createBYOKKeyRequest: { provider: MOCK, key: SECRET, allowedApiKeyHashes: [hashKey(key)] },

@@ -178,12 +178,16 @@ export async function listByok(
 ) {
   let query = d.db.selectFrom("byok_keys").where("organization_id", "=", organizationId);
   if (q.provider !== undefined) query = query.where("provider", "=", q.provider);
-  if (q.workspace_id !== undefined) {
-    const ws = await resolveWorkspace(d.db, organizationId, q.workspace_id).catch(() => {
-      throw invalid("workspace_id: no such workspace in this organization");
-    });
-    query = query.where("workspace_id", "=", ws.id);
-  }
+  // Without workspace_id, the default workspace's keys (the SDK's byok.list contract), as create
+  // puts a key there; a deleted default workspace is 400, as create's.
+  const ws =
+    q.workspace_id !== undefined
+      ? await resolveWorkspace(d.db, organizationId, q.workspace_id).catch(() => {
+          throw invalid("workspace_id: no such workspace in this organization");
+        })
+      : await findDefaultWorkspace(d.db, organizationId);
+  if (!ws) throw invalid("workspace_id: the default workspace was deleted; name a workspace");
+  query = query.where("workspace_id", "=", ws.id);
   const total = await query.select((eb) => eb.fn.countAll<string>().as("n")).executeTakeFirst();
   const rows = await query
     .selectAll()
