@@ -605,6 +605,37 @@ describe.skipIf(unavailable !== null)("dashboard in Chromium", () => {
     await page.close();
   });
 
+  it("lists the provider keys of every workspace, not only the default one's", async (ctx) => {
+    if (!("/byok" in paths)) {
+      process.stdout.write("SKIPPED BYOK workspaces e2e: this server has no /api/v1/byok\n");
+      ctx.skip();
+      return;
+    }
+    const ws = await api("/workspaces", {
+      method: "POST",
+      body: { name: "e2e byok ws", slug: "e2e-byok-ws" },
+    });
+    expect(ws.status).toBe(201);
+    const made = await api("/byok", {
+      method: "POST",
+      body: {
+        provider: "openai",
+        key: "sk-proj-e2e-other-workspace-0123456789",
+        name: "e2e other ws key",
+        workspace_id: ws.body.data.id,
+      },
+    });
+    expect(made.status).toBe(201);
+    // GET /byok without workspace_id lists the default workspace's only (the SDK's contract).
+    const listed = (await api("/byok")).body.data as { name: string }[];
+    expect(listed.map((b) => b.name)).not.toContain("e2e other ws key");
+    const page = await signedIn("/byok");
+    const row = page.getByRole("row", { name: /^e2e other ws key / });
+    await row.waitFor();
+    expect(await row.textContent()).toContain("e2e byok ws");
+    await page.close();
+  });
+
   it("finds a generation by its id and shows its record; an unknown id gets the API's message", async (ctx) => {
     if (!("/generation" in paths) || !("/chat/completions" in paths)) {
       process.stdout.write("SKIPPED generation lookup e2e: no GET /generation or chat completions\n");

@@ -23,14 +23,19 @@ import { utc } from "../lib/format.ts";
  */
 type ByokKey = Answer<"/byok", "get">["data"][number];
 
-/** Every BYOK key of the organization (GET /byok lists all workspaces, 100 a page). */
-async function allByok(): Promise<ByokKey[]> {
+/** A workspace's BYOK keys (GET /byok lists one workspace, the default one unless named; 100 a page). */
+async function workspaceByok(workspaceId: string): Promise<ByokKey[]> {
   const all: ByokKey[] = [];
   for (let offset = 0; ; offset += 100) {
-    const page = await call("get", "/byok", { query: { limit: 100, offset } });
+    const page = await call("get", "/byok", { query: { limit: 100, offset, workspace_id: workspaceId } });
     all.push(...page.data);
     if (page.data.length < 100 || all.length >= page.total_count) return all;
   }
+}
+
+/** Every BYOK key of the organization's workspaces, in the order the API lists them. */
+async function allByok(workspaces: readonly Workspace[]): Promise<ByokKey[]> {
+  return (await Promise.all(workspaces.map((w) => workspaceByok(w.id)))).flat();
 }
 
 const list = (v: string) =>
@@ -50,10 +55,16 @@ export function Byok() {
   const [status, setStatus] = useState("");
   const table = useRef<HTMLDivElement>(null);
 
-  const load = () => allByok().then(setRows, (e: unknown) => setError(errorText(e)));
+  // The workspaces, read once: every listing of the keys asks each of them.
+  const known = useRef<Promise<Workspace[]> | null>(null);
+  const workspacesOnce = () => (known.current ??= allWorkspaces());
+  const load = () =>
+    workspacesOnce()
+      .then(allByok)
+      .then(setRows, (e: unknown) => setError(errorText(e)));
   useEffect(() => {
     void load();
-    void allWorkspaces()
+    void workspacesOnce()
       .then(async (all) => {
         setWorkspaces(all);
         setKeys(await keysOf(all.map((w) => w.id)));
