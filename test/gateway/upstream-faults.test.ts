@@ -248,6 +248,8 @@ describe("a stream that stalls after its first chunk (idle_timeout_ms)", () => {
     expect(last.choices[0].finish_reason).toBe("error");
     expect(last.error.code).toBe(524);
     expect(last.error.message).toMatch(/went silent for 300 ms/);
+    // The SDK's error type for it (ApiErrorType), not provider_unavailable.
+    expect(last.error.metadata.error_type).toBe("timeout");
     // What was generated ("Hello": counted, the upstream sent no usage) is charged.
     expect(last.usage.completion_tokens).toBe(1);
     const cost = last.usage.cost as number;
@@ -295,6 +297,7 @@ describe("a stream cut short after a usage sent early", () => {
     const last = ev.at(-1)!;
     expect(last.choices[0].finish_reason).toBe("error");
     expect(last.error.code).toBe(502);
+    expect(last.error.metadata.error_type).toBe("provider_unavailable");
     // The usage on the first chunk counted that chunk alone (1 token) and no final usage came: the
     // upstream's prompt count stands; the completion is the count of all that was generated.
     const counted = countTextTokens(generated);

@@ -318,11 +318,14 @@ describe("SIGTERM with a stream in flight that never ends", () => {
       const first = await reader.read(); // the first content chunk has arrived
       expect(new TextDecoder().decode(first.value)).toContain('"content"');
       const body = (async () => {
+        const decoder = new TextDecoder();
+        let text = "";
         try {
-          while (!(await reader.read()).done);
+          for (let r = await reader.read(); !r.done; r = await reader.read()) text += decoder.decode(r.value);
         } catch {
           // the connection is closed by the shutdown
         }
+        return text;
       })();
 
       const t0 = performance.now();
@@ -331,7 +334,19 @@ describe("SIGTERM with a stream in flight that never ends", () => {
       expect(exit).toEqual({ code: 0, signal: null });
       expect(took).toBeGreaterThanOrEqual(GRACE_MS - 100); // it waited for the request first
       expect(took).toBeLessThan(GRACE_MS + 8_000);
-      await body;
+      // The client is told in band that the answer was cut short, not left with a stream that
+      // just ends (which the SDK would take for a whole answer).
+      const rest = await body;
+      expect(rest.endsWith("data: [DONE]\n\n")).toBe(true);
+      const events = rest
+        .split("\n\n")
+        .filter((e) => e.startsWith("data: {"))
+        .map((e) => JSON.parse(e.slice(6)) as Record<string, any>);
+      const last = events.at(-1)!;
+      expect(last.choices[0].finish_reason).toBe("error");
+      expect(last.error).toMatchObject({ code: 503, metadata: { error_type: "server" } });
+      expect(last.error.message).toMatch(/shutting down/);
+      expect(last.usage.cost).toBeGreaterThan(0);
       expect(s.stdout()).toContain("model requests cancelled at shutdown");
 
       // The cancelled stream was charged and recorded: the key's usage grew, and stays after a restart.

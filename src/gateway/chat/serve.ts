@@ -38,11 +38,12 @@ export interface ChatCall {
   appTitle: string | null;
   /** process.hrtime.bigint() when the request arrived. */
   arrivedNs: bigint;
-  /** Aborted when the client goes away (for a stream, also when a shutdown's grace runs out). */
+  /** Aborted when the client goes away. */
   clientGone: CancelSignal;
   /**
-   * What cancels the upstream call: for a stream `clientGone` itself; for a whole answer only a
-   * shutdown's grace running out (a client that leaves is still charged what it asked for).
+   * What cancels the upstream call: a shutdown's grace running out, and for a stream also its
+   * client going away (aborted after `clientGone`); a whole answer's client that leaves is still
+   * charged what it asked for, so only a shutdown stops it.
    */
   upstreamStop: CancelSignal;
 }

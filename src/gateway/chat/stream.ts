@@ -44,7 +44,7 @@ export async function streamChat(gw: Gateway, call: ChatCall, sink: SseSink): Pr
   const run = await new ChatRun(gw, call).withByok();
   let lastError: UpstreamError | null = null;
   for (const [n, a] of run.attempts.entries()) {
-    if (call.clientGone.aborted) return;
+    if (call.upstreamStop.aborted) return;
     const { hold, body } = await run.hold(a, n);
     body.stream = true;
     const t0 = performance.now();
@@ -53,12 +53,12 @@ export async function streamChat(gw: Gateway, call: ChatCall, sink: SseSink): Pr
     try {
       // The adapter enforces the provider's first-byte deadline (UpstreamTimeout), and stops when
       // the client goes (or a shutdown's grace runs out: the same signal).
-      it = a.provider.adapter.stream(run.upstreamCall(a, body), call.clientGone)[Symbol.asyncIterator]();
+      it = a.provider.adapter.stream(run.upstreamCall(a, body), call.upstreamStop)[Symbol.asyncIterator]();
       first = await it.next();
     } catch (err) {
       await hold.release();
       lastError = run.failedAttempt(a, err, performance.now() - t0);
-      if (!lastError.retryable || call.clientGone.aborted) break;
+      if (!lastError.retryable || call.upstreamStop.aborted) break;
       continue;
     }
     run.noteAttempt(a, 200, performance.now() - t0);
@@ -78,6 +78,8 @@ async function forward(
   t0: number,
   sink: SseSink,
 ): Promise<void> {
+  // The client leaving, or a shutdown's grace running out (ChatCall.upstreamStop).
+  const stop = run.call.upstreamStop;
   const h: ChunkHead = { id: run.id, created: run.created, model: a.model.id, provider: a.provider.name };
   const encode = new ChunkEncoder(h);
   const latencyMs = performance.now() - t0;
@@ -118,22 +120,26 @@ async function forward(
         for (const ch of c.choices) ch.delta = withoutReasoning(ch.delta);
         visible = c.choices.some((ch) => ch.finish_reason !== null || Object.keys(ch.delta).length > 0);
       }
-      if (visible && !run.call.clientGone.aborted) sink.write(encode.content(c));
-      if (run.call.clientGone.aborted) break;
-      const drained = sink.ready(run.call.upstreamStop);
+      if (visible && !stop.aborted) sink.write(encode.content(c));
+      if (stop.aborted) break;
+      const drained = sink.ready(stop);
       if (drained) await drained;
-      if (run.call.clientGone.aborted) break;
+      if (stop.aborted) break;
       next = await it.next();
     }
   } catch (err) {
-    if (run.call.clientGone.aborted) cancelled = true;
+    if (stop.aborted) cancelled = true;
     else
       failure = err instanceof UpstreamError ? err : new UpstreamError("upstream stream failed", null, false);
   }
-  if (run.call.clientGone.aborted) {
+  if (stop.aborted) {
     cancelled = true; // the adapter saw the same signal: its upstream call is aborted
     void it.return?.().catch(() => undefined);
   }
+  // Stopped with its client still there: a shutdown's grace ran out. The client is told in band
+  // (an error chunk, then [DONE]) rather than left with a stream that just ends, which the SDK
+  // takes for a whole answer.
+  const shutDown = cancelled && !run.call.clientGone.aborted;
   // A stream cut short bills what was generated too: counted when the upstream sent no usage, and
   // at least that count when it sent one before it broke off (atLeastGenerated). So does a stream
   // that reached its end with text after its last usage (a usage sent early, and none at the end).
@@ -152,7 +158,20 @@ async function forward(
           // A stall past the provider's idle_timeout_ms is a timeout (524), anything else 502.
           failure instanceof UpstreamTimeout ? 524 : 502,
           `Upstream provider failed mid-stream: ${failure.message}`,
-          "provider_unavailable",
+          failure instanceof UpstreamTimeout ? "timeout" : "provider_unavailable",
+          usageWireObj,
+        ),
+      ),
+    );
+  } else if (shutDown) {
+    finishReason = "error";
+    sink.write(
+      sse(
+        errorChunk(
+          h,
+          503,
+          "Gatehouse is shutting down: the answer was cut short (what was generated is charged)",
+          "server",
           usageWireObj,
         ),
       ),
@@ -172,7 +191,7 @@ async function forward(
       output: output.text(),
     });
   } finally {
-    sink.end(cancelled ? undefined : SSE_DONE);
+    sink.end(cancelled && !shutDown ? undefined : SSE_DONE);
   }
 }
 

@@ -49,13 +49,16 @@ export async function chatRoutes(root: FastifyInstance, ctx: AppContext, gw: Gat
     },
     async (request, reply) => {
       const gone = new Cancellation();
-      reply.raw.on("close", () => {
-        if (!reply.raw.writableFinished) gone.abort();
-      });
+      const stop = new Cancellation();
       // A stream stops when its client goes: what was generated is charged. A whole answer once
       // asked for is generated, charged and recorded even so (the provider bills it; nothing
       // else tells what it cost), and only a shutdown's grace running out cancels it.
-      const stop = (request.body as ChatBody).stream === true ? gone : new Cancellation();
+      const streamed = (request.body as ChatBody).stream === true;
+      reply.raw.on("close", () => {
+        if (reply.raw.writableFinished) return;
+        gone.abort();
+        if (streamed) stop.abort();
+      });
       const untrack = inFlight.track(stop);
       try {
         return await serve(request, reply, gone, stop);
