@@ -126,6 +126,10 @@ function assistantContent(m: Json, field: string): string | Json[] {
     if (typeof c.function.name !== "string") throw invalid(`${f}.function.name`, "required");
     let input: unknown = {};
     const args = c.function.arguments;
+    // The OpenAI shape: the arguments as JSON text. Anything else was dropped for {} before.
+    if (args !== undefined && args !== null && typeof args !== "string") {
+      throw invalid(`${f}.function.arguments`, "must be a string (the arguments as JSON text)");
+    }
     if (typeof args === "string" && args.trim() !== "") {
       try {
         input = JSON.parse(args);

@@ -261,6 +261,21 @@ describe("Anthropic adapter: the request", () => {
         },
         "messages[0].tool_calls[0].function.arguments",
       ],
+      // Arguments as an object, not JSON text: refused, not sent as {} (they were dropped).
+      [
+        {
+          messages: [
+            {
+              role: "assistant",
+              content: null,
+              tool_calls: [
+                { id: "a", type: "function", function: { name: "f", arguments: { city: "Paris" } } },
+              ],
+            },
+          ],
+        },
+        "messages[0].tool_calls[0].function.arguments",
+      ],
       [{ messages: [{ role: "tool", content: "x" }] }, "messages[0].tool_call_id"],
       [{ messages: [{ role: "function", content: "x" }] }, "messages[0].role"],
       [{ tools: [{ type: "function", function: { name: "f" } }], tool_choice: 3 }, "tool_choice"],
