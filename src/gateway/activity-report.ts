@@ -18,8 +18,15 @@ const DAY_MS = 86_400_000;
  * GET /activity (SDK analytics.getUserActivity): daily usage per model (and provider, or
  * workspace with group_by=workspace) over the last 30 completed UTC days, or one of them with
  * `date`, from the analytics engine (the same query path as POST /analytics/query).
+ * `providerName` turns a record's provider (a catalog slug for the gateway's generations) into
+ * the display name `provider_name` carries, as GET /generation shows it.
  */
-export async function userActivity(deps: AnalyticsDeps, organizationId: string, q: ActivityQuery) {
+export async function userActivity(
+  deps: AnalyticsDeps,
+  organizationId: string,
+  q: ActivityQuery,
+  providerName: (provider: string) => string = (p) => p,
+) {
   const today = Math.floor(deps.clock.now().getTime() / DAY_MS) * DAY_MS;
   let start = today - 30 * DAY_MS;
   let end = today;
@@ -34,7 +41,7 @@ export async function userActivity(deps: AnalyticsDeps, organizationId: string, 
   }
   const filters: NonNullable<QueryRequest["filters"]>[number][] = [];
   if (q.api_key_hash !== undefined)
-    filters.push({ field: "api_key_id", operator: "eq", value: q.api_key_hash });
+    filters.push({ field: "api_key_id", operator: "eq", value: q.api_key_hash.toLowerCase() });
   if (q.user_id !== undefined) filters.push({ field: "user", operator: "eq", value: q.user_id });
   // workspace_id names a workspace of the organization (its UUID or slug; a deleted workspace keeps
   // its history), resolved here for both forms of the report, so that anything else is one 400
@@ -84,7 +91,7 @@ export async function userActivity(deps: AnalyticsDeps, organizationId: string, 
           model,
           model_permaslug: model,
           endpoint_id: `${model}:${provider}`,
-          provider_name: provider,
+          provider_name: providerName(provider),
           usage: num(r.credits_usage),
           byok_usage_inference: num(r.byok_usage),
           requests: Math.round(num(r.request_count)),

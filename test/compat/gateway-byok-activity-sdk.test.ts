@@ -155,7 +155,12 @@ describe("SDK 1.3.19: BYOK and activity", () => {
     expect(act.data).toHaveLength(1);
     const row = act.data[0]!;
     expect(row.model).toBe("mock/echo");
-    expect(row.providerName).toBe("mock");
+    // The provider's display name, as generations.getGeneration shows it (not its slug).
+    expect(row.providerName).toBe("Mock");
+    expect(row.endpointId).toBe("mock/echo:mock");
+    // The key's hash in capitals names the same key.
+    const upper = await admin.analytics.getUserActivity({ apiKeyHash: hashKey(k).toUpperCase() });
+    expect(upper.data).toEqual(act.data);
     expect(row.requests).toBe(1);
     expect(row.promptTokens).toBe(res.usage!.promptTokens);
     expect(row.completionTokens).toBe(res.usage!.completionTokens);

@@ -105,6 +105,12 @@ export async function byokRoutes(root: FastifyInstance, ctx: AppContext, gw: Gat
       config: { auth: "management" as const, rateLimit: routeLimit(ctx.config.rateLimit.analytics) },
       schema: { tags: ["Analytics"], operationId: "getUserActivity", querystring: ActivityQuery },
     },
-    async (request) => userActivity(analytics, org(request), request.query),
+    async (request) =>
+      userActivity(
+        analytics,
+        org(request),
+        request.query,
+        (slug) => gw.catalog.providers.get(slug)?.name ?? slug,
+      ),
   );
 }

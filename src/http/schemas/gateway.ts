@@ -74,7 +74,7 @@ export const ActivityQuery = Type.Object({
       description: "One UTC day (YYYY-MM-DD) in the last 30",
     }),
   ),
-  api_key_hash: Type.Optional(Type.String({ pattern: "^[0-9a-f]{64}$" })),
+  api_key_hash: Type.Optional(Type.String({ pattern: "^[0-9a-fA-F]{64}$" })),
   user_id: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })),
   group_by: Type.Optional(Type.Enum(["workspace"])),
   workspace_id: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })),
