@@ -77,6 +77,17 @@ describe("analytics: resolution, labels, classifiers, injection", () => {
       expect(rows(both)).toEqual([{ request_count: 4 }]);
     });
 
+    it("api_key_id takes the key hash in capitals too (hexadecimal, like a /keys/{hash} path)", async () => {
+      const res = await query(t, {
+        metrics: ["request_count"],
+        filters: [{ field: "api_key_id", operator: "in", value: [keyA.hash.toUpperCase(), keyB.id] }],
+        time_range: range,
+      });
+      expect(res.statusCode, res.body).toBe(200);
+      expect(rows(res)).toEqual([{ request_count: 4 }]);
+      expect(res.json().data).not.toHaveProperty("warnings");
+    });
+
     it("an unknown hash is a warning and matches no rows; the query still runs", async () => {
       const unknown = "f".repeat(64);
       const res = await query(t, {

@@ -24,10 +24,10 @@ export function valuesFor(path: string, op: OperatorDef, value: FilterValue): re
 function checkValue(path: string, dim: DimensionDef, v: string | number): string | number {
   switch (dim.resolve) {
     case "api_key":
-      if ((typeof v === "number" && Number.isSafeInteger(v)) || (typeof v === "string" && HASH_RE.test(v))) {
-        return v;
-      }
-      throw invalid(`${path}: must be a numeric key id or a 64-character lowercase hex key hash`);
+      if (typeof v === "number" && Number.isSafeInteger(v)) return v;
+      // A hash in capitals names the same key (as in a /keys/{hash} path): stored hashes are lowercase.
+      if (typeof v === "string" && HASH_RE.test(v.toLowerCase())) return v.toLowerCase();
+      throw invalid(`${path}: must be a numeric key id or a 64-character hex key hash`);
     case "workspace":
       if (typeof v === "string" && UUID_RE.test(v)) return v.toLowerCase();
       throw invalid(`${path}: must be a workspace UUID`);
