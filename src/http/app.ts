@@ -17,7 +17,7 @@ import { buildCatalog, closeCatalog } from "../gateway/catalog/build-catalog.js"
 import { buildFileProviders } from "../gateway/catalog/file-providers.js";
 import { GatehouseMetrics } from "../metrics/gatehouse-metrics.js";
 import { broadcastBacklog, broadcastOutbox } from "../broadcast/operations/delivery-status.js";
-import { metricsRoutes } from "./routes/metrics.js";
+import { metricsOffRoute, metricsRoutes } from "./routes/metrics.js";
 
 declare module "fastify" {
   interface FastifyInstance {
@@ -190,6 +190,8 @@ export async function buildApp(given: AppContext, opts: BuildOptions = {}): Prom
   if (metrics && ctx.config.metricsToken) {
     const token = ctx.config.metricsToken;
     await app.register(async (root) => metricsRoutes(root, metrics, token));
+  } else {
+    await app.register(metricsOffRoute);
   }
   await app.register(async (api) => apiRoutes(api, ctx), { prefix: API_PREFIX });
   dashboardFallback = await registerDashboard(app, ctx.config.webDir);

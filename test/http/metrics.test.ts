@@ -265,14 +265,16 @@ describe("process metrics", () => {
 });
 
 describe("GET /metrics without GATEHOUSE_METRICS_TOKEN", () => {
-  it("is not served", async () => {
+  it("is a 404 saying how to turn metrics on, not the dashboard's page", async () => {
     const t = await makeTestApp();
     try {
       for (const auth of [null, `Bearer ${TOKEN}`]) {
-        // No route: the dashboard's fallback page when it is built, else the 404 envelope.
         const r = await t.call({ method: "GET", url: "/metrics", auth });
-        expect(r.body).not.toContain("# TYPE");
-        expect(r.headers["content-type"]).not.toMatch(/^text\/plain/);
+        expect(r.statusCode).toBe(404);
+        expect(r.headers["content-type"]).toMatch(/^application\/json/);
+        expect(r.json()).toMatchObject({
+          error: { code: 404, message: expect.stringContaining("GATEHOUSE_METRICS_TOKEN") },
+        });
       }
       expect(t.app.gateway.observer).toBeNull();
     } finally {

@@ -32,3 +32,14 @@ export async function metricsRoutes(
     return reply.header("content-type", contentType).send(body);
   });
 }
+
+/**
+ * GET /metrics while GATEHOUSE_METRICS_TOKEN is unset: a 404 in the error envelope saying how to
+ * turn metrics on, rather than the dashboard's page with 200, which a scraper pointed here would
+ * take for an exposition it cannot parse.
+ */
+export async function metricsOffRoute(app: FastifyInstance): Promise<void> {
+  app.get("/metrics", { config: { auth: "none" }, schema: { hide: true } }, async () => {
+    throw new DomainError("not_found", "Metrics are off: set GATEHOUSE_METRICS_TOKEN to serve GET /metrics");
+  });
+}
