@@ -319,6 +319,39 @@ describe("s3", () => {
     expect(object.observations).toHaveLength(3);
   });
 
+  it("a prefix with characters encodeURIComponent leaves alone (! ' ( ) *) is percent-encoded in the path S3 signs", async () => {
+    // S3 computes the canonical URI with every byte outside A-Z a-z 0-9 - _ . ~ encoded (aws4
+    // models it the same way); a raw "(" in the request path signs a different string: 403.
+    const config = validateConfig("s3", { ...configFor("s3"), prefix: "team's (prod)!*" });
+    const [unsigned] = encoderFor("s3").encode([sampleGeneration()], config);
+    const u = new URL(unsigned!.url);
+    expect(u.pathname).toBe(
+      "/team%27s%20%28prod%29%21%2A/2026-11-24/gen-1732420000-AbCdEf123456-1795501815.json",
+    );
+    for (const req of [unsigned!, encoderFor("s3").testRequest(config)]) {
+      const signed = await requestToSend("s3", req, config, new Date(T0));
+      const { authorization, ...rest } = signed.headers;
+      const path = new URL(signed.url).pathname;
+      const again = aws4.sign(
+        {
+          host: u.host,
+          method: "PUT",
+          path,
+          service: "s3",
+          region: "eu-west-1",
+          body: signed.body as string,
+          headers: { ...rest },
+        },
+        {
+          accessKeyId: config.accessKeyId as string,
+          secretAccessKey: config.secretAccessKey as string,
+          sessionToken: config.sessionToken as string,
+        },
+      );
+      expect(authorization).toBe((again.headers as Record<string, string>).Authorization);
+    }
+  });
+
   it("custom endpoints use path style; template variables expand", async () => {
     const config = validateConfig("s3", {
       bucketName: "bkt",

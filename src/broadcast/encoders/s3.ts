@@ -39,8 +39,15 @@ export function s3ObjectKey(g: BroadcastGeneration, config: DestinationConfig): 
   return dir === "" ? file : `${dir}/${file}`;
 }
 
-/** S3 keys are URL-encoded per segment; "/" separates segments. */
-const encodeKey = (key: string): string => key.split("/").map(encodeURIComponent).join("/");
+/**
+ * S3 keys are URL-encoded per segment; "/" separates segments. S3 checks SigV4 against the path
+ * with every byte but `A-Z a-z 0-9 - _ . ~` percent-encoded, so the characters
+ * encodeURIComponent leaves as they are (`! ' ( ) *`) are encoded too: sent raw, a prefix such as
+ * "traces (prod)" signed a different path and every PUT was refused (SignatureDoesNotMatch).
+ */
+const encodeSegment = (segment: string): string =>
+  encodeURIComponent(segment).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+const encodeKey = (key: string): string => key.split("/").map(encodeSegment).join("/");
 
 /** Virtual-hosted style on AWS; path style (`{endpoint}/{bucket}/{key}`) on a custom endpoint. */
 export function s3ObjectUrl(config: DestinationConfig, key: string): string {
