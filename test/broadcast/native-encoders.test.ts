@@ -317,6 +317,8 @@ describe("s3", () => {
       userId: "customer-99",
     });
     expect(object.observations).toHaveLength(3);
+    // The hosted original's S3 docs: custom `trace` keys are in each observation's `metadata`.
+    for (const o of object.observations) expect(o.metadata).toEqual({ env: "prod" });
   });
 
   it("a prefix with characters encodeURIComponent leaves alone (! ' ( ) *) is percent-encoded in the path S3 signs", async () => {

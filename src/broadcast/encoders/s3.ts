@@ -58,7 +58,11 @@ export function s3ObjectUrl(config: DestinationConfig, key: string): string {
   return `https://${bucket}.s3.${region}.amazonaws.com/${encodeKey(key)}`;
 }
 
-/** The object: the trace with its observations (broadcast-facts.md §3.3, s3 row). */
+/**
+ * The object: the trace with its observations (broadcast-facts.md §3.3, s3 row). The custom
+ * `trace` keys are the trace's `metadata` and, as the hosted original documents, each
+ * observation's `metadata` too.
+ */
 function objectOf(g: BroadcastGeneration): string {
   const v = viewOf(g);
   return JSON.stringify({
@@ -74,6 +78,7 @@ function objectOf(g: BroadcastGeneration): string {
       parentObservationId: r.PARENT_SPAN_ID,
       type: r.SPAN_TYPE,
       name: r.NAME,
+      metadata: JSON.parse(r.METADATA) as unknown,
       startTime: new Date(r.TIMESTAMP).toISOString(),
       endTime: new Date(r.TIMESTAMP + r.DURATION_MS).toISOString(),
       durationMs: r.DURATION_MS,
