@@ -1,5 +1,6 @@
 /* eslint-disable @typescript-eslint/no-unsafe-return -- the JSON bodies under test are untyped by nature */
 import aws4 from "aws4";
+import { checkServerIdentity, type PeerCertificate } from "node:tls";
 import { query } from "chdb";
 import { Ajv } from "ajv";
 import addFormatsModule from "ajv-formats";
@@ -352,6 +353,44 @@ describe("s3", () => {
       );
       expect(authorization).toBe((again.headers as Record<string, string>).Authorization);
     }
+  });
+
+  it("a bucket name with a dot is addressed path style on AWS: the wildcard certificate covers one label", async () => {
+    const config = validateConfig("s3", { ...configFor("s3"), bucketName: "traces.example.com" });
+    const [req] = encoderFor("s3").encode([sampleGeneration()], config);
+    const u = new URL(req!.url);
+    // What Node's TLS client checks against S3's certificate for the region.
+    const cert = {
+      subject: { CN: "*.s3.eu-west-1.amazonaws.com" },
+      subjectaltname: "DNS:s3.eu-west-1.amazonaws.com, DNS:*.s3.eu-west-1.amazonaws.com",
+    } as unknown as PeerCertificate;
+    expect(checkServerIdentity(u.hostname, cert)).toBeUndefined();
+    expect(req!.url).toBe(
+      "https://s3.eu-west-1.amazonaws.com/traces.example.com/openrouter-traces/2026-11-24/gen-1732420000-AbCdEf123456-1795501815.json",
+    );
+    // Names without a dot stay virtual-hosted.
+    expect(new URL(encoderFor("s3").encode([sampleGeneration()], configFor("s3"))[0]!.url).hostname).toBe(
+      "trace-bucket.s3.eu-west-1.amazonaws.com",
+    );
+    const signed = await requestToSend("s3", req!, config, new Date(T0));
+    const { authorization, ...rest } = signed.headers;
+    const again = aws4.sign(
+      {
+        host: u.host,
+        method: "PUT",
+        path: u.pathname,
+        service: "s3",
+        region: "eu-west-1",
+        body: signed.body as string,
+        headers: { ...rest },
+      },
+      {
+        accessKeyId: config.accessKeyId as string,
+        secretAccessKey: config.secretAccessKey as string,
+        sessionToken: config.sessionToken as string,
+      },
+    );
+    expect(authorization).toBe((again.headers as Record<string, string>).Authorization);
   });
 
   it("custom endpoints use path style; template variables expand", async () => {

@@ -49,12 +49,23 @@ const encodeSegment = (segment: string): string =>
   encodeURIComponent(segment).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
 const encodeKey = (key: string): string => key.split("/").map(encodeSegment).join("/");
 
-/** Virtual-hosted style on AWS; path style (`{endpoint}/{bucket}/{key}`) on a custom endpoint. */
+/** A bucket name that is one DNS label: S3's certificate covers `{bucket}.s3.{region}.amazonaws.com`. */
+const VIRTUAL_HOSTABLE = /^[a-z0-9][a-z0-9-]{1,61}[a-z0-9]$/;
+
+/**
+ * Virtual-hosted style on AWS; path style (`{endpoint}/{bucket}/{key}`) on a custom endpoint, and
+ * on AWS (`https://s3.{region}.amazonaws.com/{bucket}/{key}`) for a bucket name that is not one DNS
+ * label: S3's wildcard certificate `*.s3.{region}.amazonaws.com` does not cover a name with a dot
+ * (`traces.example.com`), so TLS refused the virtual host (AWS's own SDKs switch to path style too).
+ */
 export function s3ObjectUrl(config: DestinationConfig, key: string): string {
   const bucket = field("s3", config, "bucketName");
   const endpoint = optional(config, "endpoint");
   if (endpoint !== "") return `${trimBase(endpoint)}/${encodeURIComponent(bucket)}/${encodeKey(key)}`;
   const region = optional(config, "region") || DEFAULT_REGION;
+  if (!VIRTUAL_HOSTABLE.test(bucket)) {
+    return `https://s3.${region}.amazonaws.com/${encodeURIComponent(bucket)}/${encodeKey(key)}`;
+  }
   return `https://${bucket}.s3.${region}.amazonaws.com/${encodeKey(key)}`;
 }
 
