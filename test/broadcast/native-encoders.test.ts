@@ -229,6 +229,33 @@ describe("clickhouse", () => {
     expect(Number(rows[0].MS)).toBe(sampleGeneration().createdAtMs);
     expect(rows[3]).toMatchObject({ GENERATION_ID: "gen-2", USER_ID: null });
   });
+  it("a text cut inside an emoji (a lone surrogate) does not make ClickHouse refuse the batch", () => {
+    // The recorder keeps the first 1,024 UTF-16 units of `user`: one emoji across the cut leaves
+    // half of it. JSON.stringify writes that half as "\ud83d", which JSONEachRow refuses
+    // (CANNOT_PARSE_ESCAPE_SEQUENCE) for the whole insert; UTF-8 text has U+FFFD there.
+    const user = `${"x".repeat(1023)}😀`.slice(0, 1024);
+    const g = sampleGeneration({
+      id: "gen-surrogate",
+      identity: { ...sampleGeneration().identity!, externalUser: user },
+      content: { input: [{ role: "user", content: "cut 😀".slice(0, 5) }], output: "ok" },
+    });
+    const config = validateConfig("clickhouse", { ...configFor("clickhouse"), table: "SURROGATE_TRACES" });
+    const [create, insert] = encoderFor("clickhouse").encode([g, bareGeneration("gen-3", T0)], config);
+    query("CREATE DATABASE IF NOT EXISTS observability");
+    query(create!.body as string);
+    const sql = new URL(insert!.url).searchParams.get("query")!;
+    query(`${sql}\n${insert!.body as string}`);
+    const rows = query(
+      "SELECT GENERATION_ID, USER_ID, INPUT FROM observability.SURROGATE_TRACES WHERE SPAN_TYPE = 'GENERATION' ORDER BY GENERATION_ID",
+      "JSONEachRow",
+    )
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
+    expect(rows.map((r) => r.GENERATION_ID)).toEqual(["gen-3", "gen-surrogate"]);
+    expect(rows[1].USER_ID).toBe(`${"x".repeat(1023)}\uFFFD`);
+    expect(JSON.parse(rows[1].INPUT)[0].content).toBe("cut \uFFFD");
+  });
 });
 
 describe("snowflake", () => {
