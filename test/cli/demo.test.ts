@@ -212,6 +212,18 @@ describe("gatehouse demo (SQLite + DuckDB)", () => {
     expect(future.stderr).toContain("--until: must not be in the future");
     for (const r of [days, gens, until, future]) expect(r).toMatchObject({ code: 2, stdout: "" });
   });
+
+  it("refuses a period starting before 2000 (ingest would) before creating anything", async () => {
+    const empty = fresh();
+    const env = { GATEHOUSE_DATA_DIR: empty };
+    const run = await gatehouse(["demo", "--until", "2000-01-03T00:00:00Z", "--days", "3"], env);
+    expect(run).toMatchObject({ code: 2, stdout: "" });
+    expect(run.stderr).toBe(
+      "gatehouse: --until: the period (--days 3 before it) must not start before 2000-01-01T00:00:00Z\n",
+    );
+    const orgs = await gatehouse(["org", "list", "--json"], env);
+    expect(orgs).toMatchObject({ code: 0, stdout: "[]\n" });
+  });
 });
 
 describe("demo generator (in-process)", () => {

@@ -1,4 +1,5 @@
 import type { Command } from "commander";
+import { MIN_CREATED_AT_MS } from "../../activity/generation-fields.js";
 import { ingestGenerations } from "../../domain/ingest/ingest-generations.js";
 import { createOrganization } from "../../domain/organizations/create-organization.js";
 import { MAX_RECORDS } from "../../domain/ingest/records/validate-generations.js";
@@ -61,6 +62,12 @@ export function registerDemo(program: Command, io: CliIo): void {
           throw new UsageError("--until: must be an RFC 3339 timestamp with seconds (2026-11-18T12:00:00Z)");
         if (d.getTime() > nowMs) throw new UsageError("--until: must not be in the future");
         untilMs = d.getTime();
+      }
+      // Ingest refuses records before 2000: refuse the period before anything is created.
+      if (untilMs - days * DAY_MS < MIN_CREATED_AT_MS) {
+        throw new UsageError(
+          `--until: the period (--days ${days} before it) must not start before 2000-01-01T00:00:00Z`,
+        );
       }
 
       await withStores(
