@@ -1,4 +1,7 @@
+import { once } from "node:events";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -233,6 +236,12 @@ for (const target of TARGETS) {
       expect(batch0.stderr).toContain("--batch: must be an integer from 1 to 10,000");
       expect(batchBig.code).toBe(2);
       expect(rejects.stderr).toContain("--rejects: only with --skip-invalid");
+      const emptyRejects = await gatehouse(["import", file, "--skip-invalid", "--rejects", ""], env);
+      expect(emptyRejects).toMatchObject({
+        code: 2,
+        stdout: "",
+        stderr: "gatehouse: --rejects: must name a file\n",
+      });
       expect(keyOnly.stderr).toContain("--key: only with --url");
       expect(orgWithUrl.stderr).toContain("--org: not with --url");
       expect(urlNoKey.stderr).toContain("--url: needs --key");
@@ -310,6 +319,32 @@ describe("gatehouse import --url (through a running server)", () => {
       expect(denied.stderr).toContain("answered 401");
     } finally {
       await t.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("gatehouse import --url (not a Gatehouse server)", () => {
+  it("names the URL and what answered when the answer is not Gatehouse's JSON (an HTML page)", async () => {
+    const page = createServer((_req, res) => {
+      res.writeHead(200, { "content-type": "text/html; charset=utf-8" });
+      res.end("<!doctype html><title>Welcome</title>");
+    });
+    page.listen(0, "127.0.0.1");
+    await once(page, "listening");
+    const dir = mkdtempSync(join(tmpdir(), "gh-import-html-"));
+    try {
+      const file = join(dir, "one.ndjson");
+      writeFileSync(file, ndjson(records("0".repeat(64), "html", 1)));
+      const url = `http://127.0.0.1:${(page.address() as AddressInfo).port}`;
+      const run = await gatehouse(["import", file, "--url", url, "--key", "k"], {});
+      expect(run.code).toBe(1);
+      expect(run.stderr).toContain(
+        `gatehouse: ${url}/api/v1/activity/generations?broadcast=false answered 200 with text/html, ` +
+          "not Gatehouse's JSON: is --url the address of a Gatehouse server?",
+      );
+    } finally {
+      page.close();
       rmSync(dir, { recursive: true, force: true });
     }
   });

@@ -3,10 +3,14 @@ import { statusOfRow } from "../../broadcast/operations/delivery-status.js";
 import { replayDestination, type ReplayResult } from "../../broadcast/operations/replay.js";
 import { loadConfig } from "../../config/config.js";
 import { systemClock } from "../../lib/clock.js";
+import { parseTimestamp } from "../../lib/time.js";
 import type { CliIo } from "../cli-io.js";
+import { notGatehouseAnswer, parseServerUrl } from "../server-url.js";
 import { UsageError } from "../usage-error.js";
 import { withStore } from "../with-store.js";
 import { withStores } from "../with-stores.js";
+
+const TIME_FORMAT = "must be an RFC 3339 timestamp with seconds (2026-11-18T12:00:00Z)";
 
 const age = (ms: number | null): string => {
   if (ms === null) return "-";
@@ -91,30 +95,36 @@ export function registerDestinations(program: Command, io: CliIo): void {
     .command("replay")
     .description("re-offer the generations of a time range to one destination (metadata only)")
     .requiredOption("--id <id>", "destination id")
-    .requiredOption("--from <time>", "RFC 3339: start of the range (inclusive)")
-    .requiredOption("--to <time>", "RFC 3339: end of the range (exclusive)")
+    .requiredOption("--from <time>", "RFC 3339 with seconds: start of the range (inclusive)")
+    .requiredOption("--to <time>", "RFC 3339 with seconds: end of the range (exclusive)")
     .option("--url <url>", "replay through a running server (http://host:port) instead of opening the stores")
     .option("--key <key>", "management key for --url (default: $GATEHOUSE_KEY)")
     .option("--json", "print the result as JSON")
     .action(
       async (opts: { id: string; from: string; to: string; url?: string; key?: string; json?: boolean }) => {
+        // The range first, as a usage error: before any store or server is contacted.
+        const from = parseTimestamp(opts.from);
+        if (!from) throw new UsageError(`--from: ${TIME_FORMAT}`);
+        const to = parseTimestamp(opts.to);
+        if (!to) throw new UsageError(`--to: ${TIME_FORMAT}`);
+        if (to.getTime() <= from.getTime()) throw new UsageError("--to: must be after --from");
         let result: ReplayResult;
         if (opts.url !== undefined) {
           const key = opts.key ?? io.env.GATEHOUSE_KEY;
           if (!key) throw new UsageError("--url: needs --key (or GATEHOUSE_KEY) with a management key");
+          parseServerUrl(opts.url);
           const base = opts.url.replace(/\/+$/, "").replace(/\/api\/v1$/, "");
-          const res = await fetch(
-            `${base}/api/v1/observability/destinations/${encodeURIComponent(opts.id)}/replay`,
-            {
-              method: "POST",
-              headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-              body: JSON.stringify({ from: opts.from, to: opts.to }),
-            },
-          );
+          const url = `${base}/api/v1/observability/destinations/${encodeURIComponent(opts.id)}/replay`;
+          const res = await fetch(url, {
+            method: "POST",
+            headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+            body: JSON.stringify({ from: opts.from, to: opts.to }),
+          });
           const body = (await res.json().catch(() => null)) as {
             data?: ReplayResult;
             error?: { message?: string };
           } | null;
+          if (!body?.data && !body?.error) throw new Error(`replay: ${notGatehouseAnswer(url, res)}`);
           if (res.status !== 202 || !body?.data)
             throw new Error(`replay: ${body?.error?.message ?? `HTTP ${res.status}`}`);
           result = body.data;

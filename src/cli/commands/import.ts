@@ -9,6 +9,7 @@ import { describeLines, importLines, type ImportSummary } from "../import/import
 import { ndjsonLines } from "../import/ndjson-lines.js";
 import { httpSink, storeSink, type BatchSink } from "../import/sinks.js";
 import { startProgress } from "../progress.js";
+import { parseServerUrl } from "../server-url.js";
 import { UsageError } from "../usage-error.js";
 import { parseIntOption, resolveOrganization, withStores } from "../with-stores.js";
 
@@ -63,6 +64,9 @@ export function registerImport(program: Command, io: CliIo): void {
       if (opts.rejects !== undefined && !opts.skipInvalid) {
         throw new UsageError("--rejects: only with --skip-invalid");
       }
+      if (opts.rejects === "") {
+        throw new UsageError("--rejects: must name a file");
+      }
       const key = opts.key ?? io.env.GATEHOUSE_KEY;
       if (opts.url !== undefined) {
         if (opts.org !== undefined) {
@@ -71,12 +75,7 @@ export function registerImport(program: Command, io: CliIo): void {
           );
         }
         if (!key) throw new UsageError("--url: needs --key (or GATEHOUSE_KEY) with a management key");
-        try {
-          const u = new URL(opts.url);
-          if (u.protocol !== "http:" && u.protocol !== "https:") throw new Error("protocol");
-        } catch {
-          throw new UsageError("--url: must be an http:// or https:// URL of the server");
-        }
+        parseServerUrl(opts.url);
       } else if (opts.key !== undefined) {
         throw new UsageError("--key: only with --url");
       }

@@ -3,6 +3,7 @@ import { ingestGenerations, type IngestResult } from "../../domain/ingest/ingest
 import type { Clock } from "../../lib/clock.js";
 import type { ActivityStore } from "../../stores/activity-store.js";
 import type { RecordStore } from "../../stores/record-store.js";
+import { notGatehouseAnswer } from "../server-url.js";
 
 /** One record of a batch: its line in the file, the raw text, and the parsed JSON value. */
 export interface BatchItem {
@@ -134,6 +135,9 @@ export function httpSink(opts: HttpSinkOptions): BatchSink {
           error?: { message?: string; metadata?: Record<string, unknown> | null };
         } | null;
         if (res.status === 200 && payload?.data) return payload.data;
+        if (!payload?.data && !payload?.error && res.status !== 429 && res.status < 500) {
+          throw new SinkFailure(notGatehouseAnswer(url, res));
+        }
         const message = payload?.error?.message ?? `HTTP ${res.status}`;
         if (res.status === 400) throw rejectedFrom(payload?.error?.metadata, message);
         if (res.status === 429 || res.status >= 500) {
