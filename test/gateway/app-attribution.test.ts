@@ -138,6 +138,22 @@ describe("app attribution: HTTP-Referer and X-Title on a chat request", () => {
     expect(await appLabel(g.app_id!)).toBe("T".repeat(1024));
   });
 
+  it("a cut never splits a character: an emoji across the 1024th unit is left out whole", async () => {
+    // 1024 characters (the schema's limit counts characters), 1025 UTF-16 units: 1023 units,
+    // then a two-unit emoji, which a cut at 1024 units would split.
+    const user = `${"u".repeat(1023)}\u{1F600}`;
+    const r = await fetch(`${s.baseUrl}/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: JSON.stringify({ model: "mock/echo", messages: [{ role: "user", content: "Hi" }], user }),
+    });
+    expect(r.status).toBe(200);
+    const g = (await generation(((await r.json()) as { id: string }).id)) as unknown as {
+      external_user: string | null;
+    };
+    expect(g.external_user).toBe("u".repeat(1023));
+  });
+
   it("control characters (a tab in a header, a newline in user) become spaces; the generation is still recorded and charged", async () => {
     // Before: the record was refused by the ingest path (no control characters): the client had
     // its 200 with a cost, but the key was never charged, GET /generation was 404 and the hold
