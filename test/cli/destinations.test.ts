@@ -60,6 +60,19 @@ describe("gatehouse destinations replay: bad arguments", () => {
     }
   });
 
+  it("refuses a --key with a line break with exit 2, without echoing it", async () => {
+    const run = await gatehouse(
+      ["destinations", "replay", "--id", ID, ...RANGE, "--url", pageUrl, "--key", "sk-secret\n"],
+      {},
+      { timeoutMs: 20_000 },
+    );
+    expect(run).toMatchObject({
+      code: 2,
+      stdout: "",
+      stderr: "gatehouse: --key: must not contain control characters (a line break?)\n",
+    });
+  });
+
   it("names the URL and what answered when --url is not a Gatehouse server (exit 1)", async () => {
     const run = await gatehouse(
       ["destinations", "replay", "--id", ID, ...RANGE, "--url", pageUrl, "--key", "k"],

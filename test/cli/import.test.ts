@@ -325,6 +325,31 @@ describe("gatehouse import --url (through a running server)", () => {
 });
 
 describe("gatehouse import --url (not a Gatehouse server)", () => {
+  it("refuses a key with a line break (exit 2, naming where it came from, never echoing it)", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "gh-import-key-"));
+    try {
+      const file = join(dir, "one.ndjson");
+      writeFileSync(file, ndjson(records("0".repeat(64), "key", 1)));
+      const url = "http://127.0.0.1:1";
+      const [flag, env] = await Promise.all([
+        gatehouse(["import", file, "--url", url, "--key", "sk-secret\n"], {}, { timeoutMs: 20_000 }),
+        gatehouse(["import", file, "--url", url], { GATEHOUSE_KEY: "sk-secret\r\n" }, { timeoutMs: 20_000 }),
+      ]);
+      expect(flag).toMatchObject({
+        code: 2,
+        stdout: "",
+        stderr: "gatehouse: --key: must not contain control characters (a line break?)\n",
+      });
+      expect(env).toMatchObject({
+        code: 2,
+        stdout: "",
+        stderr: "gatehouse: GATEHOUSE_KEY: must not contain control characters (a line break?)\n",
+      });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it("names the URL and what answered when the answer is not Gatehouse's JSON (an HTML page)", async () => {
     const page = createServer((_req, res) => {
       res.writeHead(200, { "content-type": "text/html; charset=utf-8" });

@@ -5,7 +5,7 @@ import { loadConfig } from "../../config/config.js";
 import { systemClock } from "../../lib/clock.js";
 import { parseTimestamp } from "../../lib/time.js";
 import type { CliIo } from "../cli-io.js";
-import { notGatehouseAnswer, parseServerUrl } from "../server-url.js";
+import { notGatehouseAnswer, parseServerUrl, serverKey } from "../server-url.js";
 import { UsageError } from "../usage-error.js";
 import { withStore } from "../with-store.js";
 import { withStores } from "../with-stores.js";
@@ -110,8 +110,7 @@ export function registerDestinations(program: Command, io: CliIo): void {
         if (to.getTime() <= from.getTime()) throw new UsageError("--to: must be after --from");
         let result: ReplayResult;
         if (opts.url !== undefined) {
-          const key = opts.key ?? io.env.GATEHOUSE_KEY;
-          if (!key) throw new UsageError("--url: needs --key (or GATEHOUSE_KEY) with a management key");
+          const key = serverKey(opts.key, io.env);
           parseServerUrl(opts.url);
           const base = opts.url.replace(/\/+$/, "").replace(/\/api\/v1$/, "");
           const url = `${base}/api/v1/observability/destinations/${encodeURIComponent(opts.id)}/replay`;

@@ -9,7 +9,7 @@ import { describeLines, importLines, type ImportSummary } from "../import/import
 import { ndjsonLines } from "../import/ndjson-lines.js";
 import { httpSink, storeSink, type BatchSink } from "../import/sinks.js";
 import { startProgress } from "../progress.js";
-import { parseServerUrl } from "../server-url.js";
+import { parseServerUrl, serverKey } from "../server-url.js";
 import { UsageError } from "../usage-error.js";
 import { parseIntOption, resolveOrganization, withStores } from "../with-stores.js";
 
@@ -67,14 +67,14 @@ export function registerImport(program: Command, io: CliIo): void {
       if (opts.rejects === "") {
         throw new UsageError("--rejects: must name a file");
       }
-      const key = opts.key ?? io.env.GATEHOUSE_KEY;
+      let key = "";
       if (opts.url !== undefined) {
         if (opts.org !== undefined) {
           throw new UsageError(
             "--org: not with --url (records go to the organization of the management key)",
           );
         }
-        if (!key) throw new UsageError("--url: needs --key (or GATEHOUSE_KEY) with a management key");
+        key = serverKey(opts.key, io.env);
         parseServerUrl(opts.url);
       } else if (opts.key !== undefined) {
         throw new UsageError("--key: only with --url");
@@ -118,10 +118,7 @@ export function registerImport(program: Command, io: CliIo): void {
       };
 
       if (opts.url !== undefined) {
-        await run(
-          httpSink({ url: opts.url, key: key as string, broadcast: Boolean(opts.broadcast) }),
-          opts.url,
-        );
+        await run(httpSink({ url: opts.url, key, broadcast: Boolean(opts.broadcast) }), opts.url);
         return;
       }
       await withStores(
