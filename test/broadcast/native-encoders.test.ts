@@ -16,6 +16,35 @@ import { validateConfig } from "../../src/domain/destinations/validate-config.js
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 const ajv = addFormats(new Ajv({ allErrors: true, strict: false }));
 
+/**
+ * aws4 (an independent SigV4 implementation) recomputes a signed S3 PUT's Authorization from its
+ * URL, headers and body with the destination's credentials (region eu-west-1): the same value.
+ */
+function expectAws4Signature(
+  signed: { url: string; headers: Record<string, string>; body: unknown },
+  config: Record<string, unknown>,
+): void {
+  const u = new URL(signed.url);
+  const { authorization, ...rest } = signed.headers;
+  const again = aws4.sign(
+    {
+      host: u.host,
+      method: "PUT",
+      path: u.pathname,
+      service: "s3",
+      region: "eu-west-1",
+      body: signed.body as string,
+      headers: { ...rest },
+    },
+    {
+      accessKeyId: config.accessKeyId as string,
+      secretAccessKey: config.secretAccessKey as string,
+      sessionToken: config.sessionToken as string,
+    },
+  );
+  expect(authorization).toBe((again.headers as Record<string, string>).Authorization);
+}
+
 const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 const T0 = Date.UTC(2026, 10, 24, 7);
@@ -317,25 +346,7 @@ describe("s3", () => {
     expect(signed.headers["x-amz-security-token"]).toBe(planted("s3", "sessionToken"));
 
     // Independent check: aws4 recomputes the signature from the same request and time.
-    const u = new URL(signed.url);
-    const { authorization, ...rest } = signed.headers;
-    const again = aws4.sign(
-      {
-        host: u.host,
-        method: "PUT",
-        path: u.pathname,
-        service: "s3",
-        region: "eu-west-1",
-        body: signed.body as string,
-        headers: { ...rest },
-      },
-      {
-        accessKeyId: config.accessKeyId as string,
-        secretAccessKey: config.secretAccessKey as string,
-        sessionToken: config.sessionToken as string,
-      },
-    );
-    expect(authorization).toBe((again.headers as Record<string, string>).Authorization);
+    expectAws4Signature(signed, config);
     const { captured } = await receiver.send(signed);
     expect(captured.method).toBe("PUT");
     const object = json(captured.body);
@@ -359,26 +370,7 @@ describe("s3", () => {
       "/team%27s%20%28prod%29%21%2A/2026-11-24/gen-1732420000-AbCdEf123456-1795501815.json",
     );
     for (const req of [unsigned!, encoderFor("s3").testRequest(config)]) {
-      const signed = await requestToSend("s3", req, config, new Date(T0));
-      const { authorization, ...rest } = signed.headers;
-      const path = new URL(signed.url).pathname;
-      const again = aws4.sign(
-        {
-          host: u.host,
-          method: "PUT",
-          path,
-          service: "s3",
-          region: "eu-west-1",
-          body: signed.body as string,
-          headers: { ...rest },
-        },
-        {
-          accessKeyId: config.accessKeyId as string,
-          secretAccessKey: config.secretAccessKey as string,
-          sessionToken: config.sessionToken as string,
-        },
-      );
-      expect(authorization).toBe((again.headers as Record<string, string>).Authorization);
+      expectAws4Signature(await requestToSend("s3", req, config, new Date(T0)), config);
     }
   });
 
@@ -399,25 +391,7 @@ describe("s3", () => {
     expect(new URL(encoderFor("s3").encode([sampleGeneration()], configFor("s3"))[0]!.url).hostname).toBe(
       "trace-bucket.s3.eu-west-1.amazonaws.com",
     );
-    const signed = await requestToSend("s3", req!, config, new Date(T0));
-    const { authorization, ...rest } = signed.headers;
-    const again = aws4.sign(
-      {
-        host: u.host,
-        method: "PUT",
-        path: u.pathname,
-        service: "s3",
-        region: "eu-west-1",
-        body: signed.body as string,
-        headers: { ...rest },
-      },
-      {
-        accessKeyId: config.accessKeyId as string,
-        secretAccessKey: config.secretAccessKey as string,
-        sessionToken: config.sessionToken as string,
-      },
-    );
-    expect(authorization).toBe((again.headers as Record<string, string>).Authorization);
+    expectAws4Signature(await requestToSend("s3", req!, config, new Date(T0)), config);
   });
 
   it("custom endpoints use path style; template variables expand", async () => {

@@ -284,6 +284,31 @@ describe("a stream that stalls after its first chunk (idle_timeout_ms)", () => {
   });
 });
 
+/**
+ * A stream of EARLY_USAGE_TEXT whose only usage came early (EARLY_USAGE): its last event, the key's
+ * usage growth and its record charge the upstream's prompt count and the count of all the text,
+ * and its hold was settled once.
+ */
+async function expectEarlyPromptAndCountedCompletion(
+  last: Record<string, any>,
+  usageBefore: number,
+  finishReason: string,
+): Promise<void> {
+  const counted = countTextTokens(EARLY_USAGE_TEXT.join(""));
+  expect(counted).toBeGreaterThan(EARLY_USAGE.completion_tokens);
+  expect(last.usage.prompt_tokens).toBe(EARLY_USAGE.prompt_tokens);
+  expect(last.usage.completion_tokens).toBe(counted);
+  const cost = last.usage.cost as number;
+  expect(cost).toBeCloseTo(EARLY_USAGE.prompt_tokens * PROMPT_PRICE + counted * COMPLETION_PRICE, 15);
+  expect(await usage()).toBeCloseTo(usageBefore + cost, 12);
+  const id = last.id as string;
+  const g = await generation(id);
+  expect(g.finish_reason).toBe(finishReason);
+  expect(g.tokens_completion).toBe(counted);
+  expect(g.usage).toBeCloseTo(cost, 12);
+  expect(finishesOf(id)).toEqual([`settle ${id}:0`]);
+}
+
 describe("a stream cut short after a usage sent early", () => {
   it("is charged the larger of that usage's completion count and the count of what was generated", async () => {
     const before = await usage();
@@ -300,19 +325,7 @@ describe("a stream cut short after a usage sent early", () => {
     expect(last.error.metadata.error_type).toBe("provider_unavailable");
     // The usage on the first chunk counted that chunk alone (1 token) and no final usage came: the
     // upstream's prompt count stands; the completion is the count of all that was generated.
-    const counted = countTextTokens(generated);
-    expect(counted).toBeGreaterThan(EARLY_USAGE.completion_tokens);
-    expect(last.usage.prompt_tokens).toBe(EARLY_USAGE.prompt_tokens);
-    expect(last.usage.completion_tokens).toBe(counted);
-    const cost = last.usage.cost as number;
-    expect(cost).toBeCloseTo(EARLY_USAGE.prompt_tokens * PROMPT_PRICE + counted * COMPLETION_PRICE, 15);
-    expect(await usage()).toBeCloseTo(before + cost, 12);
-    const id = last.id as string;
-    const g = await generation(id);
-    expect(g.finish_reason).toBe("error");
-    expect(g.tokens_completion).toBe(counted);
-    expect(g.usage).toBeCloseTo(cost, 12);
-    expect(finishesOf(id)).toEqual([`settle ${id}:0`]);
+    await expectEarlyPromptAndCountedCompletion(last, before, "error");
   });
 });
 
@@ -330,19 +343,7 @@ describe("a stream that ends well with its only usage sent early", () => {
     expect(last.error).toBeUndefined();
     // The first chunk's usage (1 completion token) was sent before the rest of the text: charging
     // it as reported would bill one token for the whole answer.
-    const counted = countTextTokens(generated);
-    expect(counted).toBeGreaterThan(EARLY_USAGE.completion_tokens);
-    expect(last.usage.prompt_tokens).toBe(EARLY_USAGE.prompt_tokens);
-    expect(last.usage.completion_tokens).toBe(counted);
-    const cost = last.usage.cost as number;
-    expect(cost).toBeCloseTo(EARLY_USAGE.prompt_tokens * PROMPT_PRICE + counted * COMPLETION_PRICE, 15);
-    expect(await usage()).toBeCloseTo(before + cost, 12);
-    const id = last.id as string;
-    const g = await generation(id);
-    expect(g.finish_reason).toBe("stop");
-    expect(g.tokens_completion).toBe(counted);
-    expect(g.usage).toBeCloseTo(cost, 12);
-    expect(finishesOf(id)).toEqual([`settle ${id}:0`]);
+    await expectEarlyPromptAndCountedCompletion(last, before, "stop");
   });
 
   it("with a final usage after all of its text: charged that usage as reported, not the count", async () => {

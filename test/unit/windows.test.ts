@@ -12,6 +12,13 @@ import {
 
 const at = (s: string) => new Date(s);
 
+/** Any instant of 1990-2100. */
+const anyTime = fc.date({
+  min: new Date("1990-01-01T00:00:00Z"),
+  max: new Date("2100-01-01T00:00:00Z"),
+  noInvalidDate: true,
+});
+
 describe("usage windows", () => {
   it("days are UTC days", () => {
     expect(dayIndex(at("1970-01-01T00:00:00Z"))).toBe(0);
@@ -80,11 +87,6 @@ describe("usage windows", () => {
   });
 
   it("windowEnd is the first instant of the next window, for any time", () => {
-    const anyTime = fc.date({
-      min: new Date("1990-01-01T00:00:00Z"),
-      max: new Date("2100-01-01T00:00:00Z"),
-      noInvalidDate: true,
-    });
     fc.assert(
       fc.property(anyTime, fc.constantFrom<"day" | "week" | "month">("day", "week", "month"), (t, kind) => {
         const end = windowEnd(kind, t)!;
@@ -103,11 +105,6 @@ describe("usage windows", () => {
   });
 
   it("windowDays are the days whose windows are t's: a hold of one of them counts in t's window", () => {
-    const anyTime = fc.date({
-      min: new Date("1990-01-01T00:00:00Z"),
-      max: new Date("2100-01-01T00:00:00Z"),
-      noInvalidDate: true,
-    });
     fc.assert(
       fc.property(anyTime, fc.constantFrom<"day" | "week" | "month">("day", "week", "month"), (t, kind) => {
         const [first, last] = windowDays(kind, t);
