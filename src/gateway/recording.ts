@@ -64,14 +64,14 @@ const CONTROL = /[\u0000-\u001f\u007f]/g;
  * generation answered but never recorded nor charged (its hold left open).
  */
 const cut = (s: string | null, max = 1024): string | null =>
-  s === null ? null : within(s, max).replace(CONTROL, " ");
+  s === null ? null : firstUnits(s, max).replace(CONTROL, " ");
 
 /**
  * At most `max` UTF-16 units of `s`, never half a character: a cut between a surrogate pair's
  * halves would leave a lone surrogate, which JSON carries as `\ud83d` and ClickHouse's
  * JSONEachRow refuses (with the whole Broadcast batch it is in).
  */
-function within(s: string, max: number): string {
+function firstUnits(s: string, max: number): string {
   if (s.length <= max) return s;
   const last = s.charCodeAt(max - 1);
   return s.slice(0, last >= 0xd800 && last <= 0xdbff ? max - 1 : max);

@@ -64,9 +64,6 @@ export const WAREHOUSE_COLUMNS = [
   "MODEL_PARAMETERS",
 ] as const satisfies readonly (keyof WarehouseRow)[];
 
-/** A UTF-16 surrogate that is not half of a high-low pair. */
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
-
 /**
  * Every string (and property name) with each lone surrogate as U+FFFD, as UTF-8 text has it. A
  * text cut inside an emoji (the recorder keeps the first 1,024 UTF-16 units of `user`) holds half
@@ -74,7 +71,7 @@ const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[
  * refuses (CANNOT_PARSE_ESCAPE_SEQUENCE), failing the whole insert.
  */
 function wellFormed<T>(value: T): T {
-  if (typeof value === "string") return value.replace(LONE_SURROGATE, "\uFFFD") as T;
+  if (typeof value === "string") return value.toWellFormed() as T;
   if (Array.isArray(value)) return value.map(wellFormed) as T;
   if (value === null || typeof value !== "object") return value;
   return Object.fromEntries(Object.entries(value).map(([k, x]) => [wellFormed(k), wellFormed(x)])) as T;
