@@ -58,12 +58,8 @@ beforeAll(async () => {
     ],
   );
   s = await startListening({ clock: systemClock, env: { GATEHOUSE_PROVIDERS_FILE: file.path } });
-  const mk = async (name: string) =>
-    (await s.call({ method: "POST", url: "/api/v1/keys", payload: { name, limit: 10 } })).json<{
-      key: string;
-    }>().key;
-  key = await mk("byok user");
-  otherKey = await mk("another app");
+  key = await mkKey("byok user");
+  otherKey = await mkKey("another app");
 });
 
 afterAll(async () => {
@@ -81,6 +77,13 @@ afterEach(async () => {
   await s.app.gateway.recorder.settled();
   expect(await s.app.gateway.holds.store.openCount()).toBe(0);
 });
+
+/** A new ordinary key of the default workspace (POST /keys with the management key). */
+async function mkKey(name: string, extra: Record<string, unknown> = {}): Promise<string> {
+  const r = await s.call({ method: "POST", url: "/api/v1/keys", payload: { name, limit: 10, ...extra } });
+  expect(r.statusCode, r.body).toBe(201);
+  return r.json<{ key: string }>().key;
+}
 
 /** POST /byok with the management key; the key is deleted after the test. */
 async function byok(body: Record<string, unknown>): Promise<string> {
@@ -285,11 +288,20 @@ describe("which credential serves", () => {
     expect(other.isByok).toBe(false);
   });
 
-  it("allowed_user_ids: only for requests naming one of those users", async () => {
-    await byok({ key: "sk-own-1", allowed_user_ids: ["user-7"] });
-    expect((await chat({ user: "user-7" })).creds).toEqual(["sk-own-1"]);
-    expect((await chat({ user: "user-8" })).creds).toEqual([PLATFORM.alpha]);
-    expect((await chat({})).creds).toEqual([PLATFORM.alpha]);
+  it("allowed_user_ids: only for keys whose creator_user_id is one of those users, never the request's `user`", async () => {
+    await byok({ key: "sk-own-1", allowed_user_ids: ["alice"] });
+    // A key whose creator is Alice (set by a management key) is served with her credential.
+    const alices = await mkKey("alice's app", { creator_user_id: "alice" });
+    expect((await chat({}, alices)).creds).toEqual(["sk-own-1"]);
+    expect((await chat({ user: "someone-else" }, alices)).creds).toEqual(["sk-own-1"]);
+    // Any other key of the workspace that claims to be Alice in the request's own `user` field is
+    // served with the platform credential: `user` is attribution, not identity.
+    const bobs = await mkKey("bob's app", { creator_user_id: "bob" });
+    for (const k of [key, bobs]) {
+      const claimed = await chat({ user: "alice" }, k);
+      expect(claimed.creds).toEqual([PLATFORM.alpha]);
+      expect(claimed.isByok).toBe(false);
+    }
   });
 
   it("a key of another workspace is not used", async () => {

@@ -56,7 +56,7 @@ async function insertKey(s: RecordStore, secret: string, sortOrder: number): Pro
 }
 
 const attempt = { provider: { slug: "alpha" }, model: { id: "m/one" } } as unknown as Attempt;
-const who = { organizationId: ORG, workspaceId: WS, keyHash: "h", user: null };
+const who = { organizationId: ORG, workspaceId: WS, keyHash: "h", creatorUserId: null };
 const secrets = (as: Attempt[]) => as.map((a) => a.byok?.secret ?? "platform");
 
 describe("BYOK cache", () => {

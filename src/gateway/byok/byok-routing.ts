@@ -113,7 +113,7 @@ export class ByokRouting {
    */
   async expand(
     attempts: readonly Attempt[],
-    who: { organizationId: string; workspaceId: string; keyHash: string; user: string | null },
+    who: { organizationId: string; workspaceId: string; keyHash: string; creatorUserId: string | null },
   ): Promise<Attempt[]> {
     const all = await this.credentials(who.organizationId);
     if (all.length === 0) return [...attempts];
@@ -127,7 +127,7 @@ export class ByokRouting {
           c.workspaceId === who.workspaceId &&
           (!c.allowedModels || c.allowedModels.has(a.model.id)) &&
           (!c.allowedKeyHashes || c.allowedKeyHashes.has(who.keyHash)) &&
-          (!c.allowedUsers || (who.user !== null && c.allowedUsers.has(who.user))),
+          (!c.allowedUsers || (who.creatorUserId !== null && c.allowedUsers.has(who.creatorUserId))),
       );
       const withKey = (c: Credential): Attempt[] =>
         c.secret === null ? [] : [{ ...a, byok: { id: c.id, secret: c.secret } }];

@@ -134,14 +134,18 @@ export class ChatRun {
     this.hideReasoning = reasoning?.exclude === true || call.body.include_reasoning === false;
   }
 
-  /** Adds the organization's usable BYOK keys to the attempts (byok-routing.ts). */
+  /**
+   * Adds the organization's usable BYOK keys to the attempts (byok-routing.ts). A key's
+   * `allowed_user_ids` are matched against the calling key's `creator_user_id`, which only a
+   * management key sets; the request's own `user` field is attribution, never a credential.
+   */
   async withByok(): Promise<this> {
-    const { key, body } = this.call;
+    const { key } = this.call;
     this.attempts = await this.gw.byok.expand(this.attempts, {
       organizationId: key.organizationId,
       workspaceId: key.workspaceId,
       keyHash: key.hash,
-      user: body.user ?? null,
+      creatorUserId: key.creatorUserId,
     });
     return this;
   }
