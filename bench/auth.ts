@@ -96,7 +96,7 @@ async function load(t: Target, ms = SECONDS * 1000): Promise<Sample> {
 
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), "gatehouse-bench-auth-"));
-  const managementKey = `sk-gh-v1-bench-${"m".repeat(40)}`;
+  const managementKey = `sk-gh-v1-${"be".repeat(32)}`;
   const bigLimit = "1000000";
   const server = await startBenchServer(
     {

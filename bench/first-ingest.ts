@@ -15,7 +15,7 @@ import { startBenchServer } from "./lib/query-server.js";
 const opt = numberOption(process.argv.slice(2));
 const RUNS = opt("runs", 3);
 const RECORDS = opt("records", 1000);
-const key = `sk-gh-v1-firstingest-${"f".repeat(40)}`;
+const key = `sk-gh-v1-${"f1".repeat(32)}`;
 const hash = createHash("sha256").update(key).digest("hex");
 
 const batch = (tag: string) =>

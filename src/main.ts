@@ -7,6 +7,7 @@ import { buildApp } from "./http/app.js";
 import { LogDestination, loggerOptions } from "./http/logger.js";
 import { systemClock } from "./lib/clock.js";
 import { SecretBox, loadEncryptionKey } from "./lib/secret-box.js";
+import { keepNewFilesPrivate, restrictDataDir } from "./lib/private-files.js";
 import { drainIngestBuffer, startIngestBuffer } from "./domain/ingest/pipeline/ingest-buffer.js";
 import { ingestPreparerFor } from "./domain/ingest/workers/prepare-pool.js";
 import { Broadcaster } from "./broadcast/delivery/broadcaster.js";
@@ -34,6 +35,8 @@ async function main(): Promise<void> {
     }
     throw err;
   }
+  keepNewFilesPrivate();
+  const notPrivate = restrictDataDir(config.dataDir);
   const store = await openRecordStore(config);
   // A Redis that refuses connections fails each command at once (no offline queue); one that stops
   // answering would hold every rate-limited request, so each command also has a deadline.
@@ -124,6 +127,12 @@ async function main(): Promise<void> {
     { logger: loggerOptions(config, logOut) },
   );
   log = app.log;
+  if (notPrivate.length > 0) {
+    app.log.warn(
+      { paths: notPrivate },
+      "these data files could not be made private to Gatehouse's user (chmod go-rwx them)",
+    );
+  }
   if (broadcaster) {
     broadcaster.useLogger(app.log);
     broadcaster.start();

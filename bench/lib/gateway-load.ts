@@ -190,7 +190,7 @@ export async function closedLoop(
 }
 
 /** The bench's management key (GATEHOUSE_BOOTSTRAP_KEY of the server). */
-export const BENCH_MANAGEMENT_KEY = `sk-gh-v1-bench-${"m".repeat(40)}`;
+export const BENCH_MANAGEMENT_KEY = `sk-gh-v1-${"be".repeat(32)}`;
 
 /** The chat request every target sends (`model` differs: the upstream's name or Gatehouse's). */
 export function chatBody(model: string, stream: boolean): string {

@@ -1,6 +1,7 @@
 import { availableParallelism } from "node:os";
 import { existsSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
+import { KEY_RE } from "../lib/ids.js";
 import { Redacted } from "../lib/redacted.js";
 import {
   ProvidersFileError,
@@ -267,8 +268,11 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
   }
   const duckdbThreads = str("DUCKDB_THREADS") === null ? null : int("DUCKDB_THREADS", 1, 1, 1024);
   const bootstrapKey = str("GATEHOUSE_BOOTSTRAP_KEY");
-  if (bootstrapKey !== null && bootstrapKey.length < 32) {
-    problems.push("GATEHOUSE_BOOTSTRAP_KEY: must be at least 32 characters");
+  if (bootstrapKey !== null && !KEY_RE.test(bootstrapKey)) {
+    problems.push(
+      "GATEHOUSE_BOOTSTRAP_KEY: must be a Gatehouse key, sk-gh-v1- and 64 lowercase hexadecimal characters " +
+        "(for example: node -e \"console.log('sk-gh-v1-' + require('crypto').randomBytes(32).toString('hex'))\")",
+    );
   }
   const metricsToken = str("GATEHOUSE_METRICS_TOKEN");
   if (metricsToken !== null && (metricsToken.length < 16 || /[^\x21-\x7e]/.test(metricsToken))) {

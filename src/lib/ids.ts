@@ -2,6 +2,8 @@ import { hash, randomBytes, randomUUID } from "node:crypto";
 
 export const KEY_PREFIX = "sk-gh-v1-";
 export const HASH_RE = /^[0-9a-f]{64}$/;
+/** The shape of every key Gatehouse makes (newKeyString). */
+export const KEY_RE = /^sk-gh-v1-[0-9a-f]{64}$/;
 export const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export const newId = (): string => randomUUID();

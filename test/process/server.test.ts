@@ -216,7 +216,7 @@ describe("server process", () => {
   });
 
   it("with GATEHOUSE_BOOTSTRAP_KEY that key works and nothing is printed", async () => {
-    const bootKey = `ops-managed-${"k".repeat(32)}`;
+    const bootKey = `sk-gh-v1-${"a1".repeat(32)}`;
     const s = await start({ GATEHOUSE_DATA_DIR: tempDataDir(), GATEHOUSE_BOOTSTRAP_KEY: bootKey });
     try {
       expect(s.stdout().match(KEY_RE)).toBeNull();
@@ -282,7 +282,7 @@ describe.skipIf(!PG_URL || !REDIS_URL)("two server processes on PostgreSQL and R
   it("start together with one bootstrap key, share records, and stop cleanly", async () => {
     const db = await freshPostgresDatabase();
     try {
-      const bootKey = `ops-managed-${"s".repeat(32)}`;
+      const bootKey = `sk-gh-v1-${"5e".repeat(32)}`;
       const env = {
         DATABASE_URL: db.url,
         REDIS_URL,

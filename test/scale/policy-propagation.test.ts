@@ -1,4 +1,4 @@
-import { randomBytes } from "node:crypto";
+import { newKeyString } from "../../src/lib/ids.js";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { POLICY_PROPAGATION_BOUND_MS } from "../../src/domain/policy/policy.js";
@@ -16,7 +16,7 @@ const SKIP = !PG_URL;
 if (SKIP) console.warn(PG_SKIP_REASON);
 
 describe.skipIf(SKIP)("policy changes across two instances on one PostgreSQL database", () => {
-  const bootKey = `ops-policy-${randomBytes(20).toString("hex")}`;
+  const bootKey = newKeyString();
   let db: { url: string; drop: () => Promise<void> };
   let a: ChildServer;
   let b: ChildServer;

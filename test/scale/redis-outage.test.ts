@@ -1,5 +1,5 @@
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { randomBytes } from "node:crypto";
+import { newKeyString } from "../../src/lib/ids.js";
 import { createServer } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -22,7 +22,7 @@ const NO_REDIS_SERVER =
   "Redis outage suite skipped: no redis-server binary on PATH (apt-get install redis-server)";
 if (!REDIS_SERVER) console.warn(NO_REDIS_SERVER);
 
-const bootKey = () => `ops-outage-${randomBytes(20).toString("hex")}`;
+const bootKey = newKeyString;
 
 async function timed<T>(fn: () => Promise<T>): Promise<[T, number]> {
   const started = Date.now();

@@ -1,5 +1,6 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { PG_SKIP_REASON, PG_URL, freshPostgresDatabase } from "../helpers/stores.js";
+import { newKeyString } from "../../src/lib/ids.js";
 import { killAll, startServer, stopServer, tempDataDir } from "../helpers/child-server.js";
 
 /**
@@ -15,7 +16,7 @@ describe.skipIf(!PG_URL)("two instances on one DATABASE_URL without CLICKHOUSE_U
   it("the second refuses to start and says to set CLICKHOUSE_URL; it starts once the first is gone", async () => {
     const db = await freshPostgresDatabase();
     try {
-      const env = { DATABASE_URL: db.url, GATEHOUSE_BOOTSTRAP_KEY: `ops-split-${"s".repeat(32)}` };
+      const env = { DATABASE_URL: db.url, GATEHOUSE_BOOTSTRAP_KEY: newKeyString() };
       const a = await startServer(env);
       try {
         const failed = await startServer(env).then(
@@ -41,7 +42,7 @@ describe.skipIf(!PG_URL)("two instances on one DATABASE_URL without CLICKHOUSE_U
 describe("two instances on one data directory", () => {
   it("the second exits with a message naming the file and what to do, not DuckDB's lock error", async () => {
     const dir = tempDataDir();
-    const env = { GATEHOUSE_DATA_DIR: dir, GATEHOUSE_BOOTSTRAP_KEY: `ops-dir-${"d".repeat(32)}` };
+    const env = { GATEHOUSE_DATA_DIR: dir, GATEHOUSE_BOOTSTRAP_KEY: newKeyString() };
     const a = await startServer(env);
     try {
       const failed = await startServer(env).then(

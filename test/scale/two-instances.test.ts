@@ -4,7 +4,7 @@ import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { within } from "../helpers/within.js";
 import { openConfig } from "../../src/domain/destinations/destination-record.js";
-import { hashKey } from "../../src/lib/ids.js";
+import { hashKey, newKeyString } from "../../src/lib/ids.js";
 import { POLICY_PROPAGATION_BOUND_MS } from "../../src/domain/policy/policy.js";
 import { SecretBox } from "../../src/lib/secret-box.js";
 import { openPostgresStore } from "../../src/stores/postgres/open-postgres.js";
@@ -85,7 +85,7 @@ function expectOrdered(budgets: { reset_interval: string | null; limit_usd: numb
 }
 
 describe.skipIf(SKIP)("two server processes (src/main.ts) on one PostgreSQL database and one Redis", () => {
-  const bootKey = `ops-scale-${randomBytes(20).toString("hex")}`;
+  const bootKey = newKeyString();
   const encryptionKey = randomBytes(32).toString("base64");
   const usedKeys: string[] = [bootKey];
   let db: { url: string; drop: () => Promise<void> };

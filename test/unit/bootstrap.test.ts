@@ -9,7 +9,7 @@ import { insertWorkspace } from "../../src/domain/workspaces/workspace-repo.js";
 import type { RecordStore } from "../../src/stores/record-store.js";
 import { STORE_FACTORIES } from "../helpers/stores.js";
 
-const BOOT_KEY = "operator-chosen-bootstrap-key-0123456789";
+const BOOT_KEY = `sk-gh-v1-${"0b".repeat(32)}`;
 
 async function counts(store: RecordStore) {
   const count = async (table: "organizations" | "workspaces" | "api_keys") => {

@@ -138,7 +138,7 @@ describe("loadConfig", () => {
       DATABASE_URL: "postgresql://u:p@db:5432/gh",
       REDIS_URL: "rediss://cache:6380",
       GATEHOUSE_ENCRYPTION_KEY: KEY_B64,
-      GATEHOUSE_BOOTSTRAP_KEY: "b".repeat(32),
+      GATEHOUSE_BOOTSTRAP_KEY: `sk-gh-v1-${"b".repeat(64)}`,
       LOG_LEVEL: "debug",
       TRUST_PROXY: "true",
       RATE_LIMIT_MANAGEMENT_MAX: "10",
@@ -160,7 +160,7 @@ describe("loadConfig", () => {
     expect(c.databaseUrl).toBe("postgresql://u:p@db:5432/gh");
     expect(c.redisUrl).toBe("rediss://cache:6380");
     expect(c.encryptionKey).toEqual(Buffer.alloc(32, 1));
-    expect(c.bootstrapKey).toBe("b".repeat(32));
+    expect(c.bootstrapKey).toBe(`sk-gh-v1-${"b".repeat(64)}`);
     expect(c.logLevel).toBe("debug");
     expect(c.trustProxy).toBe(true);
     expect(c.rateLimit).toEqual({
@@ -241,6 +241,14 @@ describe("loadConfig", () => {
     ["GATEHOUSE_ENCRYPTION_KEY", Buffer.alloc(32).toString("hex")],
     ["GATEHOUSE_BOOTSTRAP_KEY", "short"],
     ["GATEHOUSE_BOOTSTRAP_KEY", "x".repeat(31)],
+    // Anything but a key of Gatehouse's own shape: long random texts, another product's key, a
+    // Gatehouse key with a character too few or too many, upper case, or surrounding space.
+    ["GATEHOUSE_BOOTSTRAP_KEY", `ops-managed-${"k".repeat(40)}`],
+    ["GATEHOUSE_BOOTSTRAP_KEY", `sk-or-v1-${"a".repeat(64)}`],
+    ["GATEHOUSE_BOOTSTRAP_KEY", `sk-gh-v1-${"a".repeat(63)}`],
+    ["GATEHOUSE_BOOTSTRAP_KEY", `sk-gh-v1-${"a".repeat(65)}`],
+    ["GATEHOUSE_BOOTSTRAP_KEY", `sk-gh-v1-${"A".repeat(64)}`],
+    ["GATEHOUSE_BOOTSTRAP_KEY", `sk-gh-v1-${"g".repeat(64)}`],
     ["LOG_LEVEL", "verbose"],
     ["TRUST_PROXY", "yes"],
     ["TRUST_PROXY", "1"],
