@@ -12,7 +12,7 @@ export interface CancelSignal {
  * A model request's cancellation: an AbortController and its signal in one small object. Every
  * model request has one, and the upstream call listens on it; Node's AbortSignal is an
  * EventTarget, whose creation and listener bookkeeping took ~7 µs a request in a tight loop on the
- * 2-core VM of docs/performance.md, against 0.2 µs for this (bench/per-request.ts), and ~2 % of
+ * 2-core VM of docs/performance.md, against 0.2 µs for this (bench/experiments/per-request.ts), and ~2 % of
  * a busy gateway's main thread in a profile. A listener runs once, on the first abort(); one added
  * after it never runs, and one added twice runs once, as with an AbortSignal.
  */

@@ -11,7 +11,7 @@ const { FST_ERR_CTP_BODY_TOO_LARGE, FST_ERR_CTP_INVALID_CONTENT_LENGTH } = error
  * headers in one read, so by the time the parser runs (after the async authentication hook) its
  * body is already in the request's buffer: it is taken at once (`read()`) instead of through the
  * stream's `data` and `end` events, whose `end` comes later. At 50 requests/s that answers ~60 µs
- * sooner at p50 (bench/request-body.ts, docs/performance.md). Anything else (a body still
+ * sooner at p50 (bench/experiments/request-body.ts, docs/performance.md). Anything else (a body still
  * arriving, no Content-Length, a stream a hook replaced) is read through the events as before.
  */
 export function readWholeBody(

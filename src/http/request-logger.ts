@@ -5,7 +5,7 @@ import type { Bindings, ChildLoggerOptions } from "pino";
  * `request.log`, made on first use. Fastify gives every request a child logger bound to its id,
  * and pino builds a child by serializing its bindings through the redaction paths
  * (src/http/logger.ts), wildcards included: 2-4.5 µs a request in a tight loop on the 2-core VM
- * of docs/performance.md (bench/per-request.ts), ~1.4 % of a busy gateway's main thread in a
+ * of docs/performance.md (bench/experiments/per-request.ts), ~1.4 % of a busy gateway's main thread in a
  * profile, for a logger that a request which logs nothing of its own (nearly all: the request
  * line is written by the app's onResponse hook) never uses. The child is the same pino child as
  * Fastify's default factory would make, with the same bindings and options; only when it is made

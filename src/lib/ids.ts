@@ -14,7 +14,7 @@ export const newKeyString = (): string => KEY_PREFIX + randomBytes(32).toString(
 /**
  * The stored identifier of a key: lowercase hex SHA-256 of the full key string (UTF-8). Every
  * authenticated request computes it: the one-shot `hash` takes half the CPU of a Hash object
- * (bench/per-request.ts).
+ * (bench/experiments/per-request.ts).
  */
 export const hashKey = (key: string): string => hash("sha256", key, "hex");
 

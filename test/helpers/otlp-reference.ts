@@ -19,7 +19,7 @@ import {
  * The reference rendering of a batch as OTLP/HTTP JSON: Gatehouse's span records handed to the
  * OpenTelemetry JS project's own serializer (`JsonTraceSerializer` from
  * `@opentelemetry/otlp-transformer`). This was the production path until the direct writer in
- * src/broadcast/encoders/otlp-json.ts replaced it for speed; tests and bench/otlp-encode.ts compare
+ * src/broadcast/encoders/otlp-json.ts replaced it for speed; tests and bench/experiments/otlp-encode.ts compare
  * the writer's output with this one.
  */
 type ReadableSpan = Parameters<typeof JsonTraceSerializer.serializeRequest>[0][number];

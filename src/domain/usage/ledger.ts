@@ -115,7 +115,7 @@ const keyAndWorkspaceUsage = new QueryTemplate(
  * and a workspace (either null: not wanted). Up to eight terms, each naming a whole primary key:
  * eight point lookups, whatever the number of past windows (a term per scope alone made the
  * engine walk every day, week and month the key or workspace ever had, about 20 times slower
- * after a year of use: bench/ledger-read.ts).
+ * after a year of use: bench/experiments/ledger-read.ts).
  */
 export function currentWindowsMatch<DB, TB extends keyof DB>(
   eb: ExpressionBuilder<DB, TB>,

@@ -68,7 +68,7 @@ const choicesOf = (c: ProviderChunk) =>
  * A stream's events (`data: {chunk}` and a blank line): a content chunk, or the usage chunk
  * (`choices: []`) that ends a stream. The fields every chunk repeats (id, provider, model,
  * object, created) are serialized once per stream instead of once per chunk: the same bytes as
- * `sse({ ...head, choices })`, at about 40 % of the CPU per chunk (bench/stream-chunks.ts).
+ * `sse({ ...head, choices })`, at about 40 % of the CPU per chunk (bench/experiments/stream-chunks.ts).
  */
 export class ChunkEncoder {
   /** `data: {"id":…,…,"created":…,` */

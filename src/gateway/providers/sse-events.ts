@@ -31,7 +31,7 @@ export async function* sseEvents(
     },
   });
   // UTF-8 whose characters may be cut between reads. A StringDecoder, not a TextDecoder: the same
-  // text at half the CPU per stream (bench/per-request.ts). A leading byte-order mark,
+  // text at half the CPU per stream (bench/experiments/per-request.ts). A leading byte-order mark,
   // which SSE ignores and a TextDecoder drops, is dropped by dropMark, in the first text decoded
   // (a first read may hold less than a whole character).
   const decoder = new StringDecoder("utf8");

@@ -15,9 +15,9 @@
  * the count cache as the previous turns left it (what the gateway does), and with it emptied first
  * (the baseline: counting everything again, as before the cache). Ratios are per turn, same run.
  *
- *   npx tsx bench/tokens.ts [--tokens 2000] [--runs 2000] [--turns 60]
+ *   npx tsx bench/experiments/tokens.ts [--tokens 2000] [--runs 2000] [--turns 60]
  */
-import { countCache, countPromptTokens } from "../src/gateway/tokens/count-tokens.js";
+import { countCache, countPromptTokens } from "../../src/gateway/tokens/count-tokens.js";
 
 const args = process.argv.slice(2);
 const arg = (name: string, def: number): number => {

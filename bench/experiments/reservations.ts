@@ -16,7 +16,7 @@
  * TCP proxy that adds a round trip of N ms (bench/lib/delay-proxy.ts), as a database on another
  * host would: a reserve's cost is then its round trips.
  *
- *   npx tsx bench/reservations.ts [--rounds 5] [--pairs 2000] [--open 0,100,1000,5000,20000]
+ *   npx tsx bench/experiments/reservations.ts [--rounds 5] [--pairs 2000] [--open 0,100,1000,5000,20000]
  *                                 [--postgres postgres://postgres@127.0.0.1:5432/test]
  *                                 [--pg-pairs 300] [--lanes 16] [--pg-seconds 2] [--pg-rtt-ms 2]
  */
@@ -24,26 +24,26 @@ import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { KeyPolicy, WorkspacePolicy } from "../src/domain/policy/policy.js";
-import { createOrganization } from "../src/domain/organizations/create-organization.js";
-import { MemoryReservationStore } from "../src/gateway/reservations/memory-store.js";
-import { PostgresReservationStore } from "../src/gateway/reservations/postgres-store.js";
-import type { ReservationStore } from "../src/gateway/reservations/reservation-store.js";
-import type { HoldRequest } from "../src/gateway/reservations/room.js";
-import { systemClock } from "../src/lib/clock.js";
-import type { RecordStore } from "../src/stores/record-store.js";
-import { openPostgresStore } from "../src/stores/postgres/open-postgres.js";
-import { openSqliteStore } from "../src/stores/sqlite/open-sqlite.js";
+import type { KeyPolicy, WorkspacePolicy } from "../../src/domain/policy/policy.js";
+import { createOrganization } from "../../src/domain/organizations/create-organization.js";
+import { MemoryReservationStore } from "../../src/gateway/reservations/memory-store.js";
+import { PostgresReservationStore } from "../../src/gateway/reservations/postgres-store.js";
+import type { ReservationStore } from "../../src/gateway/reservations/reservation-store.js";
+import type { HoldRequest } from "../../src/gateway/reservations/room.js";
+import { systemClock } from "../../src/lib/clock.js";
+import type { RecordStore } from "../../src/stores/record-store.js";
+import { openPostgresStore } from "../../src/stores/postgres/open-postgres.js";
+import { openSqliteStore } from "../../src/stores/sqlite/open-sqlite.js";
 import {
   fixedPlan,
   holdRequest,
   keyPolicy,
   monthlyBudget,
   workspacePolicy,
-} from "../test/helpers/policies.js";
-import { numberOption, stringOption } from "./lib/args.js";
-import { freshPostgresDatabase } from "./lib/fresh-postgres.js";
-import { median } from "./lib/stats.js";
+} from "../../test/helpers/policies.js";
+import { numberOption, stringOption } from "../lib/args.js";
+import { freshPostgresDatabase } from "../lib/fresh-postgres.js";
+import { median } from "../lib/stats.js";
 
 const args = process.argv.slice(2);
 const opt = numberOption(args);

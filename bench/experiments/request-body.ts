@@ -11,13 +11,13 @@
  *   - at saturation (closed loop, 8 connections): requests/s and the server's CPU per request
  *     (all threads, from /proc).
  *
- *   npm run build:server && npx tsx bench/request-body.ts [--slices 8] [--requests 300] [--slice-ms 1000]
+ *   npm run build:server && npx tsx bench/experiments/request-body.ts [--slices 8] [--requests 300] [--slice-ms 1000]
  */
-import { alternate } from "./lib/alternate.js";
-import { numberOption } from "./lib/args.js";
-import { childJson, cpuMsOf } from "./lib/child-process.js";
-import { chatBody, closedLoop, localTarget, openLoop, type Target } from "./lib/gateway-load.js";
-import { quantile } from "./lib/stats.js";
+import { alternate } from "../lib/alternate.js";
+import { numberOption } from "../lib/args.js";
+import { childJson, cpuMsOf } from "../lib/child-process.js";
+import { chatBody, closedLoop, localTarget, openLoop, type Target } from "../lib/gateway-load.js";
+import { quantile } from "../lib/stats.js";
 
 const opt = numberOption(process.argv.slice(2));
 const SLICES = opt("slices", 8);

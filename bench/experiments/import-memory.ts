@@ -4,17 +4,17 @@
  * input, and samples the child's resident set (VmRSS, VmHWM from /proc) while it runs. The import
  * must stay flat: bounded batches and backpressure, whatever N is.
  *
- *   npx tsx bench/import-memory.ts [N] [--batch 1000] [--keep]
+ *   npx tsx bench/experiments/import-memory.ts [N] [--batch 1000] [--keep]
  */
 import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { createOrganization } from "../src/domain/organizations/create-organization.js";
-import { systemClock } from "../src/lib/clock.js";
-import { hashKey } from "../src/lib/ids.js";
-import { openSqliteStore } from "../src/stores/sqlite/open-sqlite.js";
+import { createOrganization } from "../../src/domain/organizations/create-organization.js";
+import { systemClock } from "../../src/lib/clock.js";
+import { hashKey } from "../../src/lib/ids.js";
+import { openSqliteStore } from "../../src/stores/sqlite/open-sqlite.js";
 
 const args = process.argv.slice(2);
 const n = Number(args.find((a) => /^\d+$/.test(a)) ?? 1_000_000);
@@ -22,7 +22,7 @@ const batchAt = args.indexOf("--batch");
 const batch = batchAt >= 0 ? (args[batchAt + 1] ?? "1000") : "1000";
 const keep = args.includes("--keep");
 
-const ROOT = resolve(import.meta.dirname, "..");
+const ROOT = resolve(import.meta.dirname, "../..");
 const dir = mkdtempSync(join(tmpdir(), "gh-import-mem-"));
 const store = await openSqliteStore(join(dir, "gatehouse.sqlite"));
 const org = await createOrganization(store, systemClock, "Bench");

@@ -4,12 +4,12 @@
  * in the same run, alternating. Both produce the same bytes (checked first). Printed: µs per
  * chunk of each, and the ratio.
  *
- *   npx tsx bench/stream-chunks.ts [--chunks 300000] [--rounds 4]
+ *   npx tsx bench/experiments/stream-chunks.ts [--chunks 300000] [--rounds 4]
  */
-import { numberOption } from "./lib/args.js";
-import { median } from "./lib/stats.js";
-import { ChunkEncoder, sse, type ChunkHead } from "../src/gateway/chat/wire.js";
-import type { ProviderChunk } from "../src/gateway/providers/provider.js";
+import { numberOption } from "../lib/args.js";
+import { median } from "../lib/stats.js";
+import { ChunkEncoder, sse, type ChunkHead } from "../../src/gateway/chat/wire.js";
+import type { ProviderChunk } from "../../src/gateway/providers/provider.js";
 
 const opt = numberOption(process.argv.slice(2));
 const CHUNKS = opt("chunks", 300_000);

@@ -9,14 +9,14 @@
  * If two processes leave the machine less idle without more requests/s, the machine is CPU-bound
  * and only less CPU per request raises saturation (docs/performance.md).
  *
- *   npx tsx bench/gateway-processes.ts [--rounds 3] [--seconds 3] [--connections 4]
+ *   npx tsx bench/experiments/gateway-processes.ts [--rounds 3] [--seconds 3] [--connections 4]
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { numberOption } from "./lib/args.js";
-import { childJson } from "./lib/child-process.js";
-import { cpuTicks, idleShare } from "./lib/cpu-share.js";
+import { numberOption } from "../lib/args.js";
+import { childJson } from "../lib/child-process.js";
+import { cpuTicks, idleShare } from "../lib/cpu-share.js";
 import {
   benchServerEnv,
   chatBody,
@@ -26,9 +26,9 @@ import {
   localTarget,
   UPSTREAM_JS,
   type Target,
-} from "./lib/gateway-load.js";
-import { startBenchServer, type BenchServer } from "./lib/query-server.js";
-import { median } from "./lib/stats.js";
+} from "../lib/gateway-load.js";
+import { startBenchServer, type BenchServer } from "../lib/query-server.js";
+import { median } from "../lib/stats.js";
 
 const opt = numberOption(process.argv.slice(2));
 const ROUNDS = opt("rounds", 3);

@@ -14,26 +14,26 @@
  * dead rows each table holds (pg_stat_user_tables). The server's autovacuum settings are printed
  * first: with autovacuum on, its naptime (1 min by default) bounds how often it can help.
  *
- *   npx tsx bench/reservation-churn.ts --postgres postgres://postgres@127.0.0.1:5432/test
+ *   npx tsx bench/experiments/reservation-churn.ts --postgres postgres://postgres@127.0.0.1:5432/test
  *                                      [--windows 8] [--window-s 5] [--lanes 8] [--open 2000]
  *                                      [--vacuum-rows 2000]
  */
 import pg from "pg";
-import { createOrganization } from "../src/domain/organizations/create-organization.js";
-import { PostgresReservationStore } from "../src/gateway/reservations/postgres-store.js";
-import type { HoldRequest } from "../src/gateway/reservations/room.js";
-import { systemClock } from "../src/lib/clock.js";
-import type { RecordStore } from "../src/stores/record-store.js";
-import { openPostgresStore } from "../src/stores/postgres/open-postgres.js";
+import { createOrganization } from "../../src/domain/organizations/create-organization.js";
+import { PostgresReservationStore } from "../../src/gateway/reservations/postgres-store.js";
+import type { HoldRequest } from "../../src/gateway/reservations/room.js";
+import { systemClock } from "../../src/lib/clock.js";
+import type { RecordStore } from "../../src/stores/record-store.js";
+import { openPostgresStore } from "../../src/stores/postgres/open-postgres.js";
 import {
   fixedPlan,
   holdRequest,
   keyPolicy,
   monthlyBudget,
   workspacePolicy,
-} from "../test/helpers/policies.js";
-import { numberOption, stringOption } from "./lib/args.js";
-import { freshPostgresDatabase } from "./lib/fresh-postgres.js";
+} from "../../test/helpers/policies.js";
+import { numberOption, stringOption } from "../lib/args.js";
+import { freshPostgresDatabase } from "../lib/fresh-postgres.js";
 
 const args = process.argv.slice(2);
 const opt = numberOption(args);

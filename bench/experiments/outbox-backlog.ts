@@ -14,18 +14,18 @@
  *   status   statusOfRow: the destination's delivery status page.
  * A ratio near 1 means the pass costs the same whatever the backlog.
  *
- *   npm run bench:outbox-backlog -- [--backlog 20000] [--rounds 5] [--reads 20]
+ *   npx tsx bench/experiments/outbox-backlog.ts [--backlog 20000] [--rounds 5] [--reads 20]
  */
 import BetterSqlite3 from "better-sqlite3";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { statusOfRow } from "../src/broadcast/operations/delivery-status.js";
-import { dueDestinations, pruneDeliveries, releaseBatches } from "../src/broadcast/outbox/deliveries-repo.js";
-import type { RecordStore } from "../src/stores/record-store.js";
-import { openSqliteStore } from "../src/stores/sqlite/open-sqlite.js";
-import { numberOption } from "./lib/args.js";
-import { median } from "./lib/stats.js";
+import { statusOfRow } from "../../src/broadcast/operations/delivery-status.js";
+import { dueDestinations, pruneDeliveries, releaseBatches } from "../../src/broadcast/outbox/deliveries-repo.js";
+import type { RecordStore } from "../../src/stores/record-store.js";
+import { openSqliteStore } from "../../src/stores/sqlite/open-sqlite.js";
+import { numberOption } from "../lib/args.js";
+import { median } from "../lib/stats.js";
 
 const opt = numberOption(process.argv.slice(2));
 const BACKLOG = opt("backlog", 20_000);

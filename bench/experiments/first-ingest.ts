@@ -3,14 +3,14 @@
  * stores, the default worker pool), one batch of --records records posted as soon as it listens,
  * then a second batch for comparison. --runs fresh starts.
  *
- *   npx tsx bench/first-ingest.ts [--runs 3] [--records 1000]
+ *   npx tsx bench/experiments/first-ingest.ts [--runs 3] [--records 1000]
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createHash } from "node:crypto";
-import { numberOption } from "./lib/args.js";
-import { startBenchServer } from "./lib/query-server.js";
+import { numberOption } from "../lib/args.js";
+import { startBenchServer } from "../lib/query-server.js";
 
 const opt = numberOption(process.argv.slice(2));
 const RUNS = opt("runs", 3);

@@ -29,24 +29,24 @@
  *
  * Printed: µs per request of each (median of the rounds), and the ratio.
  *
- *   npx tsx bench/per-request.ts [--requests 200000] [--rounds 4]
+ *   npx tsx bench/experiments/per-request.ts [--requests 200000] [--rounds 4]
  */
 import { createHash } from "node:crypto";
 import { StringDecoder } from "node:string_decoder";
 import { openSync } from "node:fs";
 import pino from "pino";
 import type { FastifyBaseLogger } from "fastify";
-import { numberOption } from "./lib/args.js";
-import { median } from "./lib/stats.js";
-import { Cancellation, type CancelSignal } from "../src/gateway/cancellation.js";
-import { LogDestination, loggerOptions } from "../src/http/logger.js";
-import { deferredChildLogger } from "../src/http/request-logger.js";
-import { hashKey, newKeyString } from "../src/lib/ids.js";
-import { findNul } from "../src/http/validation.js";
+import { numberOption } from "../lib/args.js";
+import { median } from "../lib/stats.js";
+import { Cancellation, type CancelSignal } from "../../src/gateway/cancellation.js";
+import { LogDestination, loggerOptions } from "../../src/http/logger.js";
+import { deferredChildLogger } from "../../src/http/request-logger.js";
+import { hashKey, newKeyString } from "../../src/lib/ids.js";
+import { findNul } from "../../src/http/validation.js";
 import { Counter, Histogram, Registry } from "prom-client";
-import { GatehouseMetrics } from "../src/metrics/gatehouse-metrics.js";
-import { servedGeneration } from "../test/helpers/recording.js";
-import { chatBody } from "./lib/gateway-load.js";
+import { GatehouseMetrics } from "../../src/metrics/gatehouse-metrics.js";
+import { servedGeneration } from "../../test/helpers/recording.js";
+import { chatBody } from "../lib/gateway-load.js";
 
 const opt = numberOption(process.argv.slice(2));
 const REQUESTS = opt("requests", 200_000);

@@ -8,11 +8,11 @@
  * a turn later (the settle), the usage event and `[DONE]` with the end. Printed: requests/s and
  * the server's CPU per request (all threads, from /proc) of each, and the ratios.
  *
- *   npm run build:server && npx tsx bench/sse-response.ts [--slices 12] [--slice-ms 1000] [--connections 8]
+ *   npm run build:server && npx tsx bench/experiments/sse-response.ts [--slices 12] [--slice-ms 1000] [--connections 8]
  */
-import { numberOption } from "./lib/args.js";
-import { childJson, cpuMsOf } from "./lib/child-process.js";
-import { closedLoop, localTarget, type Target } from "./lib/gateway-load.js";
+import { numberOption } from "../lib/args.js";
+import { childJson, cpuMsOf } from "../lib/child-process.js";
+import { closedLoop, localTarget, type Target } from "../lib/gateway-load.js";
 
 const opt = numberOption(process.argv.slice(2));
 const SLICES = opt("slices", 12);

@@ -9,23 +9,23 @@
  * with the query sent every --every ms from this process, one at a time over a keep-alive
  * connection. Prints the reads' latency under load against the idle baseline of the same run.
  *
- *   npx tsx bench/read-under-ingest.ts [--batches 600] [--clients 2] [--every 200] [--reads 20]
+ *   npx tsx bench/experiments/read-under-ingest.ts [--batches 600] [--clients 2] [--every 200] [--reads 20]
  *                                      [--chunk-rows 0]   (compaction chunk; 0 = compaction off)
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DuckDBInstance } from "@duckdb/node-api";
-import { loadConfig } from "../src/config/config.js";
-import { createOrganization } from "../src/domain/organizations/create-organization.js";
-import { systemClock } from "../src/lib/clock.js";
-import { hashKey } from "../src/lib/ids.js";
-import { openRecordStore } from "../src/stores/open-record-store.js";
-import { numberOption } from "./lib/args.js";
-import { prepareLoad, runLoad } from "./lib/http-clients.js";
-import { keepAliveClient } from "./lib/http-post.js";
-import { makeBodies } from "./lib/ingest-records.js";
-import { startBenchServer } from "./lib/query-server.js";
+import { loadConfig } from "../../src/config/config.js";
+import { createOrganization } from "../../src/domain/organizations/create-organization.js";
+import { systemClock } from "../../src/lib/clock.js";
+import { hashKey } from "../../src/lib/ids.js";
+import { openRecordStore } from "../../src/stores/open-record-store.js";
+import { numberOption } from "../lib/args.js";
+import { prepareLoad, runLoad } from "../lib/http-clients.js";
+import { keepAliveClient } from "../lib/http-post.js";
+import { makeBodies } from "../lib/ingest-records.js";
+import { startBenchServer } from "../lib/query-server.js";
 
 const args = process.argv.slice(2);
 const opt = numberOption(args);

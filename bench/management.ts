@@ -13,7 +13,7 @@
  * budget, patch, in a shuffled order per round) and the median requests/s of each is reported with
  * its ratio to bare. Rate limits are raised out of the way (their checks still run).
  *
- *   npm run bench:auth -- [--rounds 5] [--seconds 3] [--connections 16] [--server-prof DIR]
+ *   npm run bench:management -- [--rounds 5] [--seconds 3] [--connections 16] [--server-prof DIR]
  */
 import type { ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";

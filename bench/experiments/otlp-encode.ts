@@ -4,13 +4,13 @@
  * src/broadcast/encoders/otlp-json.ts) and by the OpenTelemetry JS serializer it replaced
  * (otlp-transformer's JsonTraceSerializer, the test reference), alternating rounds in one run.
  * The two outputs are checked to be the same JSON first.
- * Usage: npx tsx bench/otlp-encode.ts [--gens 3000 --rounds 6]
+ * Usage: npx tsx bench/experiments/otlp-encode.ts [--gens 3000 --rounds 6]
  */
 import { deepStrictEqual } from "node:assert";
-import { DEFAULT_OTLP_OPTIONS, otlpTraceJsonBytes } from "../src/broadcast/encoders/otlp-json.js";
-import type { BroadcastGeneration } from "../src/broadcast/encoders/encoder.js";
-import { referenceOtlpJsonBytes } from "../test/helpers/otlp-reference.js";
-import { fullGeneration } from "./lib/full-generation.js";
+import { DEFAULT_OTLP_OPTIONS, otlpTraceJsonBytes } from "../../src/broadcast/encoders/otlp-json.js";
+import type { BroadcastGeneration } from "../../src/broadcast/encoders/encoder.js";
+import { referenceOtlpJsonBytes } from "../../test/helpers/otlp-reference.js";
+import { fullGeneration } from "../lib/full-generation.js";
 
 const arg = (name: string, def: number): number => {
   const i = process.argv.indexOf(`--${name}`);

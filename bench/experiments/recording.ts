@@ -11,24 +11,24 @@
  * all and get, timed around each call), at the last size: what the record store's work is,
  * statement by statement.
  *
- *   npx tsx bench/recording.ts [--records 4000] [--rounds 3] [--sizes 1,4,20,50] [--statements]
+ *   npx tsx bench/experiments/recording.ts [--records 4000] [--rounds 3] [--sizes 1,4,20,50] [--statements]
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import BetterSqlite3 from "better-sqlite3";
-import { numberOption, stringOption } from "./lib/args.js";
-import { cpuMsOf } from "./lib/child-process.js";
-import { median } from "./lib/stats.js";
-import { systemClock } from "../src/lib/clock.js";
-import { hashKey } from "../src/lib/ids.js";
-import { startIngestBuffer } from "../src/domain/ingest/pipeline/ingest-buffer.js";
-import { GenerationRecorder } from "../src/gateway/recorder.js";
-import type { ServedGeneration } from "../src/gateway/recording.js";
-import { openDuckDbActivityStore } from "../src/stores/duckdb/duckdb-store.js";
-import { openSqliteStore } from "../src/stores/sqlite/open-sqlite.js";
-import { makeTestApp } from "../test/helpers/app.js";
-import { servedGeneration } from "../test/helpers/recording.js";
+import { numberOption, stringOption } from "../lib/args.js";
+import { cpuMsOf } from "../lib/child-process.js";
+import { median } from "../lib/stats.js";
+import { systemClock } from "../../src/lib/clock.js";
+import { hashKey } from "../../src/lib/ids.js";
+import { startIngestBuffer } from "../../src/domain/ingest/pipeline/ingest-buffer.js";
+import { GenerationRecorder } from "../../src/gateway/recorder.js";
+import type { ServedGeneration } from "../../src/gateway/recording.js";
+import { openDuckDbActivityStore } from "../../src/stores/duckdb/duckdb-store.js";
+import { openSqliteStore } from "../../src/stores/sqlite/open-sqlite.js";
+import { makeTestApp } from "../../test/helpers/app.js";
+import { servedGeneration } from "../../test/helpers/recording.js";
 
 const args = process.argv.slice(2);
 const opt = numberOption(args);
@@ -41,7 +41,7 @@ const STATEMENTS = args.includes("--statements");
 function cpuMs(): { main: number; all: number } {
   const main = cpuMsOf(process.pid, process.pid);
   const all = cpuMsOf(process.pid);
-  if (main === null || all === null) throw new Error("bench/recording.ts reads CPU times from /proc (Linux)");
+  if (main === null || all === null) throw new Error("bench/experiments/recording.ts reads CPU times from /proc (Linux)");
   return { main, all };
 }
 

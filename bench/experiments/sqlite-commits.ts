@@ -5,19 +5,19 @@
  * between them in rounds. Each transaction inserts rows filling about --pages pages (a durable
  * generation recorded alone dirties about 17), then commits; the time of each COMMIT is kept.
  *
- *   npm run bench:sqlite-commits -- [--rate 50] [--commits 300] [--rounds 4] [--pages 17]
+ *   npx tsx bench/experiments/sqlite-commits.ts [--rate 50] [--commits 300] [--rounds 4] [--pages 17]
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import BetterSqlite3 from "better-sqlite3";
-import { numberOption } from "./lib/args.js";
-import { quantile } from "./lib/stats.js";
+import { numberOption } from "../lib/args.js";
+import { quantile } from "../lib/stats.js";
 import {
   FALLBACK_AUTOCHECKPOINT_PAGES,
   startCheckpointer,
   type Checkpointer,
-} from "../src/stores/sqlite/checkpointer.js";
+} from "../../src/stores/sqlite/checkpointer.js";
 
 const opt = numberOption(process.argv.slice(2));
 const RATE = opt("rate", 50);

@@ -9,15 +9,15 @@
  *             the dispatcher (its body a Node stream);
  *   gateway   `sendUpstream` + `readWholeBody` from src/gateway/providers/upstream-http.ts.
  *
- *   npm run bench:upstream-exchange -- [--rounds 5] [--exchanges 5000]
+ *   npx tsx bench/experiments/upstream-exchange.ts [--rounds 5] [--exchanges 5000]
  */
 import { Agent, request } from "undici";
-import { numberOption } from "./lib/args.js";
-import { childJson } from "./lib/child-process.js";
-import { chatBody, UPSTREAM_JS } from "./lib/gateway-load.js";
-import { alternate } from "./lib/alternate.js";
-import { median } from "./lib/stats.js";
-import { createUpstreamPool, readWholeBody, sendUpstream } from "../src/gateway/providers/upstream-http.js";
+import { numberOption } from "../lib/args.js";
+import { childJson } from "../lib/child-process.js";
+import { chatBody, UPSTREAM_JS } from "../lib/gateway-load.js";
+import { alternate } from "../lib/alternate.js";
+import { median } from "../lib/stats.js";
+import { createUpstreamPool, readWholeBody, sendUpstream } from "../../src/gateway/providers/upstream-http.js";
 
 const opt = numberOption(process.argv.slice(2));
 const ROUNDS = opt("rounds", 5);

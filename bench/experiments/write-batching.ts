@@ -15,17 +15,17 @@
  * Printed: the process's CPU time (all threads: the log's writes run on libuv's pool) per line or
  * append, writes per 1,000, medians of the rounds, and the ratios.
  *
- *   npx tsx bench/write-batching.ts [--lines 40000] [--appends 20000] [--rounds 4]
+ *   npx tsx bench/experiments/write-batching.ts [--lines 40000] [--appends 20000] [--rounds 4]
  */
 import { mkdtempSync, openSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pino from "pino";
-import { numberOption } from "./lib/args.js";
-import { alternate } from "./lib/alternate.js";
-import { median } from "./lib/stats.js";
-import { LogDestination, loggerOptions } from "../src/http/logger.js";
-import { SegmentLog } from "../src/stores/segment-log.js";
+import { numberOption } from "../lib/args.js";
+import { alternate } from "../lib/alternate.js";
+import { median } from "../lib/stats.js";
+import { LogDestination, loggerOptions } from "../../src/http/logger.js";
+import { SegmentLog } from "../../src/stores/segment-log.js";
 
 const opt = numberOption(process.argv.slice(2));
 const LINES = opt("lines", 40_000);

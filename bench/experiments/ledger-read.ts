@@ -12,7 +12,7 @@
  * A ratio near 1 means the read costs the same whatever the history; before the statements named
  * each window's whole primary key, a year of history made both many times slower.
  *
- *   npm run bench:ledger-read -- [--days 365] [--ids 100] [--rounds 5] [--reads 20000]
+ *   npx tsx bench/experiments/ledger-read.ts [--days 365] [--ids 100] [--rounds 5] [--reads 20000]
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -22,11 +22,11 @@ import {
   readKeyAndWorkspaceUsageCommitted,
   readUsage,
   UsageTally,
-} from "../src/domain/usage/ledger.js";
-import type { RecordStore } from "../src/stores/record-store.js";
-import { openSqliteStore } from "../src/stores/sqlite/open-sqlite.js";
-import { numberOption } from "./lib/args.js";
-import { median } from "./lib/stats.js";
+} from "../../src/domain/usage/ledger.js";
+import type { RecordStore } from "../../src/stores/record-store.js";
+import { openSqliteStore } from "../../src/stores/sqlite/open-sqlite.js";
+import { numberOption } from "../lib/args.js";
+import { median } from "../lib/stats.js";
 
 const opt = numberOption(process.argv.slice(2));
 const DAYS = opt("days", 365);
