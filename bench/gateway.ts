@@ -34,7 +34,7 @@
  *
  *   npm run bench:gateway -- [--rounds 5] [--rate 200] [--requests 1000] [--seconds 3]
  *                            [--connections 8,32] [--destinations 3] [--server-prof DIR]
- *                            [--recording durable|deferred] [--warm-seconds 10]
+ *                            [--recording durable|deferred] [--warm-seconds 10] [--load wrk|node]
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { createServer, type Server } from "node:http";
@@ -49,6 +49,7 @@ import {
   benchServerEnv,
   chatBody,
   closedLoop,
+  closedLoopWrk,
   createBenchKey,
   gatehouseTarget,
   localTarget,
@@ -57,6 +58,7 @@ import {
   UPSTREAM_JS,
   type OpenRun,
   type Target,
+  wrkAvailable,
 } from "./lib/gateway-load.js";
 import { call } from "./lib/http-clients.js";
 import { startBenchServer } from "./lib/query-server.js";
@@ -106,12 +108,20 @@ async function startReceivers(): Promise<{ server: Server; url: string; spans: (
 }
 
 const open = (t: Target, count = REQUESTS): Promise<OpenRun> => openLoop(t, RATE, count);
+/**
+ * What drives saturation (`--load wrk|node`): wrk where it is installed (`apt-get install wrk`), a
+ * load generator that is not itself the bottleneck; otherwise the Node load process, which caps
+ * the direct upstream's rate on a 2-core machine (ratios "of direct" then read high).
+ */
+const LOAD = text("load") ?? (wrkAvailable() ? "wrk" : "node");
+if (LOAD !== "wrk" && LOAD !== "node") throw new Error(`--load: ${LOAD} is not wrk or node`);
 const closed = (
   t: Target,
   pid: number | null,
   ms = SECONDS * 1000,
   connections = CONNECTIONS[0]!,
-): Promise<[number, number | null]> => closedLoop(t, pid, connections, ms);
+): Promise<[number, number | null]> =>
+  LOAD === "wrk" ? closedLoopWrk(t, pid, connections, ms) : closedLoop(t, pid, connections, ms);
 
 const ms = (x: number): string => `${x.toFixed(2)} ms`;
 
@@ -218,7 +228,8 @@ async function main(): Promise<void> {
 
     console.log(
       `\n${ROUNDS} rounds; fixed rate ${RATE} requests/s open loop, ${REQUESTS} requests a round; ` +
-        `saturation: the best of ${CONNECTIONS.join(", ")} keep-alive connections, ${SECONDS} s each a round. ` +
+        `saturation: the best of ${CONNECTIONS.join(", ")} keep-alive connections, ${SECONDS} s each a round, ` +
+        `driven by ${LOAD === "wrk" ? "wrk (one thread)" : "a Node load process (wrk is not installed: ratios of direct read high)"}. ` +
         `Medians over rounds. ` +
         `GATEHOUSE_RECORDING=${RECORDING}.\n`,
     );

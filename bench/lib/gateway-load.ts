@@ -5,7 +5,9 @@
  * (a limit and a monthly workspace budget, so that auth, reservation, forwarding and recording
  * all run). Each runs in its own child process.
  */
-import { writeFileSync } from "node:fs";
+import { execFileSync, spawn } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { childJson, cpuMsOf } from "./child-process.js";
 import { call } from "./http-clients.js";
@@ -187,6 +189,85 @@ export async function closedLoop(
   const cpu1 = pid === null ? null : cpuMsOf(pid);
   const perRequest = cpu0 === null || cpu1 === null ? null : (cpu1 - cpu0) / ((r.rps * ms) / 1000);
   return [r.rps, perRequest];
+}
+
+/**
+ * Whether wrk (Debian's `wrk` package) is on the PATH. A Node load process caps what it can drive
+ * (on a 2-core machine it measured the direct upstream at well under half of what wrk measures),
+ * so saturation is driven by wrk where it is installed.
+ */
+export function wrkAvailable(): boolean {
+  try {
+    execFileSync("wrk", ["--version"], { stdio: "ignore" });
+    return true;
+  } catch (err) {
+    // wrk --version exits 1 after printing its banner; only a missing binary is ENOENT.
+    return (err as NodeJS.ErrnoException).code !== "ENOENT";
+  }
+}
+
+/** wrk's Lua script for a target: its method, headers and body; any non-2xx answer is counted. */
+function wrkScript(t: Target): string {
+  const headers = Object.entries(t.headers)
+    .map(([k, v]) => `wrk.headers[${JSON.stringify(k)}] = ${JSON.stringify(v)}`)
+    .join("\n");
+  return `wrk.method = "POST"
+wrk.body = ${JSON.stringify(t.body)}
+${headers}
+local bad = 0
+response = function(status, headers, body)
+  if status < 200 or status > 299 then bad = bad + 1 end
+end
+done = function(summary, latency, requests)
+  io.write(string.format("GATEHOUSE_BENCH %d %d %d\\n", summary.requests, summary.duration, bad))
+end
+`;
+}
+
+/**
+ * Saturation driven by wrk (one thread, `connections` keep-alive connections, for `ms`), with the
+ * same answer as closedLoop: requests/s and the server's CPU per request. Any non-2xx fails the run.
+ */
+export async function closedLoopWrk(
+  t: Target,
+  pid: number | null,
+  connections: number,
+  ms: number,
+): Promise<[number, number | null]> {
+  await t.before?.();
+  const dir = mkdtempSync(join(tmpdir(), "gatehouse-bench-wrk-"));
+  try {
+    const script = join(dir, "post.lua");
+    writeFileSync(script, wrkScript(t));
+    const cpu0 = pid === null ? null : cpuMsOf(pid);
+    const out = await new Promise<string>((done, fail) => {
+      const child = spawn("wrk", [
+        "-t1",
+        `-c${connections}`,
+        `-d${Math.max(1, Math.round(ms / 1000))}s`,
+        "-s",
+        script,
+        t.url,
+      ]);
+      let text = "";
+      child.stdout.on("data", (b: Buffer) => (text += b.toString("utf8")));
+      child.stderr.on("data", (b: Buffer) => (text += b.toString("utf8")));
+      child.on("error", fail);
+      child.on("exit", (code) =>
+        code === 0 ? done(text) : fail(new Error(`${t.name}: wrk exited ${code}: ${text}`)),
+      );
+    });
+    const cpu1 = pid === null ? null : cpuMsOf(pid);
+    const m = /GATEHOUSE_BENCH (\d+) (\d+) (\d+)/.exec(out);
+    if (!m) throw new Error(`${t.name}: wrk printed no summary: ${out}`);
+    const [requests, durationUs, bad] = [Number(m[1]), Number(m[2]), Number(m[3])];
+    if (bad > 0) throw new Error(`${t.name}: ${bad} of ${requests} answers were not 2xx`);
+    const rps = requests / (durationUs / 1e6);
+    const perRequest = cpu0 === null || cpu1 === null ? null : (cpu1 - cpu0) / requests;
+    return [rps, perRequest];
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 /** The bench's management key (GATEHOUSE_BOOTSTRAP_KEY of the server). */
