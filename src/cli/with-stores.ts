@@ -8,6 +8,7 @@ import type { RecordStore } from "../stores/record-store.js";
 import type { CliIo } from "./cli-io.js";
 import { UsageError } from "./usage-error.js";
 import { parseUuid } from "./validate-args.js";
+import { findOrganization, firstOrganization } from "../domain/organizations/organization-repo.js";
 
 export interface Stores {
   config: Readonly<Config>;
@@ -88,26 +89,17 @@ export async function resolveOrganization(
 ): Promise<{ id: string; name: string }> {
   if (rawOrg !== undefined) {
     const id = parseUuid("--org", rawOrg);
-    const row = await store.db
-      .selectFrom("organizations")
-      .select(["id", "name"])
-      .where("id", "=", id)
-      .executeTakeFirst();
+    const row = await findOrganization(store.db, id);
     if (!row) throw new OrganizationNotFound(`organization ${id} not found (see \`gatehouse org list\`)`);
-    return row;
+    return { id: row.id, name: row.name };
   }
-  const first = await store.db
-    .selectFrom("organizations")
-    .select(["id", "name"])
-    .orderBy("created_at")
-    .orderBy("id")
-    .executeTakeFirst();
+  const first = await firstOrganization(store.db);
   if (!first) {
     throw new OrganizationNotFound(
       "no organization yet: start the server once, or create one with `gatehouse org create NAME`",
     );
   }
-  return first;
+  return { id: first.id, name: first.name };
 }
 
 /** Parses a positive integer option within bounds (commander hands over strings). */

@@ -13,6 +13,7 @@ import type { CliIo } from "../cli-io.js";
 import { startProgress } from "../progress.js";
 import { UsageError } from "../usage-error.js";
 import { parseIntOption, resolveOrganization, withStores } from "../with-stores.js";
+import { firstOrganization } from "../../domain/organizations/organization-repo.js";
 
 const DAY_MS = 86_400_000;
 const DEFAULT_SEED = 42;
@@ -76,8 +77,7 @@ export function registerDemo(program: Command, io: CliIo): void {
         async ({ config, store, activity }) => {
           let createdKey: string | null = null;
           let org: { id: string; name: string };
-          const any = await store.db.selectFrom("organizations").select("id").executeTakeFirst();
-          if (!any && opts.org === undefined) {
+          if (opts.org === undefined && (await firstOrganization(store.db)) === null) {
             const created = await createOrganization(store, systemClock, "Acme (demo)");
             createdKey = created.managementKey;
             org = { id: created.organizationId, name: "Acme (demo)" };

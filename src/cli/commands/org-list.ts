@@ -1,4 +1,5 @@
 import type { Command } from "commander";
+import { listOrganizations } from "../../domain/organizations/organization-repo.js";
 import type { CliIo } from "../cli-io.js";
 import { withStore } from "../with-store.js";
 
@@ -9,14 +10,7 @@ export function registerOrgList(org: Command, io: CliIo): void {
     .description("list organizations (id, name, created_at)")
     .option("--json", "print a JSON array")
     .action(async (opts: { json?: boolean }) => {
-      const rows = await withStore(io, (store) =>
-        store.db
-          .selectFrom("organizations")
-          .select(["id", "name", "created_at"])
-          .orderBy("created_at")
-          .orderBy("id")
-          .execute(),
-      );
+      const rows = await withStore(io, (store) => listOrganizations(store.db));
       if (opts.json) {
         io.out(JSON.stringify(rows) + "\n");
         return;

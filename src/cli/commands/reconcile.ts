@@ -10,6 +10,7 @@ import { nanoToUsd } from "../../lib/money.js";
 import type { CliIo } from "../cli-io.js";
 import { UsageError } from "../usage-error.js";
 import { parseIntOption, resolveOrganization, withStores } from "../with-stores.js";
+import { listOrganizations } from "../../domain/organizations/organization-repo.js";
 
 /** The ledger and the activity store disagree: exit code 1 after the report. */
 export class DriftFound extends Error {
@@ -95,12 +96,7 @@ export function registerReconcile(program: Command, io: CliIo): void {
             return;
           }
 
-          const orgs = await store.db
-            .selectFrom("organizations")
-            .select(["id", "name"])
-            .orderBy("created_at")
-            .orderBy("id")
-            .execute();
+          const orgs = await listOrganizations(store.db);
           const reports: ReconcileReport[] = [];
           const drifting: string[] = [];
           for (const org of orgs) {

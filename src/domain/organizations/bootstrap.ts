@@ -4,6 +4,7 @@ import type { Clock } from "../../lib/clock.js";
 import type { RecordStore } from "../../stores/record-store.js";
 import { findHomeWorkspace } from "../workspaces/workspace-repo.js";
 import { addManagementKey, createOrganization } from "./create-organization.js";
+import { firstOrganization } from "./organization-repo.js";
 
 export interface BootstrapResult {
   /** Set when a new key was generated and must be shown to the operator, once. */
@@ -40,12 +41,7 @@ async function bootstrapOnce(
   clock: Clock,
   bootstrapKey: string | null,
 ): Promise<BootstrapResult> {
-  const first = await store.db
-    .selectFrom("organizations")
-    .select("id")
-    .orderBy("created_at")
-    .orderBy("id")
-    .executeTakeFirst();
+  const first = await firstOrganization(store.db);
   if (!first) {
     const created = await createOrganization(store, clock, "Default organization", bootstrapKey ?? undefined);
     return {

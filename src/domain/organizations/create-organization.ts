@@ -3,6 +3,7 @@ import type { Clock } from "../../lib/clock.js";
 import type { RecordStore } from "../../stores/record-store.js";
 import { insertKey } from "../keys/key-repo.js";
 import { insertWorkspace } from "../workspaces/workspace-repo.js";
+import { insertOrganization } from "./organization-repo.js";
 
 export interface CreatedOrganization {
   organizationId: string;
@@ -24,10 +25,7 @@ export async function createOrganization(
   const now = clock.now();
   const organizationId = newId();
   return store.transaction(async (trx) => {
-    await trx
-      .insertInto("organizations")
-      .values({ id: organizationId, name, created_at: now.toISOString() })
-      .execute();
+    await insertOrganization(trx, { id: organizationId, name, now });
     const workspaceId = await insertWorkspace(trx, {
       organizationId,
       name: "Default",
