@@ -1,3 +1,4 @@
+import { deleteByokOfWorkspace } from "../byok/byok-repo.js";
 import { invalid } from "../errors.js";
 import { countActiveKeysOfWorkspace, softDeleteKeysOfWorkspace } from "../keys/key-repo.js";
 import type { Clock } from "../../lib/clock.js";
@@ -44,7 +45,7 @@ export async function deleteWorkspace(
       .execute();
     // Its provider keys (BYOK) go: nothing can use them any more, and a secret kept for a
     // workspace that no longer exists is one more to leak.
-    await trx.deleteFrom("byok_keys").where("workspace_id", "=", ws.id).execute();
+    await deleteByokOfWorkspace(trx, ws.id);
     await softDeleteKeysOfWorkspace(trx, ws.id, now);
     await softDeleteWorkspace(trx, ws.id, now);
   });

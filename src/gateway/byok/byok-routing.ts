@@ -1,3 +1,4 @@
+import { enabledByokRows } from "../../domain/byok/byok-repo.js";
 import { DomainError } from "../../domain/errors.js";
 import type { SecretBox } from "../../lib/secret-box.js";
 import type { Db } from "../../stores/record-store.js";
@@ -75,12 +76,7 @@ export class ByokRouting {
     const hit = this.cache.get(organizationId);
     if (hit && Date.now() - hit.at < BYOK_CACHE_MS) return hit.creds;
     const forgets = this.forgets;
-    const rows = await this.db
-      .selectFrom("byok_keys")
-      .selectAll()
-      .where("organization_id", "=", organizationId)
-      .where("disabled", "=", 0)
-      .execute();
+    const rows = await enabledByokRows(this.db, organizationId);
     const creds = rows.map((r) => ({
       id: r.id,
       workspaceId: r.workspace_id,

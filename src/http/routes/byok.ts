@@ -9,7 +9,7 @@ import {
   listByok,
   updateByok,
   type ByokDeps,
-} from "../../gateway/byok/byok-service.js";
+} from "../../domain/byok/byok-service.js";
 import type { Gateway } from "../../gateway/gateway.js";
 import type { AppContext } from "../context.js";
 import { principal } from "../plugins/auth.js";
@@ -34,7 +34,7 @@ export async function byokRoutes(root: FastifyInstance, ctx: AppContext, gw: Gat
     db: ctx.store.db,
     clock: ctx.clock,
     secretBox: ctx.secretBox,
-    catalog: gw.catalog,
+    isConfiguredProvider: (slug) => gw.catalog.providers.has(slug),
     changed: (org) => gw.byok.forget(org),
   };
   const org = (r: Parameters<typeof principal>[0]) => principal(r).organizationId;

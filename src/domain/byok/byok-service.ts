@@ -1,14 +1,21 @@
-import { invalid, notFound } from "../../domain/errors.js";
-import { keyHashesIn } from "../../domain/keys/key-repo.js";
-import { resolveWorkspace } from "../../domain/workspaces/resolve-workspace.js";
-import { findDefaultWorkspace } from "../../domain/workspaces/workspace-repo.js";
-import { maskSecret } from "../../domain/destinations/mask.js";
+import { invalid, notFound } from "../errors.js";
+import { keyHashesIn } from "../keys/key-repo.js";
+import { resolveWorkspace } from "../workspaces/resolve-workspace.js";
+import { findDefaultWorkspace } from "../workspaces/workspace-repo.js";
+import { maskSecret } from "../destinations/mask.js";
 import { HASH_RE, UUID_RE, newId } from "../../lib/ids.js";
 import type { Clock } from "../../lib/clock.js";
 import type { SecretBox } from "../../lib/secret-box.js";
 import type { Db } from "../../stores/record-store.js";
-import type { ByokKeysTable } from "../../stores/schema.js";
-import type { Catalog } from "../catalog/catalog.js";
+import {
+  countByokForProvider,
+  deleteByokRow,
+  findByokRow,
+  insertByokRow,
+  listByokRows,
+  updateByokRow,
+  type ByokRow,
+} from "./byok-repo.js";
 import { BYOK_PROVIDER_SLUGS } from "./provider-slugs.js";
 
 /** An organization's own provider credentials (SDK byok.*): encrypted at rest, masked on read. */
@@ -16,7 +23,8 @@ export interface ByokDeps {
   db: Db;
   clock: Clock;
   secretBox: SecretBox;
-  catalog: Catalog;
+  /** Whether the gateway's catalog configures a provider of this slug (accepted beside the SDK's). */
+  isConfiguredProvider: (slug: string) => boolean;
   /** Called after every write (the routing cache forgets the organization). */
   changed: (organizationId: string) => void;
 }
@@ -37,7 +45,7 @@ export interface ByokInput {
   sort_order?: number;
 }
 
-type Row = ByokKeysTable;
+type Row = ByokRow;
 
 const list = (v: string | null): string[] | null => (v === null ? null : (JSON.parse(v) as string[]));
 const bool = (v: number) => Number(v) === 1;
@@ -107,7 +115,7 @@ const json = (v: string[] | null | undefined) =>
 
 export async function createByok(d: ByokDeps, organizationId: string, b: ByokInput): Promise<ByokKeyRecord> {
   const provider = b.provider as string;
-  if (!BYOK_PROVIDER_SLUGS.has(provider) && !d.catalog.providers.has(provider)) {
+  if (!BYOK_PROVIDER_SLUGS.has(provider) && !d.isConfiguredProvider(provider)) {
     throw invalid(`provider: ${provider} is not a known provider slug`);
   }
   const ws = b.workspace_id
@@ -121,13 +129,6 @@ export async function createByok(d: ByokDeps, organizationId: string, b: ByokInp
   const id = newId();
   const now = d.clock.now().toISOString();
   const secret = credentialOf(b.key as string);
-  const count = await d.db
-    .selectFrom("byok_keys")
-    .select((eb) => eb.fn.countAll<string>().as("n"))
-    .where("organization_id", "=", organizationId)
-    .where("workspace_id", "=", ws.id)
-    .where("provider", "=", provider)
-    .executeTakeFirst();
   const row: Row = {
     id,
     organization_id: organizationId,
@@ -141,14 +142,14 @@ export async function createByok(d: ByokDeps, organizationId: string, b: ByokInp
     is_required: b.is_required ? 1 : 0,
     is_byok_only: b.is_byok_only ? 1 : 0,
     declared_zdr: b.declared_zdr === undefined || b.declared_zdr === null ? null : b.declared_zdr ? 1 : 0,
-    sort_order: b.sort_order ?? Number(count?.n ?? 0),
+    sort_order: b.sort_order ?? (await countByokForProvider(d.db, organizationId, ws.id, provider)),
     allowed_models: json(b.allowed_models) ?? null,
     allowed_user_ids: json(b.allowed_user_ids) ?? null,
     allowed_api_key_hashes: json(b.allowed_api_key_hashes) ?? null,
     created_at: now,
     updated_at: now,
   };
-  await d.db.insertInto("byok_keys").values(row).execute();
+  await insertByokRow(d.db, row);
   d.changed(organizationId);
   return toByokKey(row);
 }
@@ -157,12 +158,7 @@ async function findRow(db: Db, organizationId: string, id: string): Promise<Row>
   // A malformed id names no record (decisions.md: 404), and never reaches the store (a NUL in a
   // PostgreSQL text parameter is a driver error).
   if (!UUID_RE.test(id)) throw notFound("BYOK key");
-  const r = await db
-    .selectFrom("byok_keys")
-    .selectAll()
-    .where("organization_id", "=", organizationId)
-    .where("id", "=", id)
-    .executeTakeFirst();
+  const r = await findByokRow(db, organizationId, id);
   if (!r) throw notFound("BYOK key");
   return r;
 }
@@ -176,8 +172,6 @@ export async function listByok(
   organizationId: string,
   q: { offset?: number | null; limit?: number; provider?: string; workspace_id?: string },
 ) {
-  let query = d.db.selectFrom("byok_keys").where("organization_id", "=", organizationId);
-  if (q.provider !== undefined) query = query.where("provider", "=", q.provider);
   // Without workspace_id, the default workspace's keys (the SDK's byok.list contract), as create
   // puts a key there; a deleted default workspace is 400, as create's.
   const ws =
@@ -187,16 +181,14 @@ export async function listByok(
         })
       : await findDefaultWorkspace(d.db, organizationId);
   if (!ws) throw invalid("workspace_id: the default workspace was deleted; name a workspace");
-  query = query.where("workspace_id", "=", ws.id);
-  const total = await query.select((eb) => eb.fn.countAll<string>().as("n")).executeTakeFirst();
-  const rows = await query
-    .selectAll()
-    .orderBy("created_at")
-    .orderBy("id")
-    .offset(q.offset ?? 0)
-    .limit(q.limit ?? 50)
-    .execute();
-  return { data: rows.map(toByokKey), total_count: Number(total?.n ?? 0) };
+  const { rows, total } = await listByokRows(d.db, {
+    organizationId,
+    workspaceId: ws.id,
+    ...(q.provider !== undefined ? { provider: q.provider } : {}),
+    offset: q.offset ?? 0,
+    limit: q.limit ?? 50,
+  });
+  return { data: rows.map(toByokKey), total_count: total };
 }
 
 /** C0 and C1 control characters and DEL. */
@@ -247,23 +239,14 @@ export async function updateByok(d: ByokDeps, organizationId: string, id: string
   if (b.allowed_user_ids !== undefined) patch.allowed_user_ids = json(b.allowed_user_ids) ?? null;
   if (b.allowed_api_key_hashes !== undefined)
     patch.allowed_api_key_hashes = json(b.allowed_api_key_hashes) ?? null;
-  await d.db
-    .updateTable("byok_keys")
-    .set(patch)
-    .where("id", "=", id)
-    .where("organization_id", "=", organizationId)
-    .execute();
+  await updateByokRow(d.db, organizationId, id, patch);
   d.changed(organizationId);
   return toByokKey({ ...row, ...patch });
 }
 
 export async function deleteByok(d: ByokDeps, organizationId: string, id: string) {
   await findRow(d.db, organizationId, id);
-  await d.db
-    .deleteFrom("byok_keys")
-    .where("id", "=", id)
-    .where("organization_id", "=", organizationId)
-    .execute();
+  await deleteByokRow(d.db, organizationId, id);
   d.changed(organizationId);
   return { deleted: true as const };
 }
