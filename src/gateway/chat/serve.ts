@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { DomainError } from "../../domain/errors.js";
 import { estimatePrompt, promptTokensFor, type PromptEstimate } from "../tokens/count-tokens.js";
 import type { ImageRule } from "../tokens/image-tokens.js";
+import { storedContent } from "../../broadcast/stored-content.js";
 import type { GeneratedOutput } from "./generated.js";
 import { costNano, planHold, worstCase, type HoldAsk, type Prices } from "../enforcement.js";
 import type { Gateway } from "../gateway.js";
@@ -288,6 +289,8 @@ export class ChatRun {
     },
   ): Promise<void> {
     const { key, body } = this.call;
+    // What Broadcast may keep: text, binary parts as placeholders, at most the configured bytes.
+    const content = storedContent(body.messages, f.output, this.gw.config.broadcastMaxContextBytes);
     const g: ServedGeneration = {
       id: this.id,
       key,
@@ -313,8 +316,8 @@ export class ChatRun {
       cancelled: f.cancelled,
       upstreamId: f.upstreamId,
       attempts: this.tried,
-      input: body.messages,
-      output: f.output,
+      input: content.input,
+      output: content.output,
       params: paramsOf(body),
     };
     const { recorder, journal } = this.gw;
