@@ -71,8 +71,12 @@ function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === "object" && v !== null && !Array.isArray(v);
 }
 
-/** Base64 characters decoded first: enough for the header of PNG, GIF, WebP and most JPEGs. */
-const HEADER_CHARS = 64 * 1024;
+/**
+ * Base64 characters decoded to find the header: the first 64 Ki are enough for PNG, GIF, WebP and
+ * most JPEGs; a JPEG's frame header may follow up to 64 KiB of EXIF (a camera's thumbnail) or more
+ * metadata, so then 1 Mi, and only then the whole image (bounded by the body limit).
+ */
+const HEADER_STEPS = [64 * 1024, 1024 * 1024];
 
 /** Dimensions from an image's base64 bytes; null when its header cannot be read. */
 export function base64ImageSize(data: string, from = 0): PromptImage["size"] {
@@ -86,9 +90,12 @@ export function base64ImageSize(data: string, from = 0): PromptImage["size"] {
       return null;
     }
   };
-  const head = from + HEADER_CHARS;
-  // A JPEG's size may follow large metadata: then the whole image (bounded by the body limit).
-  return data.length <= head ? read(data.length) : (read(head) ?? read(data.length));
+  for (const step of HEADER_STEPS) {
+    if (data.length <= from + step) break;
+    const size = read(from + step);
+    if (size !== null) return size;
+  }
+  return read(data.length);
 }
 
 /** A `data:…;base64,` URL's image dimensions; null for any other URL. */
