@@ -20,6 +20,23 @@ const MARKER_RESERVE = 128;
 
 export const jsonBytes = (v: unknown): number => Buffer.byteLength(JSON.stringify(v) ?? "null");
 
+/**
+ * An upper bound of jsonBytes(v) without serializing it (6 bytes a UTF-16 unit, an escape's most),
+ * so that the common prompt, far within the cap, costs a walk and no JSON: serializing a 20 KB
+ * conversation to measure it took ~75 µs of every request.
+ */
+function jsonBytesAtMost(v: unknown, depth = 0): number {
+  if (typeof v === "string") return v.length * 6 + 2;
+  if (typeof v !== "object" || v === null) return 32;
+  if (depth > 32) return Infinity;
+  let n = 2;
+  if (Array.isArray(v)) for (const item of v) n += jsonBytesAtMost(item, depth + 1) + 1;
+  else {
+    for (const [k, item] of Object.entries(v)) n += k.length * 6 + 4 + jsonBytesAtMost(item, depth + 1);
+  }
+  return n;
+}
+
 /** What a cut text ends with. */
 export function truncationMarker(notKeptBytes: number, droppedMessages = 0): string {
   const more = droppedMessages > 0 ? ` and ${droppedMessages} more messages` : "";
@@ -119,6 +136,7 @@ export function capContent(
   output: string | null,
   maxBytes: number,
 ): CappedContent {
+  if (jsonBytesAtMost(input) + jsonBytesAtMost(output) <= maxBytes) return { input: [...input], output };
   const inBytes = jsonBytes(input);
   const outBytes = output === null ? 0 : jsonBytes(output);
   if (inBytes + outBytes <= maxBytes) return { input: [...input], output };
