@@ -1,3 +1,4 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
   isPlaceholder,
@@ -175,6 +176,34 @@ describe("the cap on what one generation keeps", () => {
     expect(jsonBytes(cut)).toBeLessThanOrEqual(10_000);
     expect(cut.isWellFormed()).toBe(true);
     expect(cut).toMatch(/\n\[truncated by Gatehouse: [\d.]+ KiB not kept\]$/);
+  });
+
+  it("any prompt and completion stay within any cap, as well-formed text", () => {
+    const text = fc.string({
+      unit: fc.oneof(
+        fc.constant("😀"),
+        fc.constant('"'),
+        fc.constant("\u0001"),
+        fc.string({ unit: "binary", maxLength: 1 }),
+      ),
+      maxLength: 3000,
+    });
+    fc.assert(
+      fc.property(
+        fc.array(fc.record({ role: fc.constantFrom("user", "assistant"), content: text }), { maxLength: 8 }),
+        fc.option(text, { nil: null }),
+        fc.integer({ min: 4096, max: 12_000 }),
+        (input, output, cap) => {
+          const capped = capContent(input, output, cap);
+          expect(
+            jsonBytes(capped.input) + (capped.output === null ? 0 : jsonBytes(capped.output)),
+          ).toBeLessThanOrEqual(cap);
+          for (const m of capped.input) expect((m.content as string).isWellFormed()).toBe(true);
+          expect(capped.output?.isWellFormed() ?? true).toBe(true);
+        },
+      ),
+      { numRuns: 200 },
+    );
   });
 
   it("bounds prompt and completion together, each cut with a marker", () => {
