@@ -182,6 +182,12 @@ export interface GatewayConfig {
    * stalled record store must not let it grow with the request rate.
    */
   recordingMaxQueued: number;
+  /**
+   * Most bytes (as stored JSON) of prompt and completion text one generation keeps for Broadcast
+   * (BROADCAST_MAX_CONTEXT_BYTES; src/broadcast/context-cap.ts): past it both are cut, with a
+   * marker. Images and other binary parts are never kept, only placeholders.
+   */
+  broadcastMaxContextBytes: number;
 }
 
 export class ConfigError extends Error {
@@ -389,6 +395,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
       recordingGatherMs: int("GATEHOUSE_RECORDING_GATHER_MS", 10, 0, 1_000),
       recordingCommitDelayMs: int("GATEHOUSE_RECORDING_COMMIT_DELAY_MS", 2, 0, 1_000),
       recordingMaxQueued: int("GATEHOUSE_RECORDING_MAX_QUEUED", 1_000, 1, 100_000),
+      broadcastMaxContextBytes: int("BROADCAST_MAX_CONTEXT_BYTES", 256 * 1024, 4096, 64 * 1024 * 1024),
     },
   };
   if (problems.length > 0) throw new ConfigError(problems);

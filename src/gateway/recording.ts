@@ -40,7 +40,10 @@ export interface ServedGeneration {
   upstreamId: string | null;
   /** Every attempt, in order; `byok`: made with the organization's own key. */
   attempts: { provider: string; model: string; status: number | null; durationMs: number; byok: boolean }[];
-  /** For Broadcast only (LiveContext): never written to analytics. */
+  /**
+   * For Broadcast only (LiveContext): never written to analytics. Text only, within
+   * BROADCAST_MAX_CONTEXT_BYTES (src/broadcast/stored-content.ts builds them when a request settles).
+   */
   input: readonly unknown[];
   output: string | null;
   params: Record<string, number | string | boolean> | null;

@@ -75,6 +75,7 @@ describe("loadConfig", () => {
         recordingGatherMs: 10,
         recordingCommitDelayMs: 2,
         recordingMaxQueued: 1_000,
+        broadcastMaxContextBytes: 256 * 1024,
       },
     });
   });
@@ -109,6 +110,10 @@ describe("loadConfig", () => {
       expect(() => loadConfig({ GATEHOUSE_RECORDING_COMMIT_DELAY_MS: bad }), bad).toThrow(
         /GATEHOUSE_RECORDING_COMMIT_DELAY_MS/,
       );
+    }
+    expect(loadConfig({ BROADCAST_MAX_CONTEXT_BYTES: "4096" }).gateway.broadcastMaxContextBytes).toBe(4096);
+    for (const bad of ["4095", "67108865", "lots"]) {
+      expect(() => loadConfig({ BROADCAST_MAX_CONTEXT_BYTES: bad }), bad).toThrow(/BROADCAST_MAX_CONTEXT_BYTES/);
     }
     expect(loadConfig({ GATEHOUSE_RECORDING_MAX_QUEUED: "1" }).gateway.recordingMaxQueued).toBe(1);
     for (const bad of ["0", "100001", "many"]) {

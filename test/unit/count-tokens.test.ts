@@ -3,7 +3,6 @@ import { describe, expect, it } from "vitest";
 import {
   CHUNK,
   EXACT_UNITS,
-  IMAGE_TOKENS,
   REPLY_PRIMING_TOKENS,
   TOKENS_PER_MESSAGE,
   CountCache,
@@ -11,6 +10,7 @@ import {
   countPromptTokens,
   countTextTokens,
 } from "../../src/gateway/tokens/count-tokens.js";
+import { REMOTE_IMAGE_TOKENS } from "../../src/gateway/tokens/image-tokens.js";
 
 describe("token counting (o200k_base)", () => {
   it("counts text as the o200k encoding does", () => {
@@ -52,7 +52,8 @@ describe("token counting (o200k_base)", () => {
         ],
       },
     ]);
-    expect(withImage - base).toBe(IMAGE_TOKENS);
+    // a remote image is never fetched: the rule's largest image
+    expect(withImage - base).toBe(REMOTE_IMAGE_TOKENS.openai);
     const toolCalls = [
       { id: "call_1", type: "function", function: { name: "get_weather", arguments: '{"city":"Paris"}' } },
     ];

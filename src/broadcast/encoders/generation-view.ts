@@ -1,4 +1,5 @@
 import type { BroadcastGeneration, BroadcastMessage } from "./encoder.js";
+import { isPlaceholder, placeholderText } from "../content-placeholders.js";
 import { parentSpanIdHex, spanIdHex, traceIdHex } from "./ids.js";
 
 /**
@@ -38,12 +39,18 @@ export interface GenerationView {
 /** `trace` keys with a meaning of their own; every other key is custom metadata. */
 const TRACE_KEYS = new Set(["trace_id", "trace_name", "span_name", "generation_name", "parent_span_id"]);
 
-/** Keeps text parts only: images, audio and files never leave the gateway (hosted behaviour). */
+/**
+ * Keeps text parts only: images, audio and files never leave the gateway (hosted behaviour). The
+ * placeholder stored in place of each (content-placeholders.ts) is sent as a text part that names
+ * it (`[image image/png 5.0 MiB]`); a binary part stored before placeholders is left out.
+ */
 function stripMultimodal(message: BroadcastMessage): BroadcastMessage {
   if (!Array.isArray(message.content)) return message;
-  const parts = (message.content as unknown[]).filter(
-    (p) => typeof p === "object" && p !== null && (p as { type?: unknown }).type === "text",
-  );
+  const parts: unknown[] = [];
+  for (const p of message.content as unknown[]) {
+    if (isPlaceholder(p)) parts.push({ type: "text", text: placeholderText(p) });
+    else if (typeof p === "object" && p !== null && (p as { type?: unknown }).type === "text") parts.push(p);
+  }
   return { ...message, content: parts };
 }
 

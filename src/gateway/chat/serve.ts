@@ -1,6 +1,8 @@
 import { randomBytes } from "node:crypto";
 import { DomainError } from "../../domain/errors.js";
-import { countPromptTokens } from "../tokens/count-tokens.js";
+import { estimatePrompt, promptTokensFor, type PromptEstimate } from "../tokens/count-tokens.js";
+import type { ImageRule } from "../tokens/image-tokens.js";
+import { storedContent } from "../../broadcast/stored-content.js";
 import type { GeneratedOutput } from "./generated.js";
 import { costNano, planHold, worstCase, type HoldAsk, type Prices } from "../enforcement.js";
 import type { Gateway } from "../gateway.js";
@@ -101,7 +103,13 @@ export class ChatRun {
   readonly created: number;
   readonly createdAt: Date;
   attempts: Attempt[];
-  readonly promptEstimate: number;
+  /** The prompt counted once (its text, and its images for each provider's rule). */
+  readonly prompt: PromptEstimate;
+  /**
+   * The prompt's estimated tokens for the attempt being made (set by `hold`): its images counted
+   * by that provider's rule (image-tokens.ts); before any hold, by the first attempt's.
+   */
+  promptEstimate: number;
   readonly tried: ServedGeneration["attempts"] = [];
   /** Milliseconds of Gatehouse's own work before the upstream call (auth, policy, reservation). */
   overheadMs = 0;
@@ -129,7 +137,8 @@ export class ChatRun {
       prefs,
       prefs?.require_parameters === true ? requestParameters(call.body) : [],
     );
-    this.promptEstimate = countPromptTokens(call.body.messages, call.body.tools);
+    this.prompt = estimatePrompt(call.body.messages, call.body.tools);
+    this.promptEstimate = this.promptEstimateFor(this.attempts[0]);
     const reasoning = call.body.reasoning as { exclude?: unknown } | null | undefined;
     this.hideReasoning = reasoning?.exclude === true || call.body.include_reasoning === false;
   }
@@ -150,9 +159,15 @@ export class ChatRun {
     return this;
   }
 
+  /** The prompt's estimated tokens when `a` serves it: images by its provider's rule. */
+  promptEstimateFor(a: Attempt | undefined): number {
+    return promptTokensFor(this.prompt, imageRuleOf(a));
+  }
+
   /** Reserves the attempt's worst case (throws the 402/403 refusal) and builds its upstream body. */
   async hold(a: Attempt, n: number): Promise<{ hold: HoldHandle; body: ChatRequestBody }> {
     const { key, body } = this.call;
+    this.promptEstimate = this.promptEstimateFor(a);
     const workspace = await keyWorkspace(this.gw.policy, key);
     const requested = requestedMaxTokens(body);
     const ask: HoldAsk = {
@@ -274,6 +289,8 @@ export class ChatRun {
     },
   ): Promise<void> {
     const { key, body } = this.call;
+    // What Broadcast may keep: text, binary parts as placeholders, at most the configured bytes.
+    const content = storedContent(body.messages, f.output, this.gw.config.broadcastMaxContextBytes);
     const g: ServedGeneration = {
       id: this.id,
       key,
@@ -299,8 +316,8 @@ export class ChatRun {
       cancelled: f.cancelled,
       upstreamId: f.upstreamId,
       attempts: this.tried,
-      input: body.messages,
-      output: f.output,
+      input: content.input,
+      output: content.output,
       params: paramsOf(body),
     };
     const { recorder, journal } = this.gw;
@@ -339,6 +356,10 @@ export class ChatRun {
     }
   }
 }
+
+/** Anthropic's image rule for its adapter; OpenAI's for every other provider (and the mock). */
+const imageRuleOf = (a: Attempt | undefined): ImageRule =>
+  a?.provider.kind === "anthropic" ? "anthropic" : "openai";
 
 function paramsOf(body: ChatBody): Record<string, number | string | boolean> | null {
   const out: Record<string, number | string | boolean> = {};

@@ -1,4 +1,5 @@
 import { createRequire } from "node:module";
+import { imageTokens, promptImageOf, type ImageRule, type PromptImage } from "./image-tokens.js";
 
 /**
  * Token counts for when an upstream reports no usage, and for the worst-case reservation made
@@ -16,13 +17,6 @@ const AS_TEXT = { disallowedSpecial: new Set<string>() };
 export const TOKENS_PER_MESSAGE = 3;
 /** The assistant turn the model is primed with: <|im_start|>assistant<|im_sep|>. */
 export const REPLY_PRIMING_TOKENS = 3;
-/**
- * An image part, whatever its size (it is not fetched to measure): a high-detail 1024×1024 image
- * on GPT-4o-class models (85 + 4 × 170). Larger images cost more upstream; the upstream's usage
- * settles the real number.
- */
-export const IMAGE_TOKENS = 765;
-
 type Encoding = typeof import("gpt-tokenizer/encoding/o200k_base");
 type CountTokens = Encoding["countTokens"];
 let counter: CountTokens | null = null;
@@ -217,38 +211,72 @@ function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === "object" && v !== null && !Array.isArray(v);
 }
 
-function contentTokens(content: unknown, budget: CountBudget): number {
+/** Adds a content's text tokens to the count, and its image parts to `images` (image-tokens.ts). */
+function contentTokens(content: unknown, budget: CountBudget, images: PromptImage[]): number {
   if (typeof content === "string") return countTextTokens(content, budget);
   if (!Array.isArray(content)) return 0;
   let n = 0;
   for (const part of content) {
     if (!isObject(part)) continue;
-    if (typeof part.text === "string") n += countTextTokens(part.text, budget);
-    else if (part.type === "image_url") n += IMAGE_TOKENS;
+    if (typeof part.text === "string") {
+      n += countTextTokens(part.text, budget);
+      continue;
+    }
+    const image = promptImageOf(part);
+    if (image !== null) images.push(image);
     else n += countTextTokens(JSON.stringify(part), budget); // audio, files: their encoded size, a generous bound
   }
   return n;
 }
 
 /**
- * An estimate of a chat request's prompt tokens: each message's role, name, content and tool
- * calls plus TOKENS_PER_MESSAGE, the reply priming, and the tool definitions (as JSON, which
- * counts a little more than the upstream's own rendering of them). Unknown shapes count as 0
- * rather than throwing: the request was validated before, and this must never fail a request.
+ * A chat request's prompt, counted once: the tokens of its text, and its images, whose tokens
+ * depend on the provider's rule (promptTokensFor).
  */
-export function countPromptTokens(messages: readonly unknown[], tools?: readonly unknown[]): number {
+export interface PromptEstimate {
+  textTokens: number;
+  images: readonly PromptImage[];
+}
+
+/**
+ * Each message's role, name, content and tool calls plus TOKENS_PER_MESSAGE, the reply priming,
+ * and the tool definitions (as JSON, which counts a little more than the upstream's own rendering
+ * of them). Unknown shapes count as 0 rather than throwing: the request was validated before, and
+ * this must never fail a request.
+ */
+export function estimatePrompt(messages: readonly unknown[], tools?: readonly unknown[]): PromptEstimate {
   const budget = new CountBudget();
+  const images: PromptImage[] = [];
   let n = REPLY_PRIMING_TOKENS;
   for (const m of messages) {
     if (!isObject(m)) continue;
     n += TOKENS_PER_MESSAGE;
     if (typeof m.role === "string") n += countTextTokens(m.role, budget);
     if (typeof m.name === "string") n += countTextTokens(m.name, budget) + 1;
-    n += contentTokens(m.content, budget);
+    n += contentTokens(m.content, budget, images);
     if (Array.isArray(m.tool_calls) && m.tool_calls.length > 0)
       n += countTextTokens(JSON.stringify(m.tool_calls), budget);
     if (typeof m.tool_call_id === "string") n += countTextTokens(m.tool_call_id, budget);
   }
   if (tools && tools.length > 0) n += countTextTokens(JSON.stringify(tools), budget);
+  return { textTokens: n, images };
+}
+
+/** The estimate's prompt tokens under one provider's image rule. */
+export function promptTokensFor(e: PromptEstimate, rule: ImageRule = "openai"): number {
+  let n = e.textTokens;
+  for (const image of e.images) n += imageTokens(image, rule);
   return n;
+}
+
+/**
+ * An estimate of a chat request's prompt tokens (estimatePrompt), images counted by `rule`
+ * (OpenAI's unless said).
+ */
+export function countPromptTokens(
+  messages: readonly unknown[],
+  tools?: readonly unknown[],
+  rule: ImageRule = "openai",
+): number {
+  return promptTokensFor(estimatePrompt(messages, tools), rule);
 }
