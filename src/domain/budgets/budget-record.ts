@@ -1,5 +1,7 @@
 import type { Selectable } from "kysely";
+import { Type, type Static } from "typebox";
 import { nanoToUsd, toBigInt } from "../../lib/money.js";
+import { Nullable } from "../../lib/typebox.js";
 import type { BudgetsTable } from "../../stores/schema.js";
 import type { WindowTotals } from "../usage/ledger.js";
 import { windowEnd } from "../usage/windows.js";
@@ -8,20 +10,21 @@ import { INTERVAL_WINDOW, wireResetInterval, type BudgetInterval } from "./budge
 export type BudgetRow = Selectable<BudgetsTable>;
 
 /** The wire form of a budget: the SDK's `WorkspaceBudget` plus read-only spend fields. */
-export interface BudgetRecord {
-  id: string;
-  workspace_id: string;
-  reset_interval: "daily" | "weekly" | "monthly" | null;
-  limit_usd: number;
-  created_at: string;
-  updated_at: string;
+export const BudgetRecordSchema = Type.Object({
+  id: Type.String({ format: "uuid" }),
+  workspace_id: Type.String({ format: "uuid" }),
+  reset_interval: Nullable(Type.Enum(["daily", "weekly", "monthly"])),
+  limit_usd: Type.Number(),
+  created_at: Type.String(),
+  updated_at: Type.String(),
   /** Workspace spend in the current window (all-time for lifetime), BYOK included when the flag is on. */
-  spent_usd: number;
-  /** max(0, limit - spent). */
-  remaining_usd: number;
-  /** When the current window ends; null for lifetime. */
-  resets_at: string | null;
-}
+  spent_usd: Type.Number({ description: "Read-only: workspace spend in the current window" }),
+  remaining_usd: Type.Number({ description: "Read-only: max(0, limit_usd - spent_usd)" }),
+  resets_at: Nullable(
+    Type.String({ description: "Read-only: end of the current window; null for lifetime" }),
+  ),
+});
+export type BudgetRecord = Static<typeof BudgetRecordSchema>;
 
 export function toBudgetRecord(
   row: BudgetRow,

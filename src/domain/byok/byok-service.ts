@@ -16,6 +16,7 @@ import {
   updateByokRow,
   type ByokRow,
 } from "./byok-repo.js";
+import { toByokKey, type ByokKeyRecord } from "./byok-record.js";
 import { BYOK_PROVIDER_SLUGS } from "./provider-slugs.js";
 
 /** An organization's own provider credentials (SDK byok.*): encrypted at rest, masked on read. */
@@ -46,48 +47,6 @@ export interface ByokInput {
 }
 
 type Row = ByokRow;
-
-const list = (v: string | null): string[] | null => (v === null ? null : (JSON.parse(v) as string[]));
-const bool = (v: number) => Number(v) === 1;
-
-/** The wire form (SDK BYOKKey); the raw key is never part of it. */
-export interface ByokKeyRecord {
-  id: string;
-  provider: string;
-  label: string;
-  name: string | null;
-  created_at: string;
-  disabled: boolean;
-  is_byok_only: boolean;
-  is_fallback: boolean;
-  is_required: boolean;
-  sort_order: number;
-  declared_zdr: boolean | null;
-  allowed_api_key_hashes: string[] | null;
-  allowed_models: string[] | null;
-  allowed_user_ids: string[] | null;
-  workspace_id: string | null;
-}
-
-export function toByokKey(r: Row): ByokKeyRecord {
-  return {
-    id: r.id,
-    provider: r.provider,
-    label: r.label,
-    name: r.name,
-    created_at: r.created_at,
-    disabled: bool(r.disabled),
-    is_byok_only: bool(r.is_byok_only),
-    is_fallback: bool(r.is_fallback),
-    is_required: bool(r.is_required),
-    sort_order: Number(r.sort_order),
-    declared_zdr: r.declared_zdr === null ? null : bool(r.declared_zdr),
-    allowed_api_key_hashes: list(r.allowed_api_key_hashes),
-    allowed_models: list(r.allowed_models),
-    allowed_user_ids: list(r.allowed_user_ids),
-    workspace_id: r.workspace_id,
-  };
-}
 
 async function checkHashes(
   db: Db,

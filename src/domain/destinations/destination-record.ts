@@ -1,31 +1,43 @@
+import { Type, type Static } from "typebox";
 import type { SecretBox } from "../../lib/secret-box.js";
-import type { DestinationType } from "./destination-types.js";
+import { Nullable, StringEnum } from "../../lib/typebox.js";
+import { DESTINATION_TYPE_NAMES, type DestinationType } from "./destination-types.js";
 import type { DestinationRow } from "./destination-repo.js";
-import type { FilterRulesConfig } from "./filter-rules.js";
+import { FilterRulesSchema, type FilterRulesConfig } from "./filter-rules.js";
 import { maskConfig } from "./mask.js";
 import type { DataRegion } from "./regions.js";
 import type { DestinationConfig } from "./validate-config.js";
 
+/** The destination type's name, as a string enum (requests and records). */
+export const DestinationTypeSchema = StringEnum(DESTINATION_TYPE_NAMES);
+
+/** A JSON object with any keys; per-type rules are checked by the domain (validate-config.ts). */
+export const ConfigObjectSchema = Type.Unsafe<Record<string, unknown>>({
+  type: "object",
+  additionalProperties: true,
+});
+
 /** The wire record: exactly the 16 common fields of every SDK variant (compatibility-facts §D). */
-export interface Destination {
-  id: string;
-  type: DestinationType;
-  name: string | null;
-  workspace_id: string;
-  enabled: boolean;
-  privacy_mode: boolean;
-  broadcast_generation_cost: boolean;
-  broadcast_generation_identity: boolean;
-  broadcast_generation_request_context: boolean;
-  sampling_rate: number;
-  api_key_hashes: string[] | null;
-  filter_rules: FilterRulesConfig | null;
-  regions: DataRegion[];
-  created_at: string;
-  updated_at: string;
+export const DestinationRecordSchema = Type.Object({
+  id: Type.String({ format: "uuid" }),
+  type: DestinationTypeSchema,
+  name: Nullable(Type.String()),
+  workspace_id: Type.String({ format: "uuid" }),
+  enabled: Type.Boolean(),
+  privacy_mode: Type.Boolean(),
+  broadcast_generation_cost: Type.Boolean(),
+  broadcast_generation_identity: Type.Boolean(),
+  broadcast_generation_request_context: Type.Boolean(),
+  sampling_rate: Type.Number(),
+  api_key_hashes: Nullable(Type.Array(Type.String())),
+  filter_rules: Nullable(FilterRulesSchema),
+  regions: Type.Array(StringEnum<DataRegion>(["global", "europe", "us"])),
+  created_at: Type.String(),
+  updated_at: Type.String(),
   /** Masked: secrets, URL credentials and header values never leave in plain text. */
-  config: Record<string, unknown>;
-}
+  config: ConfigObjectSchema,
+});
+export type Destination = Static<typeof DestinationRecordSchema>;
 
 /** Seals a config for the destinations.config_ciphertext column; the row id is the AAD. */
 export const sealConfig = (box: SecretBox, id: string, config: DestinationConfig): string =>

@@ -1,4 +1,6 @@
 import { RE2JS } from "re2js";
+import { Type, type Static } from "typebox";
+import { StringEnum } from "../../lib/typebox.js";
 import { invalid } from "../errors.js";
 
 /** FilterRulesConfig (compatibility-facts.md §D). The wire schema checks shapes and enums. */
@@ -36,19 +38,22 @@ export const FILTER_OPERATORS = [
 export type FilterField = (typeof FILTER_FIELDS)[number];
 export type FilterOperator = (typeof FILTER_OPERATORS)[number];
 
-export interface FilterRule {
-  field: FilterField;
-  operator: FilterOperator;
-  value?: string | number;
-}
-export interface FilterRuleGroup {
-  logic: "and" | "or";
-  rules: FilterRule[];
-}
-export interface FilterRulesConfig {
-  enabled: boolean;
-  groups: FilterRuleGroup[];
-}
+export const FilterLogicSchema = StringEnum(["and", "or"] as const);
+
+/** One rule, as requests send it and records return it. */
+export const FilterRuleSchema = Type.Object({
+  field: StringEnum(FILTER_FIELDS),
+  operator: StringEnum(FILTER_OPERATORS),
+  value: Type.Optional(Type.Union([Type.String({ maxLength: 1000 }), Type.Number()])),
+});
+export type FilterRule = Static<typeof FilterRuleSchema>;
+
+/** Stored and returned rules: `enabled` and every group's `logic` filled in. */
+export const FilterRulesSchema = Type.Object({
+  enabled: Type.Boolean(),
+  groups: Type.Array(Type.Object({ logic: FilterLogicSchema, rules: Type.Array(FilterRuleSchema) })),
+});
+export type FilterRulesConfig = Static<typeof FilterRulesSchema>;
 
 /** The input shape: `enabled` and `logic` may be omitted. */
 export interface FilterRulesInput {

@@ -1,25 +1,33 @@
+import { Type, type Static } from "typebox";
 import type { Clock } from "../../lib/clock.js";
+import { Nullable } from "../../lib/typebox.js";
 import type { Db } from "../../stores/record-store.js";
 import type { Principal } from "../auth/principal.js";
 import { DomainError } from "../errors.js";
 import { keyUsable, type Policy } from "../policy/policy.js";
-import { keyTotals, usageFields, type KeyUsageFields } from "./key-record.js";
+import { KeyUsageSchema, keyTotals, usageFields } from "./key-record.js";
 
 /** The wire form of GET /key: the calling key, as SDK 1.3.19 requires it (compatibility-facts §C1). */
-export interface CurrentKey extends KeyUsageFields {
-  label: string;
-  creator_user_id: string | null;
-  expires_at: string | null;
-  is_free_tier: boolean;
-  is_management_key: boolean;
+export const CurrentKeySchema = Type.Object({
+  label: Type.String(),
+  ...KeyUsageSchema.properties,
+  creator_user_id: Nullable(Type.String()),
+  expires_at: Nullable(Type.String({ format: "date-time" })),
+  is_free_tier: Type.Boolean(),
+  is_management_key: Type.Boolean(),
   /** Deprecated alias of is_management_key. */
-  is_provisioning_key: boolean;
-  rate_limit: { interval: string; note: string; requests: number };
-  allowed_data_regions: string[];
-  free_model_daily_requests: { limit: number; remaining: number; used: number };
-  organization_id: string;
-  workspace_id: string;
-}
+  is_provisioning_key: Type.Boolean({ deprecated: true }),
+  rate_limit: Type.Object({ interval: Type.String(), note: Type.String(), requests: Type.Integer() }),
+  allowed_data_regions: Type.Array(Type.String()),
+  free_model_daily_requests: Type.Object({
+    limit: Type.Integer(),
+    remaining: Type.Integer(),
+    used: Type.Integer(),
+  }),
+  organization_id: Type.String(),
+  workspace_id: Type.String(),
+});
+export type CurrentKey = Static<typeof CurrentKeySchema>;
 
 /**
  * Describes the authenticated key (management or ordinary): its settings from the policy cache,

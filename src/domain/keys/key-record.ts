@@ -1,38 +1,46 @@
+import { Type, type Static } from "typebox";
 import { nanoToUsd, toBigInt } from "../../lib/money.js";
+import { Nullable } from "../../lib/typebox.js";
 import type { Db } from "../../stores/record-store.js";
 import { readUsage, zeroTotals, type WindowTotals } from "../usage/ledger.js";
 import { RESET_WINDOW, type ResetPeriod } from "../usage/windows.js";
 import type { KeyRow } from "./key-repo.js";
 
+/** A limit's reset period on the wire (requests and records). */
+export const LimitResetSchema = Type.Enum(["daily", "weekly", "monthly"]);
+
 /** Usage numbers shared by KeyRecord and CurrentKey (USD, current windows). */
-export interface KeyUsageFields {
-  limit: number | null;
-  limit_remaining: number | null;
-  limit_reset: ResetPeriod | null;
-  include_byok_in_limit: boolean;
-  usage: number;
-  usage_daily: number;
-  usage_weekly: number;
-  usage_monthly: number;
-  byok_usage: number;
-  byok_usage_daily: number;
-  byok_usage_weekly: number;
-  byok_usage_monthly: number;
-}
+export const KeyUsageSchema = Type.Object({
+  limit: Nullable(Type.Number()),
+  limit_remaining: Nullable(Type.Number()),
+  limit_reset: Nullable(LimitResetSchema),
+  include_byok_in_limit: Type.Boolean(),
+  usage: Type.Number(),
+  usage_daily: Type.Number(),
+  usage_weekly: Type.Number(),
+  usage_monthly: Type.Number(),
+  byok_usage: Type.Number(),
+  byok_usage_daily: Type.Number(),
+  byok_usage_weekly: Type.Number(),
+  byok_usage_monthly: Type.Number(),
+});
+export type KeyUsageFields = Static<typeof KeyUsageSchema>;
 
 /** The wire form of an API key (compatibility-facts §F). */
-export interface KeyRecord extends KeyUsageFields {
-  hash: string;
-  name: string;
-  label: string;
-  disabled: boolean;
-  created_at: string;
-  updated_at: string;
-  creator_user_id: string | null;
-  external_user: string | null;
-  workspace_id: string;
-  expires_at: string | null;
-}
+export const KeyRecordSchema = Type.Object({
+  hash: Type.String({ description: "SHA-256 of the key string, 64 lowercase hex digits" }),
+  name: Type.String(),
+  label: Type.String(),
+  disabled: Type.Boolean(),
+  ...KeyUsageSchema.properties,
+  created_at: Type.String(),
+  updated_at: Type.String(),
+  creator_user_id: Nullable(Type.String()),
+  external_user: Nullable(Type.String()),
+  workspace_id: Type.String(),
+  expires_at: Nullable(Type.String({ format: "date-time" })),
+});
+export type KeyRecord = Static<typeof KeyRecordSchema>;
 
 const isResetPeriod = (v: string | null): v is ResetPeriod => v !== null && v in RESET_WINDOW;
 

@@ -1,27 +1,30 @@
 import { createHash } from "node:crypto";
+import { Type, type Static } from "typebox";
+import { Nullable } from "../../lib/typebox.js";
 import type { WorkspaceRow } from "./workspace-repo.js";
 
 /** The wire form of a workspace (every field the official SDK's `Workspace` schema reads). */
-export interface WorkspaceRecord {
-  id: string;
-  name: string;
-  slug: string;
-  description: string | null;
-  created_at: string;
-  updated_at: string | null;
-  created_by: string | null;
-  default_guardrail_id: string;
-  default_text_model: string | null;
-  default_image_model: string | null;
-  default_provider_sort: string | null;
-  disabled_server_tools: string[] | null;
-  include_byok_in_budgets: boolean;
-  io_logging_api_key_ids: number[] | null;
-  io_logging_sampling_rate: number;
-  is_data_discount_logging_enabled: boolean;
-  is_observability_broadcast_enabled: boolean;
-  is_observability_io_logging_enabled: boolean;
-}
+export const WorkspaceRecordSchema = Type.Object({
+  id: Type.String({ format: "uuid" }),
+  name: Type.String(),
+  slug: Type.String(),
+  description: Nullable(Type.String()),
+  created_at: Type.String(),
+  updated_at: Nullable(Type.String()),
+  created_by: Nullable(Type.String()),
+  default_guardrail_id: Type.String({ format: "uuid" }),
+  default_text_model: Nullable(Type.String()),
+  default_image_model: Nullable(Type.String()),
+  default_provider_sort: Nullable(Type.String()),
+  disabled_server_tools: Nullable(Type.Array(Type.String())),
+  include_byok_in_budgets: Type.Boolean(),
+  io_logging_api_key_ids: Nullable(Type.Array(Type.Integer())),
+  io_logging_sampling_rate: Type.Number(),
+  is_data_discount_logging_enabled: Type.Boolean(),
+  is_observability_broadcast_enabled: Type.Boolean(),
+  is_observability_io_logging_enabled: Type.Boolean(),
+});
+export type WorkspaceRecord = Static<typeof WorkspaceRecordSchema>;
 
 /** Namespace of the name-based (RFC 4122 version 5) UUIDs of default guardrails. */
 const GUARDRAIL_NAMESPACE = "6f1d3c2a-9b7e-5c4d-8a1f-2e3b4c5d6e7f";

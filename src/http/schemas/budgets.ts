@@ -1,7 +1,7 @@
 import { Type } from "typebox";
 import { BUDGET_INTERVALS } from "../../domain/budgets/budget-intervals.js";
+import { BudgetRecordSchema } from "../../domain/budgets/budget-record.js";
 import { MAX_USD } from "../../lib/money.js";
-import { Nullable } from "./common.js";
 
 /** Wire schemas of workspace budgets (management-api.md operations 3 and 4, compatibility-facts.md A3, A4, C2). */
 
@@ -22,22 +22,11 @@ export const PutBudgetBody = Type.Object({
   ),
 });
 
-export const Budget = Type.Object({
-  id: Type.String({ format: "uuid" }),
-  workspace_id: Type.String({ format: "uuid" }),
-  reset_interval: Nullable(Type.Enum(["daily", "weekly", "monthly"])),
-  limit_usd: Type.Number(),
-  created_at: Type.String(),
-  updated_at: Type.String(),
-  spent_usd: Type.Number({ description: "Read-only: workspace spend in the current window" }),
-  remaining_usd: Type.Number({ description: "Read-only: max(0, limit_usd - spent_usd)" }),
-  resets_at: Nullable(
-    Type.String({ description: "Read-only: end of the current window; null for lifetime" }),
-  ),
+export const BudgetResponse = Type.Object({
+  data: BudgetRecordSchema,
+  include_byok_in_budgets: Type.Boolean(),
 });
-
-export const BudgetResponse = Type.Object({ data: Budget, include_byok_in_budgets: Type.Boolean() });
 export const BudgetListResponse = Type.Object({
-  data: Type.Array(Budget),
+  data: Type.Array(BudgetRecordSchema),
   include_byok_in_budgets: Type.Boolean(),
 });

@@ -1,4 +1,5 @@
 import { Type } from "typebox";
+import { ByokKeyRecordSchema } from "../../domain/byok/byok-record.js";
 import { MAX_OFFSET, Nullable } from "./common.js";
 
 /** BYOK keys (dataplane-facts.md §8). The raw `key` is accepted, never returned. */
@@ -48,23 +49,8 @@ export const ByokListQuery = Type.Object({
   workspace_id: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })),
 });
 
-export const ByokKey = Type.Object({
-  id: Type.String(),
-  provider: Type.String(),
-  label: Type.String(),
-  name: Nullable(Type.String()),
-  created_at: Type.String(),
-  disabled: Type.Boolean(),
-  is_byok_only: Type.Boolean(),
-  is_fallback: Type.Boolean(),
-  is_required: Type.Boolean(),
-  sort_order: Type.Integer(),
-  declared_zdr: Nullable(Type.Boolean()),
-  allowed_api_key_hashes: Nullable(Type.Array(Type.String())),
-  allowed_models: Nullable(Type.Array(Type.String())),
-  allowed_user_ids: Nullable(Type.Array(Type.String())),
-  workspace_id: Nullable(Type.String()),
+export const ByokResponse = Type.Object({ data: ByokKeyRecordSchema });
+export const ByokListResponse = Type.Object({
+  data: Type.Array(ByokKeyRecordSchema),
+  total_count: Type.Integer(),
 });
-
-export const ByokResponse = Type.Object({ data: ByokKey });
-export const ByokListResponse = Type.Object({ data: Type.Array(ByokKey), total_count: Type.Integer() });

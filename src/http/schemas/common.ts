@@ -1,8 +1,9 @@
-import { Type, type TSchema } from "typebox";
+import { Type } from "typebox";
 import { MAX_USD } from "../../lib/money.js";
+import { Nullable } from "../../lib/typebox.js";
 
 /** Shared schema pieces. Request bodies are validated strictly (no coercion); see validation.ts. */
-export const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
+export { Nullable };
 
 /** A USD amount in a request: a finite JSON number from 0 to 1e9. */
 export const UsdAmount = Type.Number({ minimum: 0, maximum: MAX_USD });

@@ -1,4 +1,5 @@
 import { Type } from "typebox";
+import { WorkspaceRecordSchema } from "../../domain/workspaces/workspace-record.js";
 import { PROVIDER_SORTS, SERVER_TOOLS, SLUG_PATTERN } from "../../domain/workspaces/workspace-settings.js";
 import { Nullable, PageQuery } from "./common.js";
 
@@ -40,29 +41,8 @@ export const DeleteWorkspaceQuery = Type.Object({
   confirm_default_workspace_deletion: Type.Optional(Type.Boolean()),
 });
 
-export const Workspace = Type.Object({
-  id: Type.String({ format: "uuid" }),
-  name: Type.String(),
-  slug: Type.String(),
-  description: Nullable(Type.String()),
-  created_at: Type.String(),
-  updated_at: Nullable(Type.String()),
-  created_by: Nullable(Type.String()),
-  default_guardrail_id: Type.String({ format: "uuid" }),
-  default_text_model: Nullable(Type.String()),
-  default_image_model: Nullable(Type.String()),
-  default_provider_sort: Nullable(Type.String()),
-  disabled_server_tools: Nullable(Type.Array(Type.String())),
-  include_byok_in_budgets: Type.Boolean(),
-  io_logging_api_key_ids: Nullable(Type.Array(Type.Integer())),
-  io_logging_sampling_rate: Type.Number(),
-  is_data_discount_logging_enabled: Type.Boolean(),
-  is_observability_broadcast_enabled: Type.Boolean(),
-  is_observability_io_logging_enabled: Type.Boolean(),
-});
-
-export const WorkspaceResponse = Type.Object({ data: Workspace });
+export const WorkspaceResponse = Type.Object({ data: WorkspaceRecordSchema });
 export const WorkspaceListResponse = Type.Object({
-  data: Type.Array(Workspace),
+  data: Type.Array(WorkspaceRecordSchema),
   total_count: Type.Integer(),
 });
