@@ -1,7 +1,7 @@
 import { RE2JS } from "re2js";
 import type { FilterField, FilterRule, FilterRulesConfig } from "../domain/destinations/filter-rules.js";
 
-/** The values filter rules read (compatibility-facts.md §D `field`); null = absent. */
+/** The values filter rules read (docs/wire-compatibility.md "Destinations record"); null = absent. */
 export type FilterSubject = Record<FilterField, string | number | null>;
 
 const NUMERIC_FIELDS = new Set<FilterField>([

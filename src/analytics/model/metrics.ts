@@ -45,7 +45,7 @@ const money = (name: string, label: string, range: 365 | 31, column: MoneyColumn
 const TOTAL_USAGE = sum(["usage_nano", "byok_usage_inference_nano"]);
 const TOKENS_TOTAL = sum(["tokens_prompt", "tokens_completion"]);
 
-/** Every metric, in the order GET /analytics/meta lists them (spec/activity.md "Metrics"). */
+/** Every metric, in GET /analytics/meta order (docs/wire-compatibility.md "Metrics and dimensions"). */
 export const METRICS: readonly MetricDef[] = [
   m("request_count", "Request Count", "number", 365, count()),
   m("tokens_total", "Total Tokens", "number", 365, TOKENS_TOTAL),
