@@ -40,7 +40,7 @@ const asNumber = (v: string | number): number | null => {
 };
 
 /**
- * One rule (docs/broadcast.md "Filter rules"):
+ * One rule (docs/broadcast.md "Selection"):
  * - exists / not_exists: the field has a value (a non-empty string, or any number);
  * - an absent field fails every other operator except not_equals and not_contains, which pass;
  * - equals / not_equals: numeric fields compare as numbers, text fields as exact strings;

@@ -53,6 +53,24 @@ function headings(markdown: string): Set<string> {
   );
 }
 
+/**
+ * Whether a page has the section a comment names: a heading that begins with the name, or a
+ * paragraph or list item led by it in bold (`**Name`) or as a label (`Name:`).
+ */
+function hasSection(markdown: string, name: string): boolean {
+  return markdown.split("\n").some((line) => {
+    const l = line
+      .replaceAll("`", "")
+      .trim()
+      .replace(/^[-*] +/, "");
+    return (
+      (/^#{1,6} /.test(l) && l.replace(/^#+ /, "").startsWith(name)) ||
+      l.startsWith(`**${name}`) ||
+      l.startsWith(`${name}:`)
+    );
+  });
+}
+
 describe("source comments cite the repository", () => {
   it("the scanners recognise what they look for", () => {
     expect(outsideCitations("a.ts", "/** Chat answers (dataplane-facts.md §4). */")).toHaveLength(1);
@@ -71,6 +89,13 @@ describe("source comments cite the repository", () => {
       { page: "gateway.md", section: undefined },
     ]);
     expect(citations("github.com/o/r/docs/specification.md")).toEqual([]);
+    const page =
+      "# T\n\n## Retry schedule and dead letters\n\n**Outbox (write amplification).** x\nToken counts: y\n";
+    for (const name of ["Retry schedule", "Outbox (write amplification)", "Token counts"]) {
+      expect(hasSection(page, name), name).toBe(true);
+    }
+    for (const name of ["Recording", "dead letters", "Token"])
+      expect(hasSection(page, name), name).toBe(false);
   });
 
   it("no file under src/ or web/src cites a specification file from outside the repository", () => {
@@ -97,6 +122,23 @@ describe("source comments cite the repository", () => {
     );
     expect(cited.length).toBeGreaterThan(15);
     const unknown = cited.filter((c) => !sections.has(c.section)).map((c) => `${c.file}: "${c.section}"`);
+    expect(unknown).toEqual([]);
+  });
+
+  it("every section of another docs/ page a source file cites is there", () => {
+    const cited = sources.flatMap((s) =>
+      citations(s.text)
+        .filter((c) => c.page !== "wire-compatibility.md" && c.section !== undefined)
+        .map((c) => ({ file: s.name, page: c.page, section: c.section as string })),
+    );
+    expect(cited.length).toBeGreaterThan(10);
+    const unknown = cited
+      .filter(
+        (c) =>
+          !existsSync(join(ROOT, "docs", c.page)) ||
+          !hasSection(readFileSync(join(ROOT, "docs", c.page), "utf8"), c.section),
+      )
+      .map((c) => `${c.file}: docs/${c.page} "${c.section}"`);
     expect(unknown).toEqual([]);
   });
 });
