@@ -12,7 +12,7 @@ const SOURCE_DIRS = ["src", "web/src"];
 
 /** Names of specification files kept outside the repository, and the folder they came from. */
 const OUTSIDE =
-  /\b(?:dataplane-facts|compatibility-facts|broadcast-facts|surfaces-facts|decisions|management-api)\.md\b|\bspec\//;
+  /\b(?:dataplane|compatibility|broadcast|surfaces)-facts\b|\bdecisions\.md\b|\bmanagement-api\b|\bspec\//;
 
 /** `docs/<page>.md`, optionally followed by a quoted section name (across a comment's line break). */
 const CITATION = /(?<![\w./-])docs\/([\w-]+\.md)(?:[\s*]*"([^"\n]+)")?/g;
@@ -82,6 +82,8 @@ describe("source comments cite the repository", () => {
       1,
     );
     expect(outsideCitations("a.ts", "/** The record of spec/activity.md. */")).toHaveLength(1);
+    expect(outsideCitations("a.ts", "/** The key (compatibility-facts §F). */")).toHaveLength(1);
+    expect(outsideCitations("a.ts", "/** As management-api section 1 says. */")).toHaveLength(1);
     expect(outsideCitations("a.ts", '/** (docs/wire-compatibility.md "Chat answers") */')).toEqual([]);
     expect(outsideCitations("a.ts", "/** (docs/activity.md, docs/api-notes.md) */")).toEqual([]);
     expect(citations('x (docs/broadcast.md\n * "Selection"). y docs/gateway.md, z')).toEqual([

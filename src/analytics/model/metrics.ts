@@ -14,7 +14,7 @@ export interface MetricDef {
   display_label: string;
   is_rate: boolean;
   display_format: DisplayFormat;
-  /** Longest time_range this metric may be queried over (compatibility-facts §B). */
+  /** Longest time_range this metric may be queried over (docs/wire-compatibility.md "Analytics limits"). */
   max_range_days: 365 | 31;
   kind: ValueKind;
   measure: Measure;
