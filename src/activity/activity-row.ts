@@ -1,5 +1,5 @@
 /**
- * A generation as the activity store holds it: the wire record of spec/activity.md, normalised.
+ * A generation as the activity store holds it: the wire record of docs/generation-record.md, normalised.
  * Money is bigint nano-USD; derived columns (context_length_bucket, throughput) are computed once
  * at ingest so that every engine and the reference evaluator read the same values.
  */
@@ -48,7 +48,7 @@ export interface ActivityRow {
   throughput: number | null;
 }
 
-/** One classifier tag of a generation (spec/activity.md `classifications`). */
+/** One classifier tag of a generation (docs/generation-record.md `classifications`). */
 export interface ClassificationRow {
   organization_id: string;
   generation_id: string;

@@ -1,7 +1,7 @@
 import { RE2JS } from "re2js";
 import type { FilterField, FilterRule, FilterRulesConfig } from "../domain/destinations/filter-rules.js";
 
-/** The values filter rules read (compatibility-facts.md §D `field`); null = absent. */
+/** The values filter rules read (docs/wire-compatibility.md "Destinations record"); null = absent. */
 export type FilterSubject = Record<FilterField, string | number | null>;
 
 const NUMERIC_FIELDS = new Set<FilterField>([
@@ -40,7 +40,7 @@ const asNumber = (v: string | number): number | null => {
 };
 
 /**
- * One rule (docs/broadcast.md "Filter rules"):
+ * One rule (docs/broadcast.md "Selection"):
  * - exists / not_exists: the field has a value (a non-empty string, or any number);
  * - an absent field fails every other operator except not_equals and not_contains, which pass;
  * - equals / not_equals: numeric fields compare as numbers, text fields as exact strings;

@@ -3,8 +3,8 @@ import { createHash } from "node:crypto";
 /**
  * The sampling point of a generation for a destination: a hash of (destination id, session id, or
  * the generation id when there is none) mapped into [0, 1). Deterministic, so every instance, every
- * retry and every replay decides the same, and a whole session is in or out (broadcast-facts.md
- * §3.1). 48 bits of SHA-256: exact in a double, and uniform.
+ * retry and every replay decides the same, and a whole session is in or out (docs/broadcast.md
+ * "Selection"). 48 bits of SHA-256: exact in a double, and uniform.
  */
 export function samplingPoint(destinationId: string, sessionId: string | null, generationId: string): number {
   const key = sessionId ?? generationId;

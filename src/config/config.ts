@@ -155,7 +155,7 @@ export interface GatewayConfig {
    */
   shutdownGraceMs: number;
   /**
-   * When an answer is sent relative to its generation record (docs/gateway.md "Recording"):
+   * When an answer is sent relative to its generation record (docs/gateway.md "When the answer is sent"):
    * durable, after the record commits, or on a store this process owns (SQLite) after the record
    * is in the recording journal (src/gateway/journal.ts; the commit follows, and the next start
    * records what a crash left there): a crash never loses an answered generation; deferred,

@@ -55,7 +55,7 @@ export interface GenerateOptions {
   untilMs: number;
 }
 
-/** A generation record in the wire form of spec/activity.md. */
+/** A generation record in the wire form of docs/generation-record.md. */
 export type WireRecord = Record<string, unknown>;
 
 const HOUR_MS = 3_600_000;

@@ -34,7 +34,7 @@ const descriptionOf = (m: ModelEntry): string =>
     ? "Built-in mock model (no provider account needed): deterministic answers, for trials and tests."
     : `${m.name}, served by ${m.endpoints.map((x) => x.provider).join(", ")}.`;
 
-/** A catalog model as the SDK's Model (dataplane-facts.md §6.2); prices of its first endpoint. */
+/** A catalog model as the SDK's Model (docs/wire-compatibility.md "Model list"); first endpoint's prices. */
 export function modelView(m: ModelEntry, created: number): Record<string, unknown> {
   const e = m.endpoints[0];
   return {

@@ -80,7 +80,7 @@ function firstUnits(s: string, max: number): string {
   return s.slice(0, last >= 0xd800 && last <= 0xdbff ? max - 1 : max);
 }
 
-/** The generation record in the ingest wire format (spec/activity.md); no prompt or completion. */
+/** The generation record in the ingest wire format (docs/generation-record.md); no prompt or completion. */
 export function generationRecord(g: ServedGeneration): Record<string, unknown> {
   const appId = appIdOf(g.referer, g.appTitle);
   return {

@@ -108,7 +108,7 @@ export async function buildApp(given: AppContext, opts: BuildOptions = {}): Prom
   }
   if (gateway.answersBeforeCommit) {
     // Read-your-writes on this instance: a request other than a model request first waits for the
-    // records of the answers already sent (free when none is pending; docs/gateway.md "Recording").
+    // records of the answers already sent (free when none is pending; docs/gateway.md "Enforcement").
     // Health checks and the OpenAPI document (auth "none") never wait.
     app.addHook("onRequest", async (request) => {
       const auth = request.routeOptions.config.auth;

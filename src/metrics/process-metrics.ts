@@ -6,7 +6,7 @@ const load = createRequire(import.meta.url);
 /**
  * prom-client's default collectors left out. `gc` (nodejs_gc_duration_seconds) observes every
  * garbage collection through a PerformanceObserver: at saturation that cost 5-10 % more CPU per
- * model request (docs/performance.md "Metrics on the request path"), for a figure a profiler
+ * model request (docs/performance-history.md "Metrics on the request path"), for a figure a profiler
  * gives better when it is needed.
  */
 export const LEFT_OUT_COLLECTORS: readonly string[] = ["gc"];

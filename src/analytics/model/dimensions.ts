@@ -50,7 +50,7 @@ const d = (
 
 const perGeneration = { has_unset: true, max_range_days: 31 } as const;
 
-/** Every dimension, in the order GET /analytics/meta lists them (spec/activity.md "Dimensions"). */
+/** Every dimension, in GET /analytics/meta order (docs/wire-compatibility.md "Metrics and dimensions"). */
 export const DIMENSIONS: readonly DimensionDef[] = [
   d("model", "Model", "model"),
   d("variant", "Variant", "variant", { has_unset: true }),

@@ -1,4 +1,4 @@
-/** Request limits of POST /analytics/query (management-api.md "Limits", decisions.md "Analytics"). */
+/** Request limits of POST /analytics/query (docs/wire-compatibility.md "Analytics limits"). */
 export const LIMITS = {
   maxDimensions: 2,
   maxFilters: 20,

@@ -14,7 +14,7 @@ export interface MetricDef {
   display_label: string;
   is_rate: boolean;
   display_format: DisplayFormat;
-  /** Longest time_range this metric may be queried over (compatibility-facts §B). */
+  /** Longest time_range this metric may be queried over (docs/wire-compatibility.md "Analytics limits"). */
   max_range_days: 365 | 31;
   kind: ValueKind;
   measure: Measure;
@@ -45,7 +45,7 @@ const money = (name: string, label: string, range: 365 | 31, column: MoneyColumn
 const TOTAL_USAGE = sum(["usage_nano", "byok_usage_inference_nano"]);
 const TOKENS_TOTAL = sum(["tokens_prompt", "tokens_completion"]);
 
-/** Every metric, in the order GET /analytics/meta lists them (spec/activity.md "Metrics"). */
+/** Every metric, in GET /analytics/meta order (docs/wire-compatibility.md "Metrics and dimensions"). */
 export const METRICS: readonly MetricDef[] = [
   m("request_count", "Request Count", "number", 365, count()),
   m("tokens_total", "Total Tokens", "number", 365, TOKENS_TOTAL),

@@ -1,4 +1,4 @@
-/** Filter operators of ordinary filters (compatibility-facts §B). */
+/** Filter operators of ordinary filters (docs/wire-compatibility.md "Analytics limits"). */
 export type OperatorName = "eq" | "neq" | "gt" | "gte" | "lt" | "lte" | "in" | "not_in";
 
 export interface OperatorDef {

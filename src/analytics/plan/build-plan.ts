@@ -22,8 +22,9 @@ function names<T>(field: string, list: readonly string[], lookup: ReadonlyMap<st
 }
 
 /**
- * Request → validated plan. Every rule of management-api.md §1 and decisions.md "Analytics" that
- * JSON schema cannot express; each failure is a 400 naming the field. Pure: `now` is injected.
+ * Request → validated plan. Every rule of docs/wire-compatibility.md "Analytics limits" and of
+ * docs/api-notes.md "Analytics" that JSON schema cannot express; each failure is a 400 naming the
+ * field. Pure: `now` is injected.
  * Filter values still hold key hashes; the service resolves them (resolve-filters.ts).
  */
 export function buildPlan(req: QueryRequest, now: Date): Plan {

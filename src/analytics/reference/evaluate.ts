@@ -9,8 +9,9 @@ import { compareValues } from "./compare.js";
 import { evaluateMeasure } from "./measure.js";
 
 /**
- * The reference evaluator: the plan's meaning over plain arrays, written from spec/activity.md and
- * decisions.md without SQL. Differential tests hold every engine to it.
+ * The reference evaluator: the plan's meaning over plain arrays, written from docs/wire-compatibility.md
+ * "Metrics and dimensions" and docs/api-notes.md "Analytics", without SQL. Differential tests hold every
+ * engine to it.
  */
 export function evaluatePlan(
   plan: Plan,

@@ -1,7 +1,7 @@
 import type { ActivityRow } from "../../activity/activity-row.js";
 import type { Flag, Measure } from "../model/measures.js";
 
-/** A measure over the generations of one group, straight from the definitions in spec/activity.md. */
+/** A measure over one group's generations (docs/wire-compatibility.md "Metrics and dimensions"). */
 export function evaluateMeasure(m: Measure, rows: readonly ActivityRow[]): bigint | number | null {
   const where = (f: Flag | undefined) => (f ? rows.filter((r) => r[f.column] === f.value) : rows);
   switch (m.kind) {

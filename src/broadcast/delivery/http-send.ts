@@ -128,7 +128,7 @@ export function sendRequest(req: EncodedRequest, opts: SendOptions): Promise<Sen
 }
 
 /**
- * Whether a failed attempt is worth retrying (broadcast-facts.md §4, the OTLP client rules): no
+ * Whether a failed attempt is worth retrying (docs/wire-compatibility.md "Broadcast retry rules"): no
  * response, 408, 409, 425, 429 and 5xx are; other answers (4xx: the receiver refuses the payload
  * or the credentials) are dead-lettered at once.
  */

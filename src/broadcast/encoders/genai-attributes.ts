@@ -53,7 +53,7 @@ const inputMessages = (v: GenerationView): string =>
 
 /**
  * The generation span's attributes: current OpenTelemetry GenAI semconv names plus the hosted
- * original's compatibility keys (broadcast-facts.md §3.2, §3.4). Where the two disagree on a
+ * original's compatibility keys (docs/broadcast.md "OTLP types"). Where the two disagree on a
  * key's type, semconv wins (`gen_ai.response.finish_reasons` is a string array) and the hosted
  * original's singular `gen_ai.response.finish_reason` carries the string.
  */

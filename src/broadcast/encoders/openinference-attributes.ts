@@ -2,8 +2,9 @@ import type { Attrs } from "./genai-attributes.js";
 import type { GenerationView, SpanView } from "./generation-view.js";
 
 /**
- * OpenInference attributes, the convention Arize reads (github.com/Arize-ai/openinference,
- * spec/semantic_conventions.md): span kind, model, token counts, and input/output values.
+ * OpenInference attributes, the convention Arize reads (github.com/Arize-ai/openinference;
+ * docs/wire-compatibility.md "OpenInference / GenAI attributes"): span kind, model, token counts, and
+ * input/output values.
  */
 export function openInferenceAttributes(v: GenerationView, span: SpanView): Attrs {
   if (span.role !== "generation") return { "openinference.span.kind": "CHAIN" };

@@ -9,7 +9,7 @@ import { signStandardWebhook } from "./webhook-signature.js";
 
 type Encoder = DestinationEncoder<DestinationConfig>;
 
-/** The OTLP/HTTP JSON destination types (broadcast-facts.md §3.3), one small table row each. */
+/** The OTLP/HTTP JSON destination types (docs/broadcast.md "OTLP types"), one small table row each. */
 export const OTLP_ENCODERS = {
   /** Any OTLP/HTTP receiver: `endpoint` used as given, authentication through `headers`. */
   "otel-collector": otlpEncoder({

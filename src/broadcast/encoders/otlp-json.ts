@@ -11,7 +11,7 @@ import { viewOf, type GenerationView, type SpanView } from "./generation-view.js
 
 /**
  * OTLP/HTTP JSON (`ExportTraceServiceRequest`) written directly as text from the generations, in
- * the OTLP JSON mapping (opentelemetry-proto, docs/specification.md "JSON Protobuf Encoding"):
+ * the OTLP JSON mapping (the opentelemetry-proto specification, "JSON Protobuf Encoding"):
  * trace and span ids as hex, enums as integers, 64-bit nanosecond times as decimal strings,
  * lowerCamelCase keys. It produces the same JSON as the OpenTelemetry JS project's serializer
  * (`JsonTraceSerializer` of `@opentelemetry/otlp-transformer`; test/broadcast/otlp-json-writer.test.ts

@@ -70,7 +70,7 @@ export function s3ObjectUrl(config: DestinationConfig, key: string): string {
 }
 
 /**
- * The object: the trace with its observations (broadcast-facts.md §3.3, s3 row). The custom
+ * The object: the trace with its observations (docs/broadcast.md "Native APIs", s3 row). The custom
  * `trace` keys are the trace's `metadata` and, as the hosted original documents, each
  * observation's `metadata` too.
  */

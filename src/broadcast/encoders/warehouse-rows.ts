@@ -4,8 +4,8 @@ import { viewOf } from "./generation-view.js";
 
 /**
  * One row per observation (the generation, and each provider attempt when there were several),
- * in the column set the hosted original's warehouse docs query (broadcast-facts.md §3.3,
- * ClickHouse and Snowflake rows). JSON columns hold JSON text; null marks "not known".
+ * in the column set the hosted original's warehouse docs query (docs/broadcast.md
+ * "Native APIs", warehouse tables). JSON columns hold JSON text; null marks "not known".
  */
 export interface WarehouseRow {
   TIMESTAMP: number;

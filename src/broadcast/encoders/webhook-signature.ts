@@ -2,7 +2,7 @@ import { createHmac } from "node:crypto";
 import type { EncodedRequest } from "./encoder.js";
 
 /**
- * Standard Webhooks signing (github.com/standard-webhooks/standard-webhooks, spec/standard-webhooks.md):
+ * Standard Webhooks signing (www.standardwebhooks.com; docs/broadcast.md "Webhook signatures"):
  * `webhook-id`, `webhook-timestamp` (Unix seconds) and `webhook-signature: v1,<base64 HMAC-SHA256
  * of "{id}.{timestamp}.{body}">`. The secret is `whsec_<base64 key>` (the key is the decoded part;
  * the webhook type's `signingSecret` is validated to this form) or raw text. The webhook encoder

@@ -27,7 +27,7 @@ export interface BroadcastOffer {
 /**
  * Writes the outbox row of an accepted batch, inside the transaction that accepts it, so that no
  * crash can accept a generation and lose its delivery. One row per batch whatever the number of
- * destinations (docs/broadcast.md "Write amplification"); the fan-out to destinations happens
+ * destinations (docs/broadcast.md "Outbox (write amplification)"); the fan-out to destinations happens
  * after the commit. Nothing is written when the organization has no enabled destination (read in
  * this transaction, so a destination enabled before it commits sees the batch); the row names the
  * destinations enabled now, which take it even if paused before the fan-out (their queue then

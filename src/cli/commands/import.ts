@@ -38,7 +38,7 @@ interface ImportOpts {
 const fmt = (n: number) => n.toLocaleString("en-US");
 
 /**
- * `gatehouse import FILE`: loads an NDJSON file of generation records (spec/activity.md wire form)
+ * `gatehouse import FILE`: loads an NDJSON file of generation records (docs/generation-record.md)
  * through the ingest path, in batches that are each all or nothing and idempotent by id. By default
  * into the stores of this installation; with --url/--key through a running server instead (a
  * DuckDB file can be opened by one process only).
@@ -47,7 +47,7 @@ export function registerImport(program: Command, io: CliIo): void {
   program
     .command("import")
     .description("load generation records from an NDJSON file (`-` reads standard input)")
-    .argument("<file>", "NDJSON file, one generation record per line (spec/activity.md)")
+    .argument("<file>", "NDJSON file, one generation record per line (docs/generation-record.md)")
     .option("--org <id>", "organization to import into (default: the first organization)")
     .option("--batch <n>", `records per batch, each stored all or nothing (1 to ${MAX_RECORDS})`, "1000")
     .option(

@@ -114,8 +114,8 @@ export async function createByok(d: ByokDeps, organizationId: string, b: ByokInp
 }
 
 async function findRow(db: Db, organizationId: string, id: string): Promise<Row> {
-  // A malformed id names no record (decisions.md: 404), and never reaches the store (a NUL in a
-  // PostgreSQL text parameter is a driver error).
+  // A malformed id names no record (404: docs/wire-compatibility.md "Validation rules"), and never
+  // reaches the store (a NUL in a PostgreSQL text parameter is a driver error).
   if (!UUID_RE.test(id)) throw notFound("BYOK key");
   const r = await findByokRow(db, organizationId, id);
   if (!r) throw notFound("BYOK key");

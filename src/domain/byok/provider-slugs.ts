@@ -1,6 +1,6 @@
 /**
- * BYOK provider slugs the SDK knows (dataplane-facts.md §8.5); the catalog's own slugs are accepted
- * too. Separated by whitespace: a line must end between two slugs, never at a slug's hyphen
+ * BYOK provider slugs the SDK knows (docs/wire-compatibility.md "BYOK keys"); the catalog's own slugs
+ * are accepted too. Separated by whitespace: a line must end between two slugs, never at a slug's hyphen
  * ("black-forest-labs" was split into "black-forest-" and "labs", and refused).
  */
 export const BYOK_PROVIDER_SLUGS: ReadonlySet<string> = new Set(

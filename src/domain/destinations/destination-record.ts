@@ -17,7 +17,7 @@ export const ConfigObjectSchema = Type.Unsafe<Record<string, unknown>>({
   additionalProperties: true,
 });
 
-/** The wire record: exactly the 16 common fields of every SDK variant (compatibility-facts §D). */
+/** The wire record: every SDK variant's 16 fields (docs/wire-compatibility.md "Destinations record"). */
 export const DestinationRecordSchema = Type.Object({
   id: Type.String({ format: "uuid" }),
   type: DestinationTypeSchema,

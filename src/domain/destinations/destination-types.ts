@@ -1,8 +1,8 @@
 /**
- * The 17 observability destination types as data (compatibility-facts.md §D). Each type lists its
- * config fields; validation, defaults and masking are generated from this table, so adding a type
- * or a field is a change here and nowhere else. Every type also accepts an optional `headers`
- * record (see config-headers.ts), which is not listed per type.
+ * The 17 observability destination types as data (docs/wire-compatibility.md "Destinations record").
+ * Each type lists its config fields; validation, defaults and masking are generated from this table,
+ * so adding a type or a field is a change here and nowhere else. Every type also accepts an optional
+ * `headers` record (see config-headers.ts), which is not listed per type.
  */
 
 /** How a config value is checked. `url` = absolute http(s) URL; `pattern` = a regular expression. */

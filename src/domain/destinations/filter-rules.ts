@@ -3,7 +3,7 @@ import { Type, type Static } from "typebox";
 import { StringEnum } from "../../lib/typebox.js";
 import { invalid } from "../errors.js";
 
-/** FilterRulesConfig (compatibility-facts.md §D). The wire schema checks shapes and enums. */
+/** FilterRulesConfig (docs/wire-compatibility.md "Destinations record"). The schema checks shapes, enums. */
 export const FILTER_FIELDS = [
   "model",
   "provider",

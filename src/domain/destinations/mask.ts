@@ -2,7 +2,7 @@ import { configFields, type DestinationType } from "./destination-types.js";
 import type { DestinationConfig } from "./validate-config.js";
 
 /**
- * Masking of config values on read (decisions.md "Observability destinations"):
+ * Masking of config values on read (docs/api-notes.md "Observability destinations"):
  * - a secret of 16 or more characters: first 4 + "..." + last 4;
  * - a shorter non-empty one: "****..." + its last min(2, floor(length / 4)) characters, so a short
  *   secret never shows more than a quarter of itself (4..7 chars show 1, 8..15 show 2);

@@ -166,7 +166,7 @@ export interface IngestOptions {
 }
 
 /**
- * Ingests a batch of generation records for one organization (spec/activity.md), all or nothing:
+ * Ingests a batch of generation records for one organization (docs/activity.md), all or nothing:
  * a request body not yet parsed, or records (an array) already parsed.
  *
  * Crash safety without a distributed transaction: the record store decides which ids are new

@@ -7,7 +7,7 @@ import { DomainError } from "../errors.js";
 import { keyUsable, type Policy } from "../policy/policy.js";
 import { KeyUsageSchema, keyTotals, usageFields } from "./key-record.js";
 
-/** The wire form of GET /key: the calling key, as SDK 1.3.19 requires it (compatibility-facts §C1). */
+/** GET /key: the calling key, as the SDK requires it (docs/wire-compatibility.md "Keys record"). */
 export const CurrentKeySchema = Type.Object({
   label: Type.String(),
   ...KeyUsageSchema.properties,

@@ -26,7 +26,7 @@ export const KeyUsageSchema = Type.Object({
 });
 export type KeyUsageFields = Static<typeof KeyUsageSchema>;
 
-/** The wire form of an API key (compatibility-facts §F). */
+/** The wire form of an API key (docs/wire-compatibility.md "Keys record"). */
 export const KeyRecordSchema = Type.Object({
   hash: Type.String({ description: "SHA-256 of the key string, 64 lowercase hex digits" }),
   name: Type.String(),

@@ -2,7 +2,7 @@ import { nanoToUsd } from "../../lib/money.js";
 import type { ProviderChunk, ProviderUsage } from "../providers/provider.js";
 import { costNano, type Prices } from "../enforcement.js";
 
-/** The wire shapes of chat answers (dataplane-facts.md §4, §5): strict where the SDK is strict. */
+/** Chat answers on the wire, as strict as the SDK (docs/wire-compatibility.md "Chat answers"). */
 
 export interface Charge {
   usage: ProviderUsage;

@@ -30,7 +30,7 @@ const asInput =
     else done(null, { format, text: body });
   };
 
-/** POST /activity/generations: JSON or NDJSON, all or nothing, idempotent by id (spec/activity.md). */
+/** POST /activity/generations: JSON or NDJSON, all or nothing, idempotent by id (docs/activity.md). */
 export async function ingestRoutes(root: FastifyInstance, ctx: AppContext): Promise<void> {
   await root.register(async (app) => {
     app.removeContentTypeParser("application/json");

@@ -40,7 +40,7 @@ export const DeliveryStatusSchema = Type.Object({
 });
 export const DeliveryStatusResponse = Type.Object({ data: DeliveryStatusSchema });
 
-/** Unknown fields are ignored, as in every JSON body (decisions.md "Validation"). */
+/** Unknown fields are ignored, as in every JSON body (docs/wire-compatibility.md "Validation rules"). */
 export const ReplayBody = Type.Object({
   from: Type.String({ description: "RFC 3339: first created_at re-offered (inclusive)" }),
   to: Type.String({ description: "RFC 3339: end of the range (exclusive)" }),

@@ -3,7 +3,7 @@ import { BUDGET_INTERVALS } from "../../domain/budgets/budget-intervals.js";
 import { BudgetRecordSchema } from "../../domain/budgets/budget-record.js";
 import { MAX_USD } from "../../lib/money.js";
 
-/** Wire schemas of workspace budgets (management-api.md operations 3 and 4, compatibility-facts.md A3, A4, C2). */
+/** Wire schemas of workspace budgets (docs/wire-compatibility.md "Workspaces and budgets records"). */
 
 export const BudgetInterval = Type.Enum([...BUDGET_INTERVALS], {
   description: "daily, weekly, monthly, or lifetime (a one-time budget that never resets)",

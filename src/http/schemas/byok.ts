@@ -2,7 +2,7 @@ import { Type } from "typebox";
 import { ByokKeyRecordSchema } from "../../domain/byok/byok-record.js";
 import { MAX_OFFSET, Nullable } from "./common.js";
 
-/** BYOK keys (dataplane-facts.md §8). The raw `key` is accepted, never returned. */
+/** BYOK keys (docs/wire-compatibility.md "BYOK keys"). The raw `key` is accepted, never returned. */
 const Strings = Type.Array(Type.String({ minLength: 1, maxLength: 256 }), { maxItems: 1000 });
 
 const common = {

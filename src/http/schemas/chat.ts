@@ -2,7 +2,7 @@ import { Type } from "typebox";
 import { Nullable } from "./common.js";
 
 /**
- * POST /chat/completions: the OpenAI body plus the router extras (dataplane-facts.md §3). Known
+ * POST /chat/completions: the OpenAI body plus the router extras (docs/gateway.md "Calling it"). Known
  * fields are typed; every other field is passed to the upstream unchanged.
  */
 const Role = Type.Enum(["system", "developer", "user", "assistant", "tool"]);

@@ -1,7 +1,7 @@
 import { Type } from "typebox";
 import { MAX_OFFSET } from "./common.js";
 
-/** Query schemas of the data plane's read routes (dataplane-facts.md §6, §7, §9). */
+/** Query schemas of the data plane's read routes (docs/wire-compatibility.md "Model list" and below). */
 /** A price bound of /models: USD per million tokens, as the hosted original takes it. */
 const priceBound = (description: string) => Type.Optional(Type.Number({ minimum: 0, description }));
 /** A filter of the hosted original that has no data here: accepted, checked for its type, ignored. */
@@ -11,7 +11,7 @@ const noDataNumber = () => Type.Optional(Type.Number(NO_DATA));
 const text = (description: string) => Type.Optional(Type.String({ maxLength: 1024, description }));
 
 /**
- * The catalog filters /models, /models/count and /models/user take (dataplane-facts.md §6.1;
+ * The catalog filters /models, /models/count and /models/user take (the SDK's `models.list` query;
  * docs/gateway.md says which ones filter here and which have no data to filter on).
  */
 const modelFilters = {

@@ -3,7 +3,7 @@ import { CurrentKeySchema } from "../../domain/keys/current-key.js";
 import { KeyRecordSchema, LimitResetSchema } from "../../domain/keys/key-record.js";
 import { Nullable, UsdAmount, Uuid } from "./common.js";
 
-/** Wire schemas of the API keys resource (compatibility-facts §A2, §C1, §F). */
+/** Wire schemas of the API keys resource (docs/wire-compatibility.md "Keys record"). */
 
 const KeyName = Type.String({ minLength: 1, maxLength: 200 });
 

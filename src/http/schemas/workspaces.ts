@@ -3,7 +3,7 @@ import { WorkspaceRecordSchema } from "../../domain/workspaces/workspace-record.
 import { PROVIDER_SORTS, SERVER_TOOLS, SLUG_PATTERN } from "../../domain/workspaces/workspace-settings.js";
 import { Nullable, PageQuery } from "./common.js";
 
-/** Wire schemas of the workspaces resource (compatibility-facts.md C2). */
+/** Wire schemas of the workspaces resource (docs/wire-compatibility.md "Workspaces and budgets records"). */
 
 const Name = Type.String({ minLength: 1, maxLength: 100 });
 const Slug = Type.String({ minLength: 1, maxLength: 50, pattern: SLUG_PATTERN });

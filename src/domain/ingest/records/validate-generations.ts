@@ -18,7 +18,7 @@ import { nestsTooDeep, TOO_DEEP, tooDeepPath } from "./nesting.js";
  * under the camelCase of their target (`usage` → usageNano, `created_at` → createdAtMs).
  */
 
-/** Records per request (spec/activity.md); more is 413. */
+/** Records per request (docs/api-notes.md "Activity ingest"); more is 413. */
 export const MAX_RECORDS = 10_000;
 /** A record is level 3 of its body (nesting.ts), in NDJSON too. */
 const RECORD_LEVEL = 3;
@@ -353,7 +353,7 @@ function classificationsOf(raw: Raw, field: string, i: number, problems: Problem
 }
 
 /**
- * Checks the shape of every record (spec/activity.md) and normalises it: money to nano-USD,
+ * Checks the shape of every record (docs/generation-record.md) and normalises it: money to nano-USD,
  * timestamps to epoch milliseconds, defaults applied. Problems are collected for all records
  * (first MAX_PROBLEMS kept) so that the caller can answer with all of them at once.
  */
