@@ -35,7 +35,7 @@ describe("sampling", () => {
   });
 });
 
-/** The reference: every rule written out directly from compatibility-facts.md §D and docs/broadcast.md. */
+/** The reference: every rule written out directly from docs/broadcast.md "Selection" and docs/wire-compatibility.md "Destinations record". */
 function reference(rules: FilterRulesConfig | null, s: FilterSubject): boolean {
   if (!rules || !rules.enabled) return true;
   const numeric = ["total_cost", "total_tokens", "prompt_tokens", "completion_tokens"];

@@ -19,7 +19,7 @@ import { startListening } from "../helpers/server.js";
 
 const HOUR = 3_600_000;
 
-/** Valid wire records (spec/activity.md), created in the last few days, usage i × 1e-6 USD. */
+/** Valid wire records (docs/generation-record.md), created in the last few days, usage i × 1e-6 USD. */
 function records(keyHash: string, prefix: string, n: number, baseMs = Date.now() - 72 * HOUR) {
   return Array.from({ length: n }, (_, i) => ({
     id: `${prefix}-${i}`,

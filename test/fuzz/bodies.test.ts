@@ -100,7 +100,7 @@ for (const { factory, runs } of FUZZ_STORES) {
           route().chain((r) => fc.tuple(fc.constant(r), partlyWrongBody(r.body!))),
           async ([r, { body, wrong }]) => {
             const res = await sendChecked(w, jsonRequest(r.method, fillPath(w, r), body));
-            // Ingest answers more than MAX_RECORDS records with 413 (spec/activity.md), whatever they hold.
+            // Ingest answers more than MAX_RECORDS records with 413 (docs/api-notes.md "Activity ingest"), whatever they hold.
             const records = (body as { generations?: unknown } | null)?.generations;
             const tooMany = Array.isArray(records) && records.length > MAX_RECORDS;
             expect(res.statusCode, `${routeName(r)} wrong: ${wrong.join(", ")}`).toBe(tooMany ? 413 : 400);

@@ -15,7 +15,7 @@ import {
   type FuzzWorld,
 } from "./helpers.js";
 
-/** Operations allowed more than the 1 MiB of management requests (decisions.md "Errors"). */
+/** Operations allowed more than the 1 MiB of management requests (docs/wire-compatibility.md "Validation rules"). */
 const LARGER_BODY_LIMITS: Record<string, number> = {
   "POST /api/v1/activity/generations": INGEST_BODY_LIMIT,
   "POST /api/v1/chat/completions": CHAT_BODY_LIMIT,

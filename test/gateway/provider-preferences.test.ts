@@ -534,7 +534,7 @@ describe("GET /models: supported_parameters", () => {
   });
 });
 
-describe("GET /models: search, filters, sort and paging (dataplane-facts.md §6.1)", () => {
+describe("GET /models: search, filters, sort and paging (docs/wire-compatibility.md, Model list)", () => {
   /*
    * What /models shows of each model (prices in USD per million tokens: prompt, completion; the
    * first endpoint's), and what the filters look at:

@@ -116,7 +116,7 @@ describe("ledger and analytics agree", () => {
   const NOW = Date.parse("2026-11-18T12:00:00.000Z");
   const DAY = 86_400_000;
   const iso = (ms: number) => new Date(ms).toISOString();
-  // Windows of decisions.md: UTC day, ISO week from Monday, calendar month, all time (data is < 365 days old).
+  // Windows (docs/api-notes.md "Analytics"): UTC day, ISO week from Monday, calendar month, all time (data is < 365 days old).
   const WINDOWS = {
     daily: Date.parse("2026-11-18T00:00:00Z"),
     weekly: Date.parse("2026-11-16T00:00:00Z"),

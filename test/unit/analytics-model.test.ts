@@ -5,7 +5,7 @@ import { bucketStart } from "../../src/analytics/model/granularities.js";
 import { analyticsMeta } from "../../src/analytics/model/meta.js";
 import { METRICS } from "../../src/analytics/model/metrics.js";
 
-/** compatibility-facts.md §B, the published lists. */
+/** The published lists (docs/wire-compatibility.md "Metrics and dimensions"). */
 const METRIC_NAMES = [
   "request_count",
   "tokens_total",

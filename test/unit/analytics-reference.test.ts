@@ -11,7 +11,7 @@ const CTX = { organizationId: ORG, defaultWorkspaceId: DEFAULT_WS };
 const run = (req: QueryRequest, rows: ActivityRow[], tags: ClassificationRow[] = []) =>
   evaluatePlan(buildPlan(req, NOW), CTX, rows, tags);
 
-describe("reference evaluator (spec/activity.md, hand-computed)", () => {
+describe("reference evaluator (docs/generation-record.md, hand-computed)", () => {
   it("no rows: one row, counts and sums 0, averages, percentiles and rates null", () => {
     const r = run(
       { metrics: ["request_count", "total_usage", "avg_latency", "p50_latency", "cache_hit_rate"] },
