@@ -14,8 +14,9 @@ import { writeProvidersFile, type WrittenProvidersFile } from "../helpers/provid
 import { startListening, type ListeningApp } from "../helpers/server.js";
 
 /**
- * Abandoned requests are charged for what the provider received (issue 35; decisions.md: "A
- * request whose prompt reached a provider is charged at least the prompt, whoever leaves first").
+ * Abandoned requests are charged for what the provider received (issue 35; docs/gateway.md "What
+ * abandoned requests cost": a request whose prompt reached a provider is charged at least the
+ * prompt, whoever leaves first).
  * Through a listening server, local fake upstreams on 127.0.0.1 and a Broadcast receiver: once an
  * attempt's request was sent, a client that leaves before the first byte, or a first-byte timeout
  * (before a fallback or the error answer), settles the prompt's estimate as a cancelled

@@ -154,7 +154,7 @@ export class UpstreamCancelled extends UpstreamError {
 /**
  * A call given up on after its request reached the provider, without an answer: cancelled on its
  * signal, or timed out waiting for it. The provider has the prompt and bills it: the gateway
- * charges the attempt at least its prompt (decisions.md).
+ * charges the attempt at least its prompt (docs/gateway.md "What abandoned requests cost").
  */
 export function abandonedAfterSending(err: UpstreamError): err is UpstreamCancelled | UpstreamTimeout {
   return err.sent && (err instanceof UpstreamCancelled || err instanceof UpstreamTimeout);
