@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { countTextTokens } from "../../src/gateway/tokens/count-tokens.js";
+import { countPromptTokens, countTextTokens } from "../../src/gateway/tokens/count-tokens.js";
 import { systemClock } from "../../src/lib/clock.js";
 import { FAKE_ANTHROPIC_KEY, startFakeAnthropic } from "../helpers/fake-upstreams/anthropic.js";
 import type { FakeServer } from "../helpers/fake-upstreams/fake-server.js";
@@ -26,6 +26,11 @@ const COMPLETION_PRICE = 0.000002;
 /** The fake OpenAI upstream's `ok` usage (12 prompt, 5 completion), and the fake Anthropic's (15, 6). */
 const OPENAI_OK_COST = 12 * PROMPT_PRICE + 5 * COMPLETION_PRICE;
 const ANTHROPIC_OK_COST = 15 * PROMPT_PRICE + 6 * COMPLETION_PRICE;
+/**
+ * What an attempt that timed out after its request reached the provider is charged: the prompt's
+ * estimate (the tests' "Hi"), as a cancelled generation of its own (abandoned-charge.test.ts).
+ */
+const TIMED_OUT_COST = countPromptTokens([{ role: "user", content: "Hi" }]) * PROMPT_PRICE;
 
 let openai: FakeServer;
 let anthropic: FakeServer;
@@ -193,18 +198,19 @@ describe("first-byte timeout: the provider's timeout_ms", () => {
       expect(cost).toBeCloseTo(OPENAI_OK_COST, 15);
       if (stream) expect(events(r.text).every((e) => e.model === "file/ok")).toBe(true);
       else expect(JSON.parse(r.text).model).toBe("file/ok");
-      expect(await usage()).toBeCloseTo(before + cost, 12);
+      // The timed-out attempt had the prompt: charged it, as a generation of its own.
+      expect(await usage()).toBeCloseTo(before + cost + TIMED_OUT_COST, 12);
       const g = await generation(id);
       expect(g.model).toBe("file/ok");
       expect(g.provider_responses.map((p: { status: number | null }) => p.status)).toEqual([null, 200]);
-      expect(finishesOf(id)).toEqual([`release ${id}:0`, `settle ${id}:1`]);
+      expect(finishesOf(id)).toEqual([`settle ${id}:0`, `settle ${id}:1`]);
       // The upstream saw the timed-out request go away (the gateway cancelled it).
       const hung = openai.requests.filter((q) => q.body?.model === "no-first-byte").at(-1)!;
       expect(await hung.closed).toEqual({ aborted: true });
     });
   }
 
-  it("with no model left: 524 in the spec's envelope naming the deadline; nothing charged, hold released once", async () => {
+  it("with no model left: 524 in the spec's envelope naming the deadline; the prompt charged, hold settled once", async () => {
     const before = await usage();
     for (const model of ["file/hang", "claude/hang"]) {
       for (const stream of [false, true]) {
@@ -217,10 +223,12 @@ describe("first-byte timeout: the provider's timeout_ms", () => {
         expect(e.error.metadata).toMatchObject({ timeout_ms: 150, provider_status: null });
       }
     }
-    expect(await usage()).toBe(before);
-    // Four requests, one attempt each, each released exactly once and never settled.
+    // Each request reached its provider, which has the prompt: charged it (the same estimate for
+    // both providers: no images), nothing more.
+    expect(await usage()).toBeCloseTo(before + 4 * TIMED_OUT_COST, 12);
+    // Four requests, one attempt each, each settled exactly once and never released.
     const last4 = finishes.slice(-4);
-    expect(last4.every((f) => f.startsWith("release ") && f.endsWith(":0"))).toBe(true);
+    expect(last4.every((f) => f.startsWith("settle ") && f.endsWith(":0"))).toBe(true);
     expect(new Set(last4).size).toBe(4);
   });
 

@@ -38,3 +38,41 @@ export function leaveStreamAfter(
     setTimeout(() => reject(new Error("no chunks")), 5_000);
   });
 }
+
+/**
+ * A chat completion whose client walks away before any answer: POST `body` (streamed or not) to
+ * the listening server at `baseUrl` (…/api/v1) with `key`, and destroy the request as soon as
+ * `reached()` says the upstream has it (polled every 5 ms). Resolves once the request is closed;
+ * rejects when `reached()` stays false for 5 s.
+ */
+export function leaveOnceSent(
+  baseUrl: string,
+  key: string,
+  body: Record<string, unknown>,
+  reached: () => boolean,
+): Promise<void> {
+  const url = new URL(`${baseUrl}/chat/completions`);
+  return new Promise<void>((resolve, reject) => {
+    const req = request({
+      host: url.hostname,
+      port: url.port,
+      path: url.pathname,
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+    });
+    req.on("error", () => undefined);
+    req.on("close", () => resolve());
+    req.end(JSON.stringify(body));
+    const t0 = Date.now();
+    const poll = setInterval(() => {
+      if (reached()) {
+        clearInterval(poll);
+        req.destroy();
+      } else if (Date.now() - t0 > 5_000) {
+        clearInterval(poll);
+        req.destroy();
+        reject(new Error("the upstream never got the request"));
+      }
+    }, 5);
+  });
+}

@@ -11,11 +11,13 @@ export interface Answer {
 
 /**
  * A non-streamed chat completion: attempts in order, each reserved first; a retryable failure
- * (429, 5xx, timeout, connection) releases the hold and tries the next; success records the
- * generation, settles the hold and answers. Nothing is charged for a failed attempt. A client that
- * leaves before an attempt is sent stops the request there (nothing forwarded, nothing charged);
- * one that leaves while the upstream generates does not cancel it: the answer is recorded as
- * cancelled and charged, as the provider bills it (only a shutdown's grace cancels it).
+ * (429, 5xx, timeout, connection) finishes the hold and tries the next; success records the
+ * generation, settles the hold and answers. A failed attempt is charged nothing, except one given
+ * up on after its request reached the provider (a timeout, a shutdown's grace running out): its
+ * prompt (ChatRun.attemptFailed). A client that leaves before an attempt is sent stops the request
+ * there (nothing forwarded, nothing charged); one that leaves while the upstream generates does
+ * not cancel it: the answer is recorded as cancelled and charged, as the provider bills it (only a
+ * shutdown's grace cancels it).
  */
 export async function completeChat(gw: Gateway, call: ChatCall): Promise<Answer> {
   const run = await new ChatRun(gw, call).withByok();
@@ -79,10 +81,10 @@ export async function completeChat(gw: Gateway, call: ChatCall): Promise<Answer>
         },
       };
     } catch (err) {
-      // Settled above only on success; on every other path the hold is released (idempotent).
-      await hold.release();
-      lastError = run.failedAttempt(a, err, performance.now() - t0);
-      if (!lastError.retryable || call.clientGone.aborted) break;
+      // Settled above on success; on every other path released, or charged the prompt when the
+      // provider had it (ChatRun.attemptFailed). Finishing a hold is idempotent.
+      lastError = await run.attemptFailed(a, n, hold, err, performance.now() - t0, false);
+      if (!run.mayTryNext(lastError)) break;
     }
   }
   throw upstreamFailure(lastError);

@@ -12,6 +12,7 @@ import { keyWorkspace } from "../policy.js";
 import {
   UpstreamError,
   UpstreamTimeout,
+  abandonedAfterSending,
   type ChatRequestBody,
   type ProviderChunk,
   type ProviderUsage,
@@ -244,15 +245,75 @@ export class ChatRun {
   }
 
   /**
-   * An attempt that failed before any output (its hold already released): noted, and returned as
-   * the UpstreamError that decides whether the next attempt may run. Anything that is not an
-   * upstream failure is rethrown: it is not the provider's fault, and another provider would not
-   * help.
+   * Attempt `n` ended before any output reached the client, its hold not yet finished: noted in
+   * the attempt list, and returned as the UpstreamError that decides whether the next attempt may
+   * run (mayTryNext). When the provider had the request and the attempt was given up on (the
+   * client left, a shutdown's grace ran out, a timeout: abandonedAfterSending), the provider bills
+   * the prompt: the hold is settled at the prompt's estimate, as a cancelled generation
+   * (settleAbandoned). Otherwise (refused, an error answer, nothing sent) the hold is released:
+   * nothing is charged. Anything that is not an upstream failure is rethrown, its hold released:
+   * it is not the provider's fault, and another provider would not help.
    */
-  failedAttempt(a: Attempt, err: unknown, elapsedMs: number): UpstreamError {
+  async attemptFailed(
+    a: Attempt,
+    n: number,
+    hold: HoldHandle,
+    err: unknown,
+    elapsedMs: number,
+    streamed: boolean,
+  ): Promise<UpstreamError> {
+    if (err instanceof UpstreamError && abandonedAfterSending(err)) {
+      this.noteAttempt(a, null, elapsedMs);
+      await this.settleAbandoned(a, n, hold, err, elapsedMs, streamed);
+      return err;
+    }
+    await hold.release();
     this.noteAttempt(a, err instanceof UpstreamError ? err.status : null, elapsedMs);
     if (!(err instanceof UpstreamError)) throw err;
     return err;
+  }
+
+  /**
+   * Whether the next attempt may run after `err`: it is retryable (429, 5xx, a timeout, a
+   * connection failure), the client is still there and no shutdown stopped the request.
+   */
+  mayTryNext(err: UpstreamError): boolean {
+    return err.retryable && !this.call.clientGone.aborted && !this.call.upstreamStop.aborted;
+  }
+
+  /**
+   * Settles an attempt given up on after sending (attemptFailed): its prompt's estimate (the one
+   * its hold reserved, priced at its provider's prices; BYOK as usual), nothing generated, as a
+   * generation with `cancelled: true` and finish reason `timeout` or `cancelled`. It is recorded
+   * under the request's generation id when it ends the request, else (a fallback follows, which
+   * may be served under that id) under a new id of its own.
+   */
+  private async settleAbandoned(
+    a: Attempt,
+    n: number,
+    hold: HoldHandle,
+    err: UpstreamError,
+    elapsedMs: number,
+    streamed: boolean,
+  ): Promise<void> {
+    const usage: ProviderUsage = {
+      promptTokens: this.promptEstimate,
+      completionTokens: 0,
+      cachedTokens: 0,
+      reasoningTokens: 0,
+    };
+    const last = n >= this.attempts.length - 1 || !this.mayTryNext(err);
+    await this.settle(hold, a, this.chargeOf(a, usage), {
+      // The attempt list as it is now: the fallback's own attempts are not this generation's.
+      ...(last ? {} : { id: newGenerationId(), attempts: [...this.tried] }),
+      finishReason: err instanceof UpstreamTimeout ? "timeout" : "cancelled",
+      streamed,
+      cancelled: true,
+      upstreamId: null,
+      latencyMs: elapsedMs,
+      generationTimeMs: elapsedMs,
+      output: null,
+    });
   }
 
   upstreamCall(a: Attempt, body: ChatRequestBody): UpstreamCall {
@@ -279,20 +340,25 @@ export class ChatRun {
     a: Attempt,
     charge: Charge,
     f: {
+      /** The generation's id when not the request's (an attempt abandoned before a fallback). */
+      id?: string;
+      /** Its attempts when not the request's. */
+      attempts?: ServedGeneration["attempts"];
       finishReason: string | null;
       streamed: boolean;
       cancelled: boolean;
       upstreamId: string | null;
       latencyMs: number;
       generationTimeMs: number;
-      output: string;
+      /** What was generated; null: nothing. */
+      output: string | null;
     },
   ): Promise<void> {
     const { key, body } = this.call;
     // What Broadcast may keep: text, binary parts as placeholders, at most the configured bytes.
     const content = storedContent(body.messages, f.output, this.gw.config.broadcastMaxContextBytes);
     const g: ServedGeneration = {
-      id: this.id,
+      id: f.id ?? this.id,
       key,
       model: a.model.id,
       provider: a.provider.slug,
@@ -315,7 +381,7 @@ export class ChatRun {
       streamed: f.streamed,
       cancelled: f.cancelled,
       upstreamId: f.upstreamId,
-      attempts: this.tried,
+      attempts: f.attempts ?? this.tried,
       input: content.input,
       output: content.output,
       params: paramsOf(body),

@@ -33,9 +33,11 @@ export interface SseSink {
 }
 
 /**
- * A streamed chat completion. Before the first upstream chunk, a retryable failure releases the
+ * A streamed chat completion. Before the first upstream chunk, a retryable failure finishes the
  * attempt's hold and tries the next attempt (nothing has reached the client); the HTTP error
- * answer is thrown when all fail. From the first chunk on, the response is open: chunks are
+ * answer is thrown when all fail. A client that leaves then, or a timeout, after the request
+ * reached the provider charges the attempt its prompt (ChatRun.attemptFailed); any other failure
+ * before the first chunk releases the hold. From the first chunk on, the response is open: chunks are
  * forwarded as they arrive; an upstream failure ends the stream with an in-band error chunk; a
  * client that goes away cancels the upstream. Every such end records what was generated and
  * settles the hold, once.
@@ -56,9 +58,9 @@ export async function streamChat(gw: Gateway, call: ChatCall, sink: SseSink): Pr
       it = a.provider.adapter.stream(run.upstreamCall(a, body), call.upstreamStop)[Symbol.asyncIterator]();
       first = await it.next();
     } catch (err) {
-      await hold.release();
-      lastError = run.failedAttempt(a, err, performance.now() - t0);
-      if (!lastError.retryable || call.upstreamStop.aborted) break;
+      // Released, or charged the prompt when the provider had it (ChatRun.attemptFailed).
+      lastError = await run.attemptFailed(a, n, hold, err, performance.now() - t0, true);
+      if (!run.mayTryNext(lastError)) break;
       continue;
     }
     run.noteAttempt(a, 200, performance.now() - t0);

@@ -1,6 +1,7 @@
 import { contentText } from "../chat/content-text.js";
 import { countPromptTokens, countTextTokens } from "../tokens/count-tokens.js";
 import {
+  UpstreamCancelled,
   UpstreamError,
   UpstreamTimeout,
   type ProviderAdapter,
@@ -95,8 +96,21 @@ function replyTo(call: UpstreamCall): Reply {
   };
 }
 
+const aborted = () => new UpstreamCancelled("request cancelled");
+
+const sent = <E extends UpstreamError>(err: E): E => {
+  err.sent = true;
+  return err;
+};
+
+/**
+ * Waits `ms`, or fails on the signal. The mock takes a request at once, as an upstream on an open
+ * connection does: a cancellation while it waits is one after sending (UpstreamError.sent); a
+ * signal that had fired before is not.
+ */
 function sleep(ms: number, signal: CancelSignal): Promise<void> {
-  if (ms <= 0) return signal.aborted ? Promise.reject(aborted()) : Promise.resolve();
+  if (signal.aborted) return Promise.reject(aborted());
+  if (ms <= 0) return Promise.resolve();
   return new Promise((resolve, reject) => {
     const t = setTimeout(() => {
       signal.removeEventListener("abort", onAbort);
@@ -104,22 +118,21 @@ function sleep(ms: number, signal: CancelSignal): Promise<void> {
     }, ms);
     const onAbort = () => {
       clearTimeout(t);
-      reject(aborted());
+      reject(sent(aborted()));
     };
     signal.addEventListener("abort", onAbort, { once: true });
   });
 }
 
-const aborted = () => new UpstreamError("request cancelled", null, false);
-
 /**
  * The mock's first byte after `latencyMs`, under the call's first-byte deadline as a real
- * upstream's: a latency past the deadline waits the deadline, then fails with UpstreamTimeout.
+ * upstream's: a latency past the deadline waits the deadline, then fails with UpstreamTimeout
+ * (after sending: the mock has the request).
  */
 async function firstByte(latencyMs: number, call: UpstreamCall, signal: CancelSignal): Promise<void> {
   if (latencyMs < call.timeoutMs) return sleep(latencyMs, signal);
   await sleep(call.timeoutMs, signal);
-  throw new UpstreamTimeout("first-byte", call.timeoutMs);
+  throw sent(new UpstreamTimeout("first-byte", call.timeoutMs));
 }
 
 /** Splits text into n pieces of nearly equal length (fewer when the text is shorter). */

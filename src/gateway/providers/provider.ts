@@ -98,6 +98,13 @@ export interface UpstreamCall {
  * next model or provider makes sense (429, 5xx, timeout, connection failure).
  */
 export class UpstreamError extends Error {
+  /**
+   * The request had been written on a connection to the provider when the call failed (set by the
+   * transport, upstream-http.ts, and the mock): the provider has the prompt, and bills it. False
+   * when it failed before that (a refused connection, a wait for a pooled connection that ran out).
+   */
+  sent = false;
+
   constructor(
     message: string,
     readonly status: number | null,
@@ -131,6 +138,26 @@ export class UpstreamTimeout extends UpstreamError {
     );
     this.name = "UpstreamTimeout";
   }
+}
+
+/**
+ * The call stopped on its signal: the client went away (a stream's), or a shutdown's grace ran
+ * out. Not retryable: the caller asked to stop.
+ */
+export class UpstreamCancelled extends UpstreamError {
+  constructor(message = "upstream request cancelled") {
+    super(message, null, false);
+    this.name = "UpstreamCancelled";
+  }
+}
+
+/**
+ * A call given up on after its request reached the provider, without an answer: cancelled on its
+ * signal, or timed out waiting for it. The provider has the prompt and bills it: the gateway
+ * charges the attempt at least its prompt (docs/gateway.md "What abandoned requests cost").
+ */
+export function abandonedAfterSending(err: UpstreamError): err is UpstreamCancelled | UpstreamTimeout {
+  return err.sent && (err instanceof UpstreamCancelled || err instanceof UpstreamTimeout);
 }
 
 export interface ProviderAdapter {

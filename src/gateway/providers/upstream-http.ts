@@ -2,7 +2,7 @@ import type { IncomingHttpHeaders } from "node:http";
 import { Agent, type Dispatcher } from "undici";
 import { UpstreamBody } from "./upstream-body.js";
 import { looksLikeHtml } from "./malformed.js";
-import { UpstreamError, UpstreamTimeout } from "./provider.js";
+import { UpstreamCancelled, UpstreamError, UpstreamTimeout } from "./provider.js";
 import { redactCredentials } from "../../lib/credential-text.js";
 import type { CancelSignal } from "../cancellation.js";
 
@@ -77,7 +77,8 @@ export interface UpstreamExchange {
 /**
  * Sends the request. Resolves with the 2xx answer; rejects with UpstreamError for a non-2xx answer
  * (its body's message, Retry-After), a timeout, a connection failure or the caller's abort
- * (status null, not retryable: the caller asked to stop).
+ * (UpstreamCancelled: not retryable, the caller asked to stop). A timeout's or an abort's error
+ * says whether the request had been written to the provider by then (`sent`).
  */
 export function sendUpstream(
   pool: UpstreamPool,
@@ -124,6 +125,8 @@ class UpstreamCallHandler implements Dispatcher.DispatchHandler, UpstreamExchang
   private abortedEarly: Error | null = null;
   private timer: NodeJS.Timeout | null;
   private timedOut = false;
+  /** The request was written on a connection (onRequestStart): the provider has it. */
+  private sent = false;
   private closed = false;
   /** The promise of sendUpstream is resolved or rejected. */
   private answered = false;
@@ -151,9 +154,17 @@ class UpstreamCallHandler implements Dispatcher.DispatchHandler, UpstreamExchang
     }, firstByteTimeoutMs);
   }
 
+  /**
+   * Undici calls this once the request has a connected socket, just before it writes it there: a
+   * request body given as a string is written whole, in the same tick (client-h1's writeBuffer),
+   * so from here on the provider has the prompt. (The handler API that has this hook forwards no
+   * `onRequestSent`.) A refused connection, or a request still waiting for a pooled connection,
+   * never gets here.
+   */
   onRequestStart(controller: Dispatcher.DispatchController): void {
     this.controller = controller;
     if (this.abortedEarly) controller.abort(this.abortedEarly);
+    else this.sent = true;
   }
 
   onResponseStart(_c: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders): void {
@@ -203,9 +214,13 @@ class UpstreamCallHandler implements Dispatcher.DispatchHandler, UpstreamExchang
 
   failure(err: unknown): UpstreamError {
     if (err instanceof UpstreamError) return err;
-    if (this.timedOut) return new UpstreamTimeout("first-byte", this.firstByteTimeoutMs);
-    if (this.signal.aborted) return cancelled();
-    return transportError(err, this.idleTimeoutMs);
+    const failure = this.timedOut
+      ? new UpstreamTimeout("first-byte", this.firstByteTimeoutMs)
+      : this.signal.aborted
+        ? cancelled()
+        : transportError(err, this.idleTimeoutMs);
+    failure.sent = this.sent;
+    return failure;
   }
 
   close(complete = false): void {
@@ -268,7 +283,7 @@ export async function readWholeBody(exchange: UpstreamExchange): Promise<string>
 }
 
 function cancelled(): UpstreamError {
-  return new UpstreamError("upstream request cancelled", null, false);
+  return new UpstreamCancelled();
 }
 
 function transportError(err: unknown, idleTimeoutMs: number): UpstreamError {
@@ -337,14 +352,17 @@ const MIN_SECRET_LENGTH = 8;
  * credential-shaped text are replaced with `[redacted]`. Anything else is returned as it is.
  */
 export function withoutSecrets(err: unknown, secrets: readonly (string | null | undefined)[]): unknown {
-  if (!(err instanceof UpstreamError) || err instanceof UpstreamTimeout) return err;
+  // A timeout's and a cancellation's messages are Gatehouse's own.
+  if (!(err instanceof UpstreamError) || err instanceof UpstreamTimeout || err instanceof UpstreamCancelled)
+    return err;
   let message = err.message;
   for (const secret of secrets) {
     if (typeof secret === "string" && secret.length >= MIN_SECRET_LENGTH)
       message = message.split(secret).join("[redacted]");
   }
   message = redactCredentials(message);
-  return message === err.message
-    ? err
-    : new UpstreamError(message, err.status, err.retryable, err.retryAfterMs);
+  if (message === err.message) return err;
+  const redacted = new UpstreamError(message, err.status, err.retryable, err.retryAfterMs);
+  redacted.sent = err.sent;
+  return redacted;
 }

@@ -1,7 +1,9 @@
 import type { ServerResponse } from "node:http";
+import { createServer, type AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createOpenAICompatibleAdapter } from "../../../src/gateway/providers/openai-compatible.js";
 import {
+  UpstreamCancelled,
   UpstreamError,
   UpstreamTimeout,
   type ProviderAdapter,
@@ -17,8 +19,10 @@ import { upstreamFailure } from "../../helpers/fake-upstreams/upstream-failure.j
 
 /**
  * The exchange on undici's dispatcher (upstream-http.ts) where it differs from what undici's
- * request() gave: a large error body, a large stream read with backpressure, and a request still
- * waiting for a connection when it is cancelled or its deadline passes.
+ * request() gave: a large error body, a large stream read with backpressure, a request still
+ * waiting for a connection when it is cancelled or its deadline passes, and whether a failed
+ * request had reached the upstream (UpstreamError.sent: what the gateway charges an abandoned
+ * attempt on).
  */
 const EVENTS = 400;
 const PAD = "x".repeat(2_000);
@@ -131,7 +135,8 @@ describe("upstream exchange", () => {
     const cancelled = upstreamFailure(adapter.complete(call("hang"), ac.signal));
     const t0 = performance.now();
     setTimeout(() => ac.abort(), 50);
-    expect(await cancelled).toMatchObject({ status: null, retryable: false });
+    // Never written to the upstream: the provider did not get the prompt.
+    expect(await cancelled).toMatchObject({ status: null, retryable: false, sent: false });
     expect(performance.now() - t0).toBeLessThan(1_000);
 
     const t1 = performance.now();
@@ -139,9 +144,51 @@ describe("upstream exchange", () => {
       adapter.complete(call("hang", false, 200), new AbortController().signal),
     );
     expect(late).toBeInstanceOf(UpstreamTimeout);
+    expect(late.sent).toBe(false);
     expect(performance.now() - t1).toBeLessThan(1_500);
 
     holder.abort();
-    expect(await held).toBeInstanceOf(UpstreamError);
+    // The one on the connection was sent: the upstream has it.
+    const heldErr = await held;
+    expect(heldErr).toBeInstanceOf(UpstreamCancelled);
+    expect((heldErr as UpstreamError).sent).toBe(true);
+  });
+
+  it("a failure says whether the request reached the upstream: refused is not sent; timed out or cancelled there is", async () => {
+    // A port where nothing listens.
+    const probe = createServer();
+    await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
+    const { port } = probe.address() as AddressInfo;
+    await new Promise<void>((resolve) => probe.close(() => resolve()));
+    const nowhere = createOpenAICompatibleAdapter({
+      baseUrl: `http://127.0.0.1:${port}/v1`,
+      apiKey: "k",
+      idleTimeoutMs: 10_000,
+    });
+    try {
+      const refused = await upstreamFailure(nowhere.complete(call("ok"), new AbortController().signal));
+      expect(refused).toMatchObject({ status: null, retryable: true, sent: false });
+      const stream = nowhere.stream(call("ok", true), new AbortController().signal)[Symbol.asyncIterator]();
+      expect(await upstreamFailure(stream.next())).toMatchObject({ sent: false });
+    } finally {
+      await nowhere.close?.();
+    }
+
+    const seen = fake.requests.length;
+    const timedOut = await upstreamFailure(
+      adapter.complete(call("hang", false, 200), new AbortController().signal),
+    );
+    expect(timedOut).toBeInstanceOf(UpstreamTimeout);
+    expect(timedOut.sent).toBe(true);
+    expect(fake.requests.length).toBe(seen + 1);
+
+    const ac = new AbortController();
+    const hung = adapter.stream(call("hang", true), ac.signal)[Symbol.asyncIterator]();
+    const first = upstreamFailure(hung.next());
+    while (fake.requests.length === seen + 1) await new Promise((r) => setTimeout(r, 5));
+    ac.abort();
+    const cancelled = await first;
+    expect(cancelled).toBeInstanceOf(UpstreamCancelled);
+    expect(cancelled.sent).toBe(true);
   });
 });
