@@ -13,6 +13,10 @@ export interface MetricsSources {
   inFlight(): number;
   /** Generations answered and waiting for their record's commit. */
   recordingQueued(): number;
+  /** Model requests this instance has at each provider (every provider that has had one). */
+  providersInFlight?(): Iterable<{ provider: string; inFlight: number }>;
+  /** Model requests refused before anything was reserved or forwarded, by reason, since the start. */
+  refusals?(): Readonly<Record<string, number>>;
   /**
    * Broadcast's backlog across organizations, a record-store read: pending generations by
    * destination type, and the outbox's batches not yet fanned out to them.
@@ -203,6 +207,26 @@ export class GatehouseMetrics implements GatewayObserver, BroadcastObserver {
         this.set(metrics.sources?.inFlight() ?? 0);
       },
     });
+    new Gauge({
+      name: "gatehouse_gateway_provider_requests_in_flight",
+      help: "Model requests this instance has at each provider (their attempt's slot, in-flight-limits.ts).",
+      labelNames: ["provider"],
+      registers: [registry],
+      collect() {
+        this.reset();
+        for (const p of metrics.sources?.providersInFlight?.() ?? [])
+          this.set({ provider: p.provider }, p.inFlight);
+      },
+    });
+    talliedCounter(
+      registry,
+      "gatehouse_gateway_refusals_total",
+      "Model requests refused 429 before anything was reserved or forwarded, by reason (in_flight_per_key, in_flight_per_workspace_provider).",
+      ["reason"],
+      (add) => {
+        for (const [reason, n] of Object.entries(metrics.sources?.refusals?.() ?? {})) add({ reason }, n);
+      },
+    );
     new Gauge({
       name: "gatehouse_recording_queued",
       help: "Generations answered and waiting for their record to commit.",

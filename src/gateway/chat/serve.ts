@@ -20,6 +20,7 @@ import { planAttempts, type Attempt, type ProviderPrefs } from "./attempts.js";
 import { requestParameters } from "../catalog/parameters.js";
 import type { Charge } from "./wire.js";
 import type { CancelSignal } from "../cancellation.js";
+import type { RequestSlots } from "../in-flight-limits.js";
 
 /** A validated chat request (schemas/chat.ts) and who sent it. */
 export interface ChatBody extends ChatRequestBody {
@@ -46,6 +47,12 @@ export interface ChatCall {
    * charged what it asked for, so only a shutdown stops it.
    */
   upstreamStop: CancelSignal;
+  /**
+   * The request's slots (in-flight-limits.ts): its key's, taken when it was admitted, and the
+   * provider's of each attempt, taken by `hold` before the attempt is reserved. The route
+   * releases them once the request has ended.
+   */
+  slots: RequestSlots;
 }
 
 /**
@@ -122,12 +129,16 @@ export class ChatRun {
     this.id = newGenerationId(this.createdAt.getTime());
     this.created = Math.floor(this.createdAt.getTime() / 1000);
     const prefs = call.body.provider;
-    this.attempts = planAttempts(
-      gw.catalog,
-      call.body.model,
-      call.body.models,
-      prefs,
-      prefs?.require_parameters === true ? requestParameters(call.body) : [],
+    // A provider whose share this workspace already uses is skipped while another can serve.
+    this.attempts = gw.limits.withRoom(
+      planAttempts(
+        gw.catalog,
+        call.body.model,
+        call.body.models,
+        prefs,
+        prefs?.require_parameters === true ? requestParameters(call.body) : [],
+      ),
+      call.key.workspaceId,
     );
     this.promptEstimate = countPromptTokens(call.body.messages, call.body.tools);
     const reasoning = call.body.reasoning as { exclude?: unknown } | null | undefined;
@@ -150,9 +161,14 @@ export class ChatRun {
     return this;
   }
 
-  /** Reserves the attempt's worst case (throws the 402/403 refusal) and builds its upstream body. */
+  /**
+   * Takes the attempt's slot at its provider (throws the 429 when the workspace's share of it is
+   * in use), reserves the attempt's worst case (throws the 402/403 refusal) and builds its
+   * upstream body.
+   */
   async hold(a: Attempt, n: number): Promise<{ hold: HoldHandle; body: ChatRequestBody }> {
     const { key, body } = this.call;
+    this.call.slots.at(a.provider);
     const workspace = await keyWorkspace(this.gw.policy, key);
     const requested = requestedMaxTokens(body);
     const ask: HoldAsk = {
