@@ -110,6 +110,8 @@ export class GatehouseMetrics implements GatewayObserver, BroadcastObserver {
   private readonly firstToken: Histogram<"provider" | "streamed">;
   private readonly overhead: Histogram;
   private recordFailures = 0;
+  /** Refusals the data plane reports (holds); the in-flight limits' come from the sources. */
+  private readonly refusals = new Map<string, number>();
   private readonly sends = new Tallies<"destination_type" | "status", "n">(["n"]);
   private readonly settles = new Tallies<"destination_type" | "outcome", "n">(["n"]);
   private sources: MetricsSources | null = null;
@@ -221,10 +223,11 @@ export class GatehouseMetrics implements GatewayObserver, BroadcastObserver {
     talliedCounter(
       registry,
       "gatehouse_gateway_refusals_total",
-      "Model requests refused 429 before anything was reserved or forwarded, by reason (in_flight_per_key, in_flight_per_workspace_provider).",
+      "Model requests refused before anything was forwarded, by reason: in_flight_per_key, in_flight_per_workspace_provider (429), key_limit (402/403), workspace_budget (403).",
       ["reason"],
       (add) => {
         for (const [reason, n] of Object.entries(metrics.sources?.refusals?.() ?? {})) add({ reason }, n);
+        for (const [reason, n] of this.refusals) add({ reason }, n);
       },
     );
     new Gauge({
@@ -373,6 +376,10 @@ export class GatehouseMetrics implements GatewayObserver, BroadcastObserver {
     t.byokNano += Number(g.byokCostNano);
     this.firstToken.observe({ provider: g.provider, streamed: String(g.streamed) }, g.latencyMs / 1000);
     this.overhead.observe(overheadMs / 1000);
+  }
+
+  refused(reason: string): void {
+    this.refusals.set(reason, (this.refusals.get(reason) ?? 0) + 1);
   }
 
   recordFailed(): void {

@@ -323,6 +323,22 @@ describe("fair use of upstream connections", () => {
     expect((await post(k.a, "small/quick")).status).toBe(200);
   });
 
+  it("the refusals counter also counts holds refused by the key's limit (key_limit)", async () => {
+    const created = await s.call({
+      method: "POST",
+      url: "/api/v1/keys",
+      payload: { name: "tiny", limit: 0.000001 },
+    });
+    const tiny = created.json<{ key: string }>().key;
+    const before = sample(await metrics(), 'gatehouse_gateway_refusals_total{reason="key_limit"}');
+    const r = await post(tiny, "local/quick");
+    expect(r.status, r.text).toBe(402);
+    const after = await metrics();
+    expect(sample(after, 'gatehouse_gateway_refusals_total{reason="key_limit"}')).toBe(
+      (Number.isNaN(before) ? 0 : before) + 1,
+    );
+  });
+
   it("slots are given back however a request ends: upstream error, invalid request, client leaving before or during the answer", async () => {
     // An upstream failure (502) and a request refused before any attempt (400).
     expect((await post(k.a, "local/error")).status).toBe(502);

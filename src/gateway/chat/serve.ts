@@ -177,20 +177,25 @@ export class ChatRun {
       requestedMaxTokens: requested,
       modelMaxCompletionTokens: a.endpoint.maxCompletionTokens,
     };
-    const hold = await this.gw.holds.take(
-      {
-        id: `${this.id}:${n}`,
-        organizationId: key.organizationId,
-        key,
-        workspace,
-        // BYOK spend counts toward the key's limit / the budgets only where the flags say so.
-        countsKey: !a.byok || key.includeByokInLimit,
-        countsWorkspace: !a.byok || workspace.includeByokInBudgets,
-        now: this.createdAt,
-        expectedNano: worstCase(ask).worst,
-      },
-      (room) => planHold(room, ask),
-    );
+    let hold: HoldHandle;
+    try {
+      hold = await this.gw.holds.take(
+        {
+          id: `${this.id}:${n}`,
+          organizationId: key.organizationId,
+          key,
+          workspace,
+          // BYOK spend counts toward the key's limit / the budgets only where the flags say so.
+          countsKey: !a.byok || key.includeByokInLimit,
+          countsWorkspace: !a.byok || workspace.includeByokInBudgets,
+          now: this.createdAt,
+          expectedNano: worstCase(ask).worst,
+        },
+        (room) => planHold(room, ask),
+      );
+    } catch (err) {
+      this.refused(err);
+    }
     const out: ChatRequestBody = { messages: body.messages };
     for (const [k, v] of Object.entries(body)) if (!NOT_FORWARDED.has(k)) out[k] = v;
     capMaxTokens(out, body, hold.plan.maxTokens);
@@ -200,6 +205,14 @@ export class ChatRun {
     };
     this.overheadMs = Number(process.hrtime.bigint() - this.call.arrivedNs) / 1e6;
     return { hold, body: out };
+  }
+
+  /** A hold refused by the key's limit or a workspace budget: counted (metrics), then rethrown. */
+  private refused(err: unknown): never {
+    if (err instanceof DomainError && (err.status === 402 || err.status === 403)) {
+      this.gw.observer?.refused?.(err.metadata?.scope === "workspace" ? "workspace_budget" : "key_limit");
+    }
+    throw err;
   }
 
   /**
