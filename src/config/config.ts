@@ -188,6 +188,16 @@ export interface GatewayConfig {
    * marker. Images and other binary parts are never kept, only placeholders.
    */
   broadcastMaxContextBytes: number;
+  /**
+   * A key's model requests in flight on this instance at most; past it a request is refused 429
+   * (`in_flight_per_key`) before anything is reserved or forwarded. 0 = no limit.
+   */
+  maxInFlightPerKey: number;
+  /**
+   * Percent of a provider's connections that one workspace's model requests in flight may hold
+   * on this instance (1 to 100; 100 = no share); past it, 429 `in_flight_per_workspace_provider`.
+   */
+  workspaceProviderSharePct: number;
 }
 
 export class ConfigError extends Error {
@@ -396,6 +406,8 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
       recordingCommitDelayMs: int("GATEHOUSE_RECORDING_COMMIT_DELAY_MS", 2, 0, 1_000),
       recordingMaxQueued: int("GATEHOUSE_RECORDING_MAX_QUEUED", 1_000, 1, 100_000),
       broadcastMaxContextBytes: int("BROADCAST_MAX_CONTEXT_BYTES", 256 * 1024, 4096, 64 * 1024 * 1024),
+      maxInFlightPerKey: int("GATEHOUSE_MAX_IN_FLIGHT_PER_KEY", 64, 0, 1_000_000),
+      workspaceProviderSharePct: int("GATEHOUSE_WORKSPACE_PROVIDER_SHARE", 75, 1, 100),
     },
   };
   if (problems.length > 0) throw new ConfigError(problems);

@@ -13,6 +13,7 @@ import type { RecordingDeps } from "./recording.js";
 import { GenerationRecorder } from "./recorder.js";
 import { RecordingJournal } from "./journal.js";
 import { InFlight } from "./in-flight.js";
+import { InFlightLimits } from "./in-flight-limits.js";
 import { ByokRouting } from "./byok/byok-routing.js";
 import type { SecretBox } from "../lib/secret-box.js";
 import type { GatewayObserver } from "./observer.js";
@@ -46,6 +47,8 @@ export interface Gateway {
   ): Promise<{ recorded: number; refused: number }>;
   /** The model requests this instance is serving (the chat route tracks them). */
   inFlight: InFlight;
+  /** Fair use of the upstreams: requests in flight per key and per workspace at a provider. */
+  limits: InFlightLimits;
   byok: ByokRouting;
   clock: Clock;
   /** Told of every attempt and served generation (the process's metrics); null = none. */
@@ -113,6 +116,10 @@ export function createGateway(d: GatewayDeps): Gateway {
     answersBeforeCommit: gathers,
     recover: async (refused) => (journal ? journal.replay(recording, refused) : { recorded: 0, refused: 0 }),
     inFlight,
+    limits: new InFlightLimits({
+      maxPerKey: d.config.maxInFlightPerKey,
+      workspaceSharePct: d.config.workspaceProviderSharePct,
+    }),
     byok,
     clock: d.clock,
     observer: d.observer ?? null,

@@ -9,4 +9,10 @@ export interface GatewayObserver {
   attempt(provider: string, model: string, status: number | null): void;
   /** A generation was served (completed, failed after output, or cancelled) and handed to recording. */
   generation(g: ServedGeneration, overheadMs: number): void;
+  /**
+   * A request was refused before anything was forwarded, for `reason`: `key_limit` (the key's
+   * limit cannot cover it: 402 or 403) or `workspace_budget` (403). The in-flight limits count
+   * their own refusals (in-flight-limits.ts).
+   */
+  refused?(reason: "key_limit" | "workspace_budget"): void;
 }

@@ -75,6 +75,8 @@ export async function buildApp(given: AppContext, opts: BuildOptions = {}): Prom
   gateway.onWarning((message) => app.log.warn(message));
   metrics?.watch({
     inFlight: () => gateway.inFlight.size,
+    providersInFlight: () => gateway.limits.byProvider(),
+    refusals: () => gateway.limits.refused,
     recordingQueued: () => gateway.recorder.queued,
     broadcastBacklog: async () => {
       const now = ctx.clock.now().getTime();

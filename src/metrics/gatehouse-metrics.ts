@@ -13,6 +13,10 @@ export interface MetricsSources {
   inFlight(): number;
   /** Generations answered and waiting for their record's commit. */
   recordingQueued(): number;
+  /** Model requests this instance has at each provider (every provider that has had one). */
+  providersInFlight?(): Iterable<{ provider: string; inFlight: number }>;
+  /** Model requests refused before anything was reserved or forwarded, by reason, since the start. */
+  refusals?(): Readonly<Record<string, number>>;
   /**
    * Broadcast's backlog across organizations, a record-store read: pending generations by
    * destination type, and the outbox's batches not yet fanned out to them.
@@ -106,6 +110,8 @@ export class GatehouseMetrics implements GatewayObserver, BroadcastObserver {
   private readonly firstToken: Histogram<"provider" | "streamed">;
   private readonly overhead: Histogram;
   private recordFailures = 0;
+  /** Refusals the data plane reports (holds); the in-flight limits' come from the sources. */
+  private readonly refusals = new Map<string, number>();
   private readonly sends = new Tallies<"destination_type" | "status", "n">(["n"]);
   private readonly settles = new Tallies<"destination_type" | "outcome", "n">(["n"]);
   private sources: MetricsSources | null = null;
@@ -203,6 +209,27 @@ export class GatehouseMetrics implements GatewayObserver, BroadcastObserver {
         this.set(metrics.sources?.inFlight() ?? 0);
       },
     });
+    new Gauge({
+      name: "gatehouse_gateway_provider_requests_in_flight",
+      help: "Model requests this instance has at each provider (their attempt's slot, in-flight-limits.ts).",
+      labelNames: ["provider"],
+      registers: [registry],
+      collect() {
+        this.reset();
+        for (const p of metrics.sources?.providersInFlight?.() ?? [])
+          this.set({ provider: p.provider }, p.inFlight);
+      },
+    });
+    talliedCounter(
+      registry,
+      "gatehouse_gateway_refusals_total",
+      "Model requests refused before anything was forwarded, by reason: in_flight_per_key, in_flight_per_workspace_provider (429), key_limit (402/403), workspace_budget (403).",
+      ["reason"],
+      (add) => {
+        for (const [reason, n] of Object.entries(metrics.sources?.refusals?.() ?? {})) add({ reason }, n);
+        for (const [reason, n] of this.refusals) add({ reason }, n);
+      },
+    );
     new Gauge({
       name: "gatehouse_recording_queued",
       help: "Generations answered and waiting for their record to commit.",
@@ -349,6 +376,10 @@ export class GatehouseMetrics implements GatewayObserver, BroadcastObserver {
     t.byokNano += Number(g.byokCostNano);
     this.firstToken.observe({ provider: g.provider, streamed: String(g.streamed) }, g.latencyMs / 1000);
     this.overhead.observe(overheadMs / 1000);
+  }
+
+  refused(reason: string): void {
+    this.refusals.set(reason, (this.refusals.get(reason) ?? 0) + 1);
   }
 
   recordFailed(): void {

@@ -76,6 +76,8 @@ describe("loadConfig", () => {
         recordingCommitDelayMs: 2,
         recordingMaxQueued: 1_000,
         broadcastMaxContextBytes: 256 * 1024,
+        maxInFlightPerKey: 64,
+        workspaceProviderSharePct: 75,
       },
     });
   });
@@ -87,6 +89,23 @@ describe("loadConfig", () => {
     );
     expect(() => loadConfig({ GATEHOUSE_RESERVATIONS: "postgres" })).toThrow(/needs DATABASE_URL/);
     expect(() => loadConfig({ GATEHOUSE_MOCK_PROVIDER: "yes" })).toThrow(/GATEHOUSE_MOCK_PROVIDER/);
+  });
+
+  it("gateway: requests in flight per key (0 = no limit) and a workspace's share of a provider (1-100 %)", () => {
+    expect(loadConfig({ GATEHOUSE_MAX_IN_FLIGHT_PER_KEY: "0" }).gateway.maxInFlightPerKey).toBe(0);
+    expect(loadConfig({ GATEHOUSE_WORKSPACE_PROVIDER_SHARE: "100" }).gateway.workspaceProviderSharePct).toBe(
+      100,
+    );
+    for (const bad of ["-1", "64.5", "many"]) {
+      expect(() => loadConfig({ GATEHOUSE_MAX_IN_FLIGHT_PER_KEY: bad }), bad).toThrow(
+        /GATEHOUSE_MAX_IN_FLIGHT_PER_KEY: must be an integer/,
+      );
+    }
+    for (const bad of ["0", "101", "half"]) {
+      expect(() => loadConfig({ GATEHOUSE_WORKSPACE_PROVIDER_SHARE: bad }), bad).toThrow(
+        /GATEHOUSE_WORKSPACE_PROVIDER_SHARE: must be an integer from 1 to 100/,
+      );
+    }
   });
 
   it("INGEST_WORKERS: 0 (inline) to 64 ingest worker threads", () => {

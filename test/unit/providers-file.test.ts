@@ -317,6 +317,23 @@ describe("loadProvidersFile", () => {
     ]);
   });
 
+  it("connections: the provider's pool, an integer from 1 to 4096; absent: the default", () => {
+    const provider = (extra: Record<string, unknown>) => ({
+      ...EXAMPLE,
+      providers: [{ ...EXAMPLE.providers[0], ...extra }],
+    });
+    const env = { LOCAL_KEY: "k" };
+    expect(
+      parseProvidersFile(JSON.stringify(provider({ connections: 8 })), env).providers[0]!.connections,
+    ).toBe(8);
+    expect(parseProvidersFile(JSON.stringify(EXAMPLE), env).providers[0]!.connections).toBeNull();
+    for (const bad of [0, 4097, 2.5, "8"]) {
+      expect(problemsOf(provider({ connections: bad }), env), String(bad)).toEqual([
+        "providers[0].connections: must be an integer from 1 to 4096",
+      ]);
+    }
+  });
+
   it("supported_parameters: known names only, max_tokens always in, the kind's defaults otherwise", async () => {
     const model = (extra: Record<string, unknown>, kind = "openai-compatible") => ({
       providers: [{ ...EXAMPLE.providers[0], kind, api_key: "k", api_key_env: undefined }],

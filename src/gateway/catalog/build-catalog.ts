@@ -12,6 +12,8 @@ function mockEntries(latencyMs: number): { provider: ProviderEntry; models: Mode
     slug: "mock",
     kind: "mock",
     name: "Mock",
+    // Answered in process: no connections to share.
+    connections: null,
     adapter: new MockAdapter({ latencyMs }),
   };
   const model = (id: string, name: string, upstreamModel: string): ModelEntry => ({

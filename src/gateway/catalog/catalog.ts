@@ -19,6 +19,12 @@ export interface ProviderEntry {
    * absent or null: the gateway's GATEHOUSE_UPSTREAM_TIMEOUT_MS.
    */
   timeoutMs?: number | null;
+  /**
+   * The size of its connection pool (the providers file's `connections`); absent: the default
+   * (128); null: no pool (the built-in mock). One workspace's requests in flight here are capped
+   * at GATEHOUSE_WORKSPACE_PROVIDER_SHARE percent of it (in-flight-limits.ts).
+   */
+  connections?: number | null;
 }
 
 /**

@@ -31,12 +31,14 @@ export function buildFileProviders(spec: ProvidersFileSpec): FileCatalogPart {
     kind: p.kind,
     name: p.name,
     timeoutMs: p.timeoutMs,
+    ...(p.connections !== null ? { connections: p.connections } : {}),
     adapter: ADAPTERS[p.kind]({
       baseUrl: p.baseUrl,
       apiKey: p.apiKey?.reveal() ?? null,
       headers: p.headers.reveal(),
       ...(p.idleTimeoutMs !== null ? { idleTimeoutMs: p.idleTimeoutMs } : {}),
       ...(p.maxTokensField !== null ? { maxTokensField: p.maxTokensField } : {}),
+      ...(p.connections !== null ? { connections: p.connections } : {}),
     }),
   }));
   const kinds = new Map(spec.providers.map((p) => [p.slug, p.kind]));

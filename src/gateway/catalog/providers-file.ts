@@ -31,6 +31,8 @@ export interface ProviderSpec {
   idleTimeoutMs: number | null;
   /** openai-compatible: the field that carries the completion cap; null = as the client sent it. */
   maxTokensField: MaxTokensField | null;
+  /** The provider's connection pool; null = the default (128). */
+  connections: number | null;
 }
 
 export interface ModelSpec {
@@ -81,6 +83,7 @@ const PROVIDER_FIELDS = new Set([
   "timeout_ms",
   "idle_timeout_ms",
   "max_tokens_field",
+  "connections",
 ]);
 const MODEL_FIELDS = new Set([
   "id",
@@ -250,6 +253,13 @@ function provider(raw: unknown, at: string, env: Env, report: Report): ProviderS
   };
   const timeoutMs = ms("timeout_ms");
   const idleTimeoutMs = ms("idle_timeout_ms");
+  let connections: number | null = null;
+  if (raw.connections !== undefined) {
+    const v = raw.connections;
+    if (typeof v !== "number" || !Number.isInteger(v) || v < 1 || v > 4096)
+      bad("connections", "must be an integer from 1 to 4096");
+    else connections = v;
+  }
   let maxTokensField: MaxTokensField | null = null;
   if (raw.max_tokens_field !== undefined) {
     if (!MAX_TOKENS_FIELDS.includes(raw.max_tokens_field as MaxTokensField))
@@ -269,6 +279,7 @@ function provider(raw: unknown, at: string, env: Env, report: Report): ProviderS
     timeoutMs,
     idleTimeoutMs,
     maxTokensField,
+    connections,
   };
 }
 

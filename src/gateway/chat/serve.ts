@@ -23,6 +23,7 @@ import { planAttempts, type Attempt, type ProviderPrefs } from "./attempts.js";
 import { requestParameters } from "../catalog/parameters.js";
 import type { Charge } from "./wire.js";
 import type { CancelSignal } from "../cancellation.js";
+import type { RequestSlots } from "../in-flight-limits.js";
 
 /** A validated chat request (schemas/chat.ts) and who sent it. */
 export interface ChatBody extends ChatRequestBody {
@@ -49,6 +50,12 @@ export interface ChatCall {
    * charged what it asked for, so only a shutdown stops it.
    */
   upstreamStop: CancelSignal;
+  /**
+   * The request's slots (in-flight-limits.ts): its key's, taken when it was admitted, and the
+   * provider's of each attempt, taken by `hold` before the attempt is reserved. The route
+   * releases them once the request has ended.
+   */
+  slots: RequestSlots;
 }
 
 /**
@@ -131,12 +138,16 @@ export class ChatRun {
     this.id = newGenerationId(this.createdAt.getTime());
     this.created = Math.floor(this.createdAt.getTime() / 1000);
     const prefs = call.body.provider;
-    this.attempts = planAttempts(
-      gw.catalog,
-      call.body.model,
-      call.body.models,
-      prefs,
-      prefs?.require_parameters === true ? requestParameters(call.body) : [],
+    // A provider whose share this workspace already uses is skipped while another can serve.
+    this.attempts = gw.limits.withRoom(
+      planAttempts(
+        gw.catalog,
+        call.body.model,
+        call.body.models,
+        prefs,
+        prefs?.require_parameters === true ? requestParameters(call.body) : [],
+      ),
+      call.key.workspaceId,
     );
     this.prompt = estimatePrompt(call.body.messages, call.body.tools);
     this.promptEstimate = this.promptEstimateFor(this.attempts[0]);
@@ -165,9 +176,14 @@ export class ChatRun {
     return promptTokensFor(this.prompt, imageRuleOf(a));
   }
 
-  /** Reserves the attempt's worst case (throws the 402/403 refusal) and builds its upstream body. */
+  /**
+   * Takes the attempt's slot at its provider (throws the 429 when the workspace's share of it is
+   * in use), reserves the attempt's worst case (throws the 402/403 refusal) and builds its
+   * upstream body.
+   */
   async hold(a: Attempt, n: number): Promise<{ hold: HoldHandle; body: ChatRequestBody }> {
     const { key, body } = this.call;
+    this.call.slots.at(a.provider);
     this.promptEstimate = this.promptEstimateFor(a);
     const workspace = await keyWorkspace(this.gw.policy, key);
     const requested = requestedMaxTokens(body);
@@ -177,20 +193,25 @@ export class ChatRun {
       requestedMaxTokens: requested,
       modelMaxCompletionTokens: a.endpoint.maxCompletionTokens,
     };
-    const hold = await this.gw.holds.take(
-      {
-        id: `${this.id}:${n}`,
-        organizationId: key.organizationId,
-        key,
-        workspace,
-        // BYOK spend counts toward the key's limit / the budgets only where the flags say so.
-        countsKey: !a.byok || key.includeByokInLimit,
-        countsWorkspace: !a.byok || workspace.includeByokInBudgets,
-        now: this.createdAt,
-        expectedNano: worstCase(ask).worst,
-      },
-      (room) => planHold(room, ask),
-    );
+    let hold: HoldHandle;
+    try {
+      hold = await this.gw.holds.take(
+        {
+          id: `${this.id}:${n}`,
+          organizationId: key.organizationId,
+          key,
+          workspace,
+          // BYOK spend counts toward the key's limit / the budgets only where the flags say so.
+          countsKey: !a.byok || key.includeByokInLimit,
+          countsWorkspace: !a.byok || workspace.includeByokInBudgets,
+          now: this.createdAt,
+          expectedNano: worstCase(ask).worst,
+        },
+        (room) => planHold(room, ask),
+      );
+    } catch (err) {
+      this.refused(err);
+    }
     const out: ChatRequestBody = { messages: body.messages };
     for (const [k, v] of Object.entries(body)) if (!NOT_FORWARDED.has(k)) out[k] = v;
     capMaxTokens(out, body, hold.plan.maxTokens);
@@ -200,6 +221,14 @@ export class ChatRun {
     };
     this.overheadMs = Number(process.hrtime.bigint() - this.call.arrivedNs) / 1e6;
     return { hold, body: out };
+  }
+
+  /** A hold refused by the key's limit or a workspace budget: counted (metrics), then rethrown. */
+  private refused(err: unknown): never {
+    if (err instanceof DomainError && (err.status === 402 || err.status === 403)) {
+      this.gw.observer?.refused?.(err.metadata?.scope === "workspace" ? "workspace_budget" : "key_limit");
+    }
+    throw err;
   }
 
   /**

@@ -23,8 +23,11 @@ export function isRetryableStatus(status: number): boolean {
 /** Largest upstream error body read to find its message; the rest is discarded. */
 const MAX_ERROR_BODY = 64 * 1024;
 
+/** Connections per provider unless its providers-file entry says otherwise (`connections`). */
+export const DEFAULT_UPSTREAM_CONNECTIONS = 128;
+
 export interface UpstreamPoolOptions {
-  /** Connections kept per upstream origin. */
+  /** Connections kept per upstream origin (default DEFAULT_UPSTREAM_CONNECTIONS). */
   connections?: number;
   /** Silence allowed between two body chunks once the answer has started. */
   idleTimeoutMs: number;
@@ -39,7 +42,7 @@ export interface UpstreamPool {
 
 export function createUpstreamPool(opts: UpstreamPoolOptions): UpstreamPool {
   const agent = new Agent({
-    connections: opts.connections ?? 128,
+    connections: opts.connections ?? DEFAULT_UPSTREAM_CONNECTIONS,
     keepAliveTimeout: 30_000,
     // The first-byte deadline is ours (below), so undici's own header deadline is off.
     headersTimeout: 0,

@@ -10,6 +10,7 @@ import { ChatRequestBody } from "../schemas/chat.js";
 import { routeLimit } from "../plugins/rate-limit.js";
 import { sseResponse } from "./sse-response.js";
 import { Cancellation } from "../../gateway/cancellation.js";
+import type { RequestSlots } from "../../gateway/in-flight-limits.js";
 
 /**
  * A chat request's body at most: images travel inside it as base64 data URLs (a 3 MB photo is
@@ -48,6 +49,10 @@ export async function chatRoutes(root: FastifyInstance, ctx: AppContext, gw: Gat
       },
     },
     async (request, reply) => {
+      const key = request.inferenceKey as KeyPolicy;
+      // Refused 429 here, before anything is reserved or forwarded, when the key has its maximum
+      // of requests in flight; given back in `finally`, however the request ends.
+      const slots = gw.limits.admit(key.hash, key.workspaceId);
       const gone = new Cancellation();
       const stop = new Cancellation();
       // A stream stops when its client goes: what was generated is charged. A whole answer once
@@ -61,9 +66,10 @@ export async function chatRoutes(root: FastifyInstance, ctx: AppContext, gw: Gat
       });
       const untrack = inFlight.track(stop);
       try {
-        return await serve(request, reply, gone, stop);
+        return await serve(request, reply, gone, stop, slots);
       } finally {
         untrack();
+        slots.release();
       }
     },
   );
@@ -73,6 +79,7 @@ export async function chatRoutes(root: FastifyInstance, ctx: AppContext, gw: Gat
     reply: FastifyReply,
     gone: Cancellation,
     stop: Cancellation,
+    slots: RequestSlots,
   ): Promise<unknown> {
     const call = {
       key: request.inferenceKey as KeyPolicy,
@@ -82,6 +89,7 @@ export async function chatRoutes(root: FastifyInstance, ctx: AppContext, gw: Gat
       arrivedNs: request.arrivedNs,
       clientGone: gone,
       upstreamStop: stop,
+      slots,
     };
     if (call.body.stream === true) {
       let opened = false;
