@@ -132,7 +132,7 @@ describe("Broadcast delivery", () => {
     await waitFor(async () => (await deliveries(t, dest)).last_error !== null, 5_000, "a failed attempt");
     const down = await deliveries(t, dest);
     expect(down.pending).toBe(30);
-    expect(String(down.last_error)).toMatch(/ECONNREFUSED|connect/);
+    expect(down.last_error).toBe("connection refused");
     await new Promise((d) => setTimeout(d, 300));
     await rx.start(port);
     await waitFor(() => rx.delivered.size === 30, 10_000, "delivery after the receiver came back");

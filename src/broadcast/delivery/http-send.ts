@@ -111,7 +111,8 @@ export function sendRequest(req: EncodedRequest, opts: SendOptions): Promise<Sen
     const broken = (err: Error) => (timedOut ? `timed out after ${opts.timeoutMs} ms` : failureClass(err));
     // Redirects are never followed (node:http does not): a 3xx is reported as it came.
     const request = (tls ? https : http).request(url, { method: req.method, headers, agent }, (res) => {
-      // The address actually connected to: a private one (the operator allowed it) keeps its body.
+      // The address actually connected to: a private one (the operator allowed it) never has its
+      // body kept, so it can never be shown back (failure-text.ts).
       const remote = res.socket.remoteAddress;
       const publicReceiver = remote !== undefined && !isPrivateAddress(remote);
       const chunks: Buffer[] = [];
@@ -134,7 +135,7 @@ export function sendRequest(req: EncodedRequest, opts: SendOptions): Promise<Sen
     });
     const timer = setTimeout(() => {
       timedOut = true;
-      request.destroy();
+      request.destroy(new Error("timed out"));
     }, opts.timeoutMs);
     request.on("error", (err) =>
       finish({
