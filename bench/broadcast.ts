@@ -25,6 +25,7 @@ import { defaultEncoderLookup } from "../src/broadcast/encoder-lookup.js";
 import { DEFAULT_OTLP_OPTIONS } from "../src/broadcast/encoders/otlp-json.js";
 import type { LiveContext } from "../src/broadcast/live-context.js";
 import { loadConfig } from "../src/config/config.js";
+import { outboundPolicy } from "../src/lib/outbound-policy.js";
 import { createDestination } from "../src/domain/destinations/create-destination.js";
 import { ingestGenerations } from "../src/domain/ingest/ingest-generations.js";
 import { createOrganization } from "../src/domain/organizations/create-organization.js";
@@ -52,6 +53,9 @@ const receiver = await startReceiverProcess();
 const { arrivals } = receiver;
 const fmt = (n: number) => Math.round(n).toLocaleString("en-US");
 
+// The receiver is a loopback process: allowed as an operator allows a local collector.
+const defaults = loadConfig({ BROADCAST_ALLOWED_PRIVATE_HOSTS: "127.0.0.1/8,::1" }).broadcast;
+
 let stores = 0;
 async function setup(destinations: number) {
   const name = `s${++stores}`;
@@ -59,11 +63,18 @@ async function setup(destinations: number) {
   const activity = await openDuckDbActivityStore({ path: join(dir, `${name}.duckdb`) });
   const org = await createOrganization(store, systemClock, name);
   for (let i = 0; i < destinations; i++) {
-    await createDestination(store, systemClock, box, org.organizationId, {
-      type: "otel-collector",
-      name: `d${i}`,
-      config: { endpoint: receiver.url },
-    });
+    await createDestination(
+      store,
+      systemClock,
+      box,
+      org.organizationId,
+      {
+        type: "otel-collector",
+        name: `d${i}`,
+        config: { endpoint: receiver.url },
+      },
+      outboundPolicy(defaults),
+    );
   }
   const close = async () => {
     await store.close();
@@ -148,7 +159,7 @@ await none.close();
 await three.close();
 
 // 2. Delivery rate, production encoder vs the former one, alternating rounds.
-const settings = { ...loadConfig({}).broadcast, pollMs: 10 };
+const settings = { ...defaults, pollMs: 10 };
 /** The otel-collector type rendered by otlp-transformer's serializer (the former encoder). */
 const formerEncoders: EncoderLookup = (type) => {
   const encoder = defaultEncoderLookup(type);

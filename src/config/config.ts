@@ -2,6 +2,7 @@ import { availableParallelism } from "node:os";
 import { existsSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { KEY_RE } from "../lib/ids.js";
+import { normalHostName, parseAllowedHost } from "../lib/outbound-policy.js";
 import { Redacted } from "../lib/redacted.js";
 import {
   ProvidersFileError,
@@ -117,8 +118,17 @@ export interface BroadcastConfig {
   /** How long delivered and dead rows are kept (status, recent dead letters) before pruning. */
   deliveredRetentionMs: number;
   deadRetentionMs: number;
-  /** Refuse destinations whose host resolves to a loopback, private or link-local address. */
+  /**
+   * Refuse destinations whose host is, or resolves to, an address that is not globally reachable
+   * (loopback, private, link-local, shared, benchmark, documentation, reserved, multicast:
+   * src/lib/special-addresses.ts) or a `localhost` name. On by default.
+   */
   refusePrivateAddresses: boolean;
+  /**
+   * What the operator allows despite refusePrivateAddresses: CIDRs, single IPs (as they are
+   * written) and host names (lower case, without a trailing dot) (src/lib/outbound-policy.ts).
+   */
+  allowedPrivateHosts: readonly string[];
   /** Destinations delivered to at once by one process. */
   concurrency: number;
   /**
@@ -305,9 +315,19 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
   const trust = str("TRUST_PROXY") ?? "false";
   if (trust !== "true" && trust !== "false") problems.push("TRUST_PROXY: must be true or false");
 
-  const refusePrivate = str("BROADCAST_REFUSE_PRIVATE_ADDRESSES") ?? "false";
+  const refusePrivate = str("BROADCAST_REFUSE_PRIVATE_ADDRESSES") ?? "true";
   if (refusePrivate !== "true" && refusePrivate !== "false") {
     problems.push("BROADCAST_REFUSE_PRIVATE_ADDRESSES: must be true or false");
+  }
+  const allowedPrivateHosts: string[] = [];
+  for (const entry of (str("BROADCAST_ALLOWED_PRIVATE_HOSTS") ?? "").split(",")) {
+    if (entry.trim() === "") continue;
+    const parsed = parseAllowedHost(entry);
+    if (parsed === null) {
+      problems.push(
+        `BROADCAST_ALLOWED_PRIVATE_HOSTS: "${entry.trim()}" is not a CIDR (10.0.0.0/8, fd00::/8), an IP address or a host name`,
+      );
+    } else allowedPrivateHosts.push(parsed.kind === "name" ? normalHostName(entry.trim()) : entry.trim());
   }
   const broadcastWorkers = str("BROADCAST_WORKERS") ?? "true";
   if (broadcastWorkers !== "true" && broadcastWorkers !== "false") {
@@ -375,7 +395,8 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
       breakerCooldownMs: int("BROADCAST_BREAKER_COOLDOWN_MS", 30_000, 1, 3_600_000),
       deliveredRetentionMs: int("BROADCAST_DELIVERED_RETENTION_MS", 3_600_000, 0, 30 * 86_400_000),
       deadRetentionMs: int("BROADCAST_DEAD_RETENTION_MS", 7 * 86_400_000, 0, 365 * 86_400_000),
-      refusePrivateAddresses: refusePrivate === "true",
+      refusePrivateAddresses: refusePrivate !== "false",
+      allowedPrivateHosts,
       concurrency: int("BROADCAST_CONCURRENCY", 4, 1, 64),
       lingerMs: int("BROADCAST_LINGER_MS", 200, 0, 60_000),
     },

@@ -3,12 +3,12 @@ import { Broadcaster, type BroadcastObserver } from "../../src/broadcast/deliver
 import { defaultEncoderLookup } from "../../src/broadcast/encoder-lookup.js";
 import { systemClock } from "../../src/lib/clock.js";
 import { hashKey } from "../../src/lib/ids.js";
-import { makeTestApp, type TestApp } from "../helpers/app.js";
+import { ALLOW_LOOPBACK, makeTestApp, type TestApp, type TestAppOptions } from "../helpers/app.js";
 
 /** Short, fast delivery settings for tests (the defaults are in config.ts). */
 export function testSettings(over: Partial<BroadcastConfig> = {}): BroadcastConfig {
   return {
-    ...loadConfig({}).broadcast,
+    ...loadConfig(ALLOW_LOOPBACK).broadcast,
     pollMs: 20,
     attemptTimeoutMs: 300,
     retryBaseMs: 10,
@@ -26,14 +26,19 @@ export interface BroadcastTestApp extends TestApp {
 
 /**
  * A test app on the real clock with a Broadcaster (not started) sharing its store; `observer`
- * is told of its sends and settlements (the metrics).
+ * is told of its sends and settlements (the metrics); `logger` is the app's, and the worker's.
  */
 export async function makeBroadcastApp(
   over: Partial<BroadcastConfig> = {},
   observer?: BroadcastObserver,
+  logger?: TestAppOptions["logger"],
 ): Promise<BroadcastTestApp> {
   const settings = testSettings(over);
-  const t = await makeTestApp({ clock: systemClock, config: { broadcast: settings } });
+  const t = await makeTestApp({
+    clock: systemClock,
+    config: { broadcast: settings },
+    ...(logger ? { logger } : {}),
+  });
   const broadcaster = new Broadcaster({
     store: t.ctx.store,
     secretBox: t.ctx.secretBox,
@@ -42,6 +47,7 @@ export async function makeBroadcastApp(
     encoderFor: defaultEncoderLookup,
     ...(observer ? { observer } : {}),
   });
+  if (logger) broadcaster.useLogger(t.app.log);
   t.ctx.broadcaster = broadcaster;
   const close = t.close;
   return Object.assign(t, {

@@ -132,7 +132,7 @@ describe("Broadcast delivery", () => {
     await waitFor(async () => (await deliveries(t, dest)).last_error !== null, 5_000, "a failed attempt");
     const down = await deliveries(t, dest);
     expect(down.pending).toBe(30);
-    expect(String(down.last_error)).toMatch(/ECONNREFUSED|connect/);
+    expect(down.last_error).toBe("connection refused");
     await new Promise((d) => setTimeout(d, 300));
     await rx.start(port);
     await waitFor(() => rx.delivered.size === 30, 10_000, "delivery after the receiver came back");
@@ -176,7 +176,8 @@ describe("Broadcast delivery", () => {
     await waitFor(async () => (await deliveries(t, dest)).dead === 4, 5_000, "dead letter");
     const s = await deliveries(t, dest);
     expect(s.pending).toBe(0);
-    expect(String(s.last_error)).toContain("HTTP 502: bad gateway");
+    // The status only: a private receiver's body (loopback here) is never shown.
+    expect(s.last_error).toBe("HTTP 502");
     const letters = s.recent_dead_letters as { attempts: number; from: string; last_error: string }[];
     expect(letters[0]?.attempts).toBe(3);
     expect(rx.requests.length).toBe(3);

@@ -110,7 +110,7 @@ describe("Broadcast: a claim's requests settle their own generations", () => {
     expect(s).toMatchObject({ pending: 0, delivered: 4, dead: 1 });
     const letters = s.recent_dead_letters as { generations: number; last_error: string }[];
     expect(letters).toHaveLength(1);
-    expect(letters[0]).toMatchObject({ generations: 1, last_error: "HTTP 413: refused" });
+    expect(letters[0]).toMatchObject({ generations: 1, last_error: "HTTP 413" });
   });
 
   it("a claim of slow per-generation requests (S3) that outlasts its lease still delivers every generation", async () => {

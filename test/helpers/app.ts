@@ -19,6 +19,12 @@ import type { StoreFactory } from "./stores.js";
 
 export const TEST_ENCRYPTION_KEY = Buffer.alloc(32, 7);
 
+/**
+ * The operator's opt-in that lets destinations reach the tests' loopback receivers, as an operator
+ * allows a local collector (BROADCAST_REFUSE_PRIVATE_ADDRESSES stays on, its default).
+ */
+export const ALLOW_LOOPBACK = { BROADCAST_ALLOWED_PRIVATE_HOSTS: "127.0.0.1/8,::1" } as const;
+
 export interface TestApp {
   app: FastifyInstance;
   ctx: AppContext;
@@ -57,7 +63,7 @@ export async function makeTestApp(opts: TestAppOptions = {}): Promise<TestApp> {
   const clock =
     (opts.clock as ManualClock | undefined) ?? new ManualClock(new Date("2026-11-18T12:00:00.000Z"));
   const config = {
-    ...loadConfig({ GATEHOUSE_DATA_DIR: "/tmp/gatehouse-test", ...opts.env }),
+    ...loadConfig({ GATEHOUSE_DATA_DIR: "/tmp/gatehouse-test", ...ALLOW_LOOPBACK, ...opts.env }),
     ...opts.config,
   };
   const ctx: AppContext = {

@@ -52,6 +52,8 @@ export async function startServer(env: Record<string, string>): Promise<ChildSer
       HOME: process.env.HOME ?? "",
       PORT: "0",
       LOG_LEVEL: "info",
+      // Destinations may reach the tests' loopback receivers (an operator's local collector).
+      BROADCAST_ALLOWED_PRIVATE_HOSTS: "127.0.0.1/8,::1",
       ...env,
       GATEHOUSE_DATA_DIR: dataDir,
     },

@@ -73,7 +73,13 @@ export async function startDemoServer(
   opts: { generations?: number; days?: number; env?: Record<string, string> } = {},
 ): Promise<DemoServer> {
   const dataDir = mkdtempSync(join(tmpdir(), "gh-dash-"));
-  const env = { GATEHOUSE_DATA_DIR: dataDir, LOG_LEVEL: "warn", ...opts.env };
+  // Destinations may reach the tests' loopback addresses (an operator's local collector).
+  const env = {
+    GATEHOUSE_DATA_DIR: dataDir,
+    LOG_LEVEL: "warn",
+    BROADCAST_ALLOWED_PRIVATE_HOSTS: "127.0.0.1/8,::1",
+    ...opts.env,
+  };
   const run = await gatehouse(
     ["demo", "--json", "--generations", String(opts.generations ?? 3000), "--days", String(opts.days ?? 14)],
     env,

@@ -51,7 +51,8 @@ describe("loadConfig", () => {
         breakerCooldownMs: 30_000,
         deliveredRetentionMs: 3_600_000,
         deadRetentionMs: 604_800_000,
-        refusePrivateAddresses: false,
+        refusePrivateAddresses: true,
+        allowedPrivateHosts: [],
         concurrency: 4,
         lingerMs: 200,
       },
@@ -227,6 +228,30 @@ describe("loadConfig", () => {
     expect(problemsOf({ ACTIVITY_COMPACTION_INTERVAL_MS: "10" }).join()).toContain(
       "ACTIVITY_COMPACTION_INTERVAL_MS",
     );
+  });
+
+  it("BROADCAST_ALLOWED_PRIVATE_HOSTS: CIDRs, IPs and host names; a bad entry is a problem naming the variable", () => {
+    expect(loadConfig({}).broadcast).toMatchObject({ refusePrivateAddresses: true, allowedPrivateHosts: [] });
+    expect(loadConfig({ BROADCAST_REFUSE_PRIVATE_ADDRESSES: "false" }).broadcast.refusePrivateAddresses).toBe(
+      false,
+    );
+    expect(
+      loadConfig({
+        BROADCAST_ALLOWED_PRIVATE_HOSTS: " 10.0.0.0/8, fd00::/8,::1 ,[fe80::1],Collector.Internal., ",
+      }).broadcast.allowedPrivateHosts,
+    ).toEqual(["10.0.0.0/8", "fd00::/8", "::1", "[fe80::1]", "collector.internal"]);
+    for (const bad of [
+      "10.0.0.0/33",
+      "::1/129",
+      "10.0.0.0/x",
+      "http://x",
+      "a b",
+      "host/8",
+      "-bad-.example",
+    ]) {
+      const problems = problemsOf({ BROADCAST_ALLOWED_PRIVATE_HOSTS: `127.0.0.1,${bad}` }).join();
+      expect(problems, bad).toContain("BROADCAST_ALLOWED_PRIVATE_HOSTS");
+    }
   });
 
   it("BROADCAST_LINGER_MS: 0 (send at once) to 60000, default 200", () => {

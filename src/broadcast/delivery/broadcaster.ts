@@ -3,6 +3,7 @@ import type { BroadcastConfig } from "../../config/config.js";
 import { openConfig } from "../../domain/destinations/destination-record.js";
 import { DESTINATION_TYPE_NAMES, type DestinationType } from "../../domain/destinations/destination-types.js";
 import type { Clock } from "../../lib/clock.js";
+import { outboundPolicy } from "../../lib/outbound-policy.js";
 import type { SecretBox } from "../../lib/secret-box.js";
 import type { RecordStore } from "../../stores/record-store.js";
 import { toBroadcastGeneration } from "../broadcast-generation.js";
@@ -31,6 +32,7 @@ import { rowsOfPayload, type OutboxRow } from "../payload-rows.js";
 import { backoffMs, CircuitBreaker } from "./backoff.js";
 import { BatchCache } from "./batch-cache.js";
 import { maskErrorText } from "./mask-error.js";
+import { failureText } from "./failure-text.js";
 import { retryable, sendRequest, succeeded, type SendResult } from "./http-send.js";
 
 /** The encoder of a destination type (src/broadcast/encoders/index.ts encoderFor). */
@@ -410,15 +412,18 @@ export class Broadcaster {
       sentHeaders = signed.headers;
       const res: SendResult = await sendRequest(signed, {
         timeoutMs: settings.attemptTimeoutMs,
-        refusePrivateAddresses: settings.refusePrivateAddresses,
+        addresses: outboundPolicy(settings),
       });
       this.deps.observer?.sent(type, res.status);
       if (succeeded(res)) {
         accepted++;
         continue;
       }
-      const what = res.status === null ? res.text : `HTTP ${res.status}${res.text ? `: ${res.text}` : ""}`;
-      const f: Failure = { text: what, retry: retryable(res), retryAfterMs: res.retryAfterMs };
+      const f: Failure = {
+        text: failureText(res, mask),
+        retry: retryable(res),
+        retryAfterMs: res.retryAfterMs,
+      };
       for (const id of carried) fail(id, f);
       if (f.retry || !refusesBody(res)) stop = f;
     }

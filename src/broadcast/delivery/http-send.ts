@@ -1,15 +1,21 @@
 import http from "node:http";
 import https from "node:https";
-import { isIP } from "node:net";
+import type { OutboundPolicy } from "../../lib/outbound-policy.js";
+import { isPrivateAddress } from "../../lib/special-addresses.js";
 import type { EncodedRequest } from "../encoders/encoder.js";
-import { guardedLookup, isPrivateAddress, RefusedAddressError } from "./address-guard.js";
+import { guardedLookup, RefusedAddressError } from "./address-guard.js";
+import { failureClass } from "./failure-text.js";
 
 export interface SendResult {
   /** HTTP status, or null when no response came (network error, timeout, refused address). */
   status: number | null;
   /** Retry-After in milliseconds, when the receiver sent one. */
   retryAfterMs: number | null;
-  /** The start of the response body (error texts), or the network error's message. */
+  /**
+   * With a response: the start of its body, only when the address connected to is globally
+   * reachable ("" from a private receiver: its body never leaves Gatehouse). Without one:
+   * Gatehouse's own classification of what went wrong (failure-class.ts), never the socket's text.
+   */
   text: string;
   latencyMs: number;
   /** The request was refused before sending (private address): not worth retrying. */
@@ -18,7 +24,8 @@ export interface SendResult {
 
 export interface SendOptions {
   timeoutMs: number;
-  refusePrivateAddresses: boolean;
+  /** Which addresses may be connected to (BROADCAST_REFUSE_PRIVATE_ADDRESSES and its allowlist). */
+  addresses: OutboundPolicy;
 }
 
 /**
@@ -29,12 +36,23 @@ export interface SendOptions {
  */
 export const IDLE_SOCKET_MS = 4_000;
 const KEEP_ALIVE = { keepAlive: true, maxSockets: 16, timeout: IDLE_SOCKET_MS };
-const agents = {
-  plain: new http.Agent(KEEP_ALIVE),
-  tls: new https.Agent(KEEP_ALIVE),
-  plainGuarded: new http.Agent({ ...KEEP_ALIVE, lookup: guardedLookup } as http.AgentOptions),
-  tlsGuarded: new https.Agent({ ...KEEP_ALIVE, lookup: guardedLookup } as https.AgentOptions),
-};
+const plainAgents = { plain: new http.Agent(KEEP_ALIVE), tls: new https.Agent(KEEP_ALIVE) };
+/** Agents whose connections resolve through a policy's guarded lookup (one pair per policy). */
+const guardedAgents = new WeakMap<OutboundPolicy, typeof plainAgents>();
+
+function agentsOf(policy: OutboundPolicy): typeof plainAgents {
+  if (!policy.refusePrivate) return plainAgents;
+  let agents = guardedAgents.get(policy);
+  if (agents === undefined) {
+    const lookup = guardedLookup(policy);
+    agents = {
+      plain: new http.Agent({ ...KEEP_ALIVE, lookup } as http.AgentOptions),
+      tls: new https.Agent({ ...KEEP_ALIVE, lookup } as https.AgentOptions),
+    };
+    guardedAgents.set(policy, agents);
+  }
+  return agents;
+}
 
 const MAX_TEXT = 2_048;
 
@@ -65,8 +83,10 @@ export function sendRequest(req: EncodedRequest, opts: SendOptions): Promise<Sen
       return;
     }
     const tls = url.protocol === "https:";
+    // A literal IP is connected to without a lookup: checked here (WHATWG URL has normalised
+    // 127.1, 2130706433, 0x7f000001 and [::ffff:127.0.0.1] already). Names: the guarded lookup.
     const host = url.hostname.replace(/^\[|\]$/g, "");
-    if (opts.refusePrivateAddresses && isIP(host) !== 0 && isPrivateAddress(host)) {
+    if (!opts.addresses.allowsHost(host)) {
       resolve(
         done({
           status: null,
@@ -77,13 +97,7 @@ export function sendRequest(req: EncodedRequest, opts: SendOptions): Promise<Sen
       );
       return;
     }
-    const agent = opts.refusePrivateAddresses
-      ? tls
-        ? agents.tlsGuarded
-        : agents.plainGuarded
-      : tls
-        ? agents.tls
-        : agents.plain;
+    const agent = tls ? agentsOf(opts.addresses).tls : agentsOf(opts.addresses).plain;
     const body = typeof req.body === "string" ? Buffer.from(req.body, "utf8") : req.body;
     const headers: Record<string, string | number> = { ...req.headers, "content-length": body.byteLength };
     let settled = false;
@@ -93,11 +107,18 @@ export function sendRequest(req: EncodedRequest, opts: SendOptions): Promise<Sen
       clearTimeout(timer);
       resolve(done(r));
     };
+    let timedOut = false;
+    const broken = (err: Error) => (timedOut ? `timed out after ${opts.timeoutMs} ms` : failureClass(err));
+    // Redirects are never followed (node:http does not): a 3xx is reported as it came.
     const request = (tls ? https : http).request(url, { method: req.method, headers, agent }, (res) => {
+      // The address actually connected to: a private one (the operator allowed it) never has its
+      // body kept, so it can never be shown back (failure-text.ts).
+      const remote = res.socket.remoteAddress;
+      const publicReceiver = remote !== undefined && !isPrivateAddress(remote);
       const chunks: Buffer[] = [];
       let size = 0;
       res.on("data", (c: Buffer) => {
-        if (size < MAX_TEXT) chunks.push(c);
+        if (publicReceiver && size < MAX_TEXT) chunks.push(c);
         size += c.length;
       });
       res.on("end", () =>
@@ -109,17 +130,18 @@ export function sendRequest(req: EncodedRequest, opts: SendOptions): Promise<Sen
         }),
       );
       res.on("error", (err) =>
-        finish({ status: null, retryAfterMs: null, text: err.message, refused: false }),
+        finish({ status: null, retryAfterMs: null, text: broken(err), refused: false }),
       );
     });
     const timer = setTimeout(() => {
-      request.destroy(new Error(`timed out after ${opts.timeoutMs} ms`));
+      timedOut = true;
+      request.destroy(new Error("timed out"));
     }, opts.timeoutMs);
     request.on("error", (err) =>
       finish({
         status: null,
         retryAfterMs: null,
-        text: err.message || (err as NodeJS.ErrnoException).code || "network error",
+        text: broken(err),
         refused: err instanceof RefusedAddressError,
       }),
     );

@@ -1,9 +1,11 @@
 import { openConfig } from "../../domain/destinations/destination-record.js";
 import type { DestinationType } from "../../domain/destinations/destination-types.js";
 import { requireDestinationRow } from "../../domain/destinations/get-destination.js";
+import type { OutboundPolicy } from "../../lib/outbound-policy.js";
 import type { SecretBox } from "../../lib/secret-box.js";
 import type { Db } from "../../stores/record-store.js";
 import type { EncoderLookup } from "../delivery/broadcaster.js";
+import { failureText } from "../delivery/failure-text.js";
 import { sendRequest } from "../delivery/http-send.js";
 import { maskErrorText } from "../delivery/mask-error.js";
 
@@ -13,7 +15,10 @@ export interface TestResult {
   /** HTTP status, or null when no answer came. */
   status: number | null;
   latency_ms: number;
-  /** What went wrong (the receiver's text or the network error), secrets masked; null when ok. */
+  /**
+   * What went wrong, null when ok: Gatehouse's classification (refused, timed out, TLS, DNS…) or
+   * `HTTP <status>`, with a short masked excerpt of the body from a public receiver only.
+   */
   error: string | null;
 }
 
@@ -26,7 +31,7 @@ export async function testDestination(
   db: Db,
   box: SecretBox,
   encoderFor: EncoderLookup,
-  opts: { timeoutMs: number; refusePrivateAddresses: boolean },
+  opts: { timeoutMs: number; addresses: OutboundPolicy },
   organizationId: string,
   id: string,
 ): Promise<TestResult> {
@@ -56,13 +61,7 @@ export async function testDestination(
   const ok =
     res.status !== null &&
     ((res.status >= 200 && res.status < 300) || (type === "webhook" && res.status === 400));
-  const error = ok
-    ? null
-    : maskErrorText(
-        res.status === null ? res.text : `HTTP ${res.status}${res.text ? `: ${res.text}` : ""}`,
-        type,
-        config,
-        sentHeaders,
-      );
+  const mask = (text: string) => maskErrorText(text, type, config, sentHeaders);
+  const error = ok ? null : mask(failureText(res, mask));
   return { ok, status: res.status, latency_ms: res.latencyMs, error };
 }

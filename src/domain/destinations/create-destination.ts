@@ -1,4 +1,5 @@
 import type { Clock } from "../../lib/clock.js";
+import type { OutboundPolicy } from "../../lib/outbound-policy.js";
 import { newId } from "../../lib/ids.js";
 import type { SecretBox } from "../../lib/secret-box.js";
 import type { RecordStore } from "../../stores/record-store.js";
@@ -16,10 +17,11 @@ import { sealConfig, toDestination, type Destination } from "./destination-recor
 import { normalizeFilterRules } from "./filter-rules.js";
 import { DEFAULT_REGIONS, normalizeRegions } from "./regions.js";
 import { requireWorkspaceForField } from "../workspaces/resolve-workspace.js";
-import { validateConfig } from "./validate-config.js";
+import { refusePrivateUrls, validateConfig } from "./validate-config.js";
 
 /**
- * Creates a destination. Everything is validated before the write; the per-type cap (5 live
+ * Creates a destination. Everything is validated before the write (URL fields naming a literal
+ * address `addresses` refuses are a 400); the per-type cap (5 live
  * destinations of one type per workspace) is checked and the row inserted in one transaction that
  * locks the workspace row, so concurrent creates cannot exceed the cap.
  */
@@ -29,11 +31,13 @@ export async function createDestination(
   box: SecretBox,
   organizationId: string,
   input: CreateDestinationInput,
+  addresses: OutboundPolicy,
 ): Promise<Destination> {
   const type = input.type;
   if (!isDestinationType(type)) throw invalid(`type: must be one of ${DESTINATION_TYPE_NAMES.join(", ")}`);
   checkName(input.name);
   const config = validateConfig(type, input.config);
+  refusePrivateUrls(type, config, addresses);
   const filterRules = input.filter_rules ? normalizeFilterRules(input.filter_rules) : null;
   const regions = input.regions === undefined ? DEFAULT_REGIONS : normalizeRegions(input.regions);
   const hashes = await normalizeApiKeyHashes(store.db, organizationId, input.api_key_hashes);

@@ -1,5 +1,6 @@
 import type { Updateable } from "kysely";
 import type { Clock } from "../../lib/clock.js";
+import type { OutboundPolicy } from "../../lib/outbound-policy.js";
 import type { SecretBox } from "../../lib/secret-box.js";
 import type { RecordStore } from "../../stores/record-store.js";
 import type { DestinationsTable } from "../../stores/schema.js";
@@ -11,13 +12,15 @@ import { openConfig, sealConfig, toDestination, type Destination } from "./desti
 import { normalizeFilterRules } from "./filter-rules.js";
 import { requireDestinationRow } from "./get-destination.js";
 import { mergeConfig } from "./merge-config.js";
+import { refusePrivateUrls } from "./validate-config.js";
 import { normalizeRegions } from "./regions.js";
 
 const flag = (v: boolean | undefined): number | undefined => (v === undefined ? undefined : v ? 1 : 0);
 
 /**
  * Partial update: only the fields sent change (see merge-config.ts for `config`). Every field is
- * validated before anything is written, so a request with one bad field changes nothing. The row
+ * validated before anything is written, so a request with one bad field changes nothing (a
+ * config whose URL fields name a literal address `addresses` refuses is a 400). The row
  * is read, merged and written in one transaction (locked where supported). `updated_at` is set on
  * every successful update.
  */
@@ -28,6 +31,7 @@ export async function updateDestination(
   organizationId: string,
   id: string,
   input: UpdateDestinationInput,
+  addresses: OutboundPolicy,
 ): Promise<Destination> {
   if (input.name !== undefined) checkName(input.name);
   return store.transaction(async (trx) => {
@@ -45,6 +49,7 @@ export async function updateDestination(
     };
     if (input.config !== undefined) {
       const merged = mergeConfig(type, openConfig(box, row), input.config);
+      refusePrivateUrls(type, merged, addresses);
       changes.config_ciphertext = sealConfig(box, row.id, merged);
     }
     if (input.filter_rules !== undefined) {

@@ -1,3 +1,5 @@
+import { isIP } from "node:net";
+import { refusedText, type OutboundPolicy } from "../../lib/outbound-policy.js";
 import { invalid } from "../errors.js";
 import {
   configFields,
@@ -82,4 +84,24 @@ export function validateConfig(type: DestinationType, input: Record<string, unkn
   const headers = input.headers;
   if (headers !== undefined && headers !== null) out.headers = validateHeaders(headers);
   return out;
+}
+
+/**
+ * Refuses a config whose URL fields name a literal address the policy refuses
+ * (BROADCAST_REFUSE_PRIVATE_ADDRESSES, BROADCAST_ALLOWED_PRIVATE_HOSTS), as WHATWG URL reads it:
+ * `http://2130706433/` is 127.0.0.1. Host names are checked when a delivery or test connects
+ * (what they resolve to may change): `config.url: refused: 127.0.0.1 is a private address (…)`.
+ */
+export function refusePrivateUrls(
+  type: DestinationType,
+  config: DestinationConfig,
+  policy: OutboundPolicy,
+): void {
+  for (const field of configFields(type)) {
+    const value = config[field.name];
+    if (field.check.kind !== "url" || typeof value !== "string") continue;
+    const host = new URL(value).hostname.replace(/^\[|\]$/g, "");
+    if (isIP(host) !== 0 && !policy.allowsHost(host))
+      throw invalid(`config.${field.name}: ${refusedText(host)}`);
+  }
 }

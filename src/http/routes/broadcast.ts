@@ -3,6 +3,7 @@ import { defaultEncoderLookup } from "../../broadcast/encoder-lookup.js";
 import { deliveryStatus } from "../../broadcast/operations/delivery-status.js";
 import { replayDestination } from "../../broadcast/operations/replay.js";
 import { testDestination } from "../../broadcast/operations/test-destination.js";
+import { outboundPolicy } from "../../lib/outbound-policy.js";
 import type { AppContext } from "../context.js";
 import { principal } from "../plugins/auth.js";
 import { routeLimit } from "../plugins/rate-limit.js";
@@ -42,7 +43,7 @@ export async function broadcastRoutes(app: FastifyInstance, ctx: AppContext): Pr
         encoderFor,
         {
           timeoutMs: ctx.config.broadcast.attemptTimeoutMs,
-          refusePrivateAddresses: ctx.config.broadcast.refusePrivateAddresses,
+          addresses: outboundPolicy(ctx.config.broadcast),
         },
         principal(request).organizationId,
         request.params.id,

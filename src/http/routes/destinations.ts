@@ -4,6 +4,7 @@ import { deleteDestination } from "../../domain/destinations/delete-destination.
 import { getDestination } from "../../domain/destinations/get-destination.js";
 import { listDestinations } from "../../domain/destinations/list-destinations.js";
 import { updateDestination } from "../../domain/destinations/update-destination.js";
+import { outboundPolicy } from "../../lib/outbound-policy.js";
 import type { AppContext } from "../context.js";
 import { principal } from "../plugins/auth.js";
 import { routeLimit } from "../plugins/rate-limit.js";
@@ -27,6 +28,7 @@ const TAGS = ["Observability"];
 export async function destinationsRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
   const config = { auth: "management" as const, rateLimit: routeLimit(ctx.config.rateLimit.management) };
   const { store, clock, secretBox } = ctx;
+  const addresses = outboundPolicy(ctx.config.broadcast);
 
   app.post<{ Body: CreateDestinationBodyT }>(
     "/observability/destinations",
@@ -41,7 +43,7 @@ export async function destinationsRoutes(app: FastifyInstance, ctx: AppContext):
     },
     async (request, reply) => {
       const { organizationId } = principal(request);
-      const data = await createDestination(store, clock, secretBox, organizationId, request.body);
+      const data = await createDestination(store, clock, secretBox, organizationId, request.body, addresses);
       return reply.status(201).send({ data });
     },
   );
@@ -96,6 +98,7 @@ export async function destinationsRoutes(app: FastifyInstance, ctx: AppContext):
         principal(request).organizationId,
         request.params.id,
         request.body,
+        addresses,
       ),
     }),
   );
