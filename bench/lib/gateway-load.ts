@@ -315,6 +315,8 @@ export function benchServerEnv(dir: string, upstreamPort: number, recording: str
     GATEHOUSE_DATA_DIR: dir,
     GATEHOUSE_BOOTSTRAP_KEY: BENCH_MANAGEMENT_KEY,
     GATEHOUSE_PROVIDERS_FILE: providersFile,
+    // The bench's Broadcast receivers listen on loopback: allowed as an operator allows a collector.
+    BROADCAST_ALLOWED_PRIVATE_HOSTS: "127.0.0.1/8,::1",
     LOG_LEVEL: "info",
     RATE_LIMIT_MANAGEMENT_MAX: big,
     RATE_LIMIT_INFERENCE_MAX: big,
