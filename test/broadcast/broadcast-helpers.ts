@@ -40,6 +40,7 @@ export async function makeBroadcastApp(
     clock: systemClock,
     settings,
     encoderFor: defaultEncoderLookup,
+    outboxSignal: t.ctx.outboxSignal,
     ...(observer ? { observer } : {}),
   });
   t.ctx.broadcaster = broadcaster;
