@@ -1,6 +1,9 @@
 import type { Clock } from "../../lib/clock.js";
 import { keysOfOrganization } from "../../domain/keys/key-repo.js";
-import { activityDefaultWorkspaceId, workspacesOfOrganization } from "../../domain/workspaces/workspace-repo.js";
+import {
+  activityDefaultWorkspaceId,
+  workspacesOfOrganization,
+} from "../../domain/workspaces/workspace-repo.js";
 import { toBigInt } from "../../lib/money.js";
 import type { ActivityStore } from "../../stores/activity-store.js";
 import type { RecordStore } from "../../stores/record-store.js";

@@ -1,5 +1,9 @@
 import { DomainError } from "../../domain/errors.js";
-import { ingestGenerations, type IngestDeps, type IngestResult } from "../../domain/ingest/ingest-generations.js";
+import {
+  ingestGenerations,
+  type IngestDeps,
+  type IngestResult,
+} from "../../domain/ingest/ingest-generations.js";
 import { notGatehouseAnswer } from "../server-url.js";
 
 /** One record of a batch: its line in the file, the raw text, and the parsed JSON value. */
@@ -49,11 +53,7 @@ function rejectedFrom(metadata: Record<string, unknown> | null | undefined, mess
 }
 
 /** Ingest through ingestGenerations on the opened stores (the same path as the HTTP endpoint). */
-export function storeSink(
-  deps: IngestDeps,
-  organizationId: string,
-  broadcast = false,
-): BatchSink {
+export function storeSink(deps: IngestDeps, organizationId: string, broadcast = false): BatchSink {
   return {
     submit: async (items) => {
       try {
