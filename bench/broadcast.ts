@@ -23,6 +23,8 @@ import { join } from "node:path";
 import { Broadcaster, type EncoderLookup } from "../src/broadcast/delivery/broadcaster.js";
 import { defaultEncoderLookup } from "../src/broadcast/encoder-lookup.js";
 import { DEFAULT_OTLP_OPTIONS } from "../src/broadcast/encoders/otlp-json.js";
+import { OutboxSignal } from "../src/broadcast/outbox/outbox-signal.js";
+import { outboxSink } from "../src/broadcast/outbox/outbox-sink.js";
 import type { LiveContext } from "../src/broadcast/live-context.js";
 import { loadConfig } from "../src/config/config.js";
 import { outboundPolicy } from "../src/lib/outbound-policy.js";
@@ -122,10 +124,14 @@ const liveContext = (i: number): LiveContext => ({
   completionCostUsd: 0.00033,
 });
 
+/** The process's outbox signal: ingest's sink signals it, the workers below wait on it. */
+const outboxSignal = new OutboxSignal();
+const accepted = outboxSink(outboxSignal);
+
 async function ingest(s: Setup, recs: ReturnType<typeof batch>, content: boolean): Promise<void> {
   const liveContexts = content ? new Map(recs.map((r, i) => [r.id, liveContext(i)])) : undefined;
   await ingestGenerations(
-    { store: s.store, activity: s.activity, clock: systemClock },
+    { store: s.store, activity: s.activity, clock: systemClock, accepted },
     s.org.organizationId,
     recs,
     { broadcast: true, liveContexts },
@@ -195,6 +201,7 @@ async function deliveryRate(encoderFor: EncoderLookup, content: boolean): Promis
     clock: systemClock,
     settings,
     encoderFor,
+    outboxSignal,
   });
   const t0 = performance.now();
   const cpu0 = process.cpuUsage();
@@ -239,6 +246,7 @@ async function lagAt(lingerMs: number): Promise<void> {
     clock: systemClock,
     settings: { ...settings, lingerMs },
     encoderFor: defaultEncoderLookup,
+    outboxSignal,
   });
   worker.start();
   arrivals.clear();

@@ -19,6 +19,8 @@ import { Session } from "node:inspector";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
+import { OutboxSignal } from "../src/broadcast/outbox/outbox-signal.js";
+import { outboxSink } from "../src/broadcast/outbox/outbox-sink.js";
 import { loadConfig } from "../src/config/config.js";
 import { drainIngestBuffer } from "../src/domain/ingest/pipeline/ingest-buffer.js";
 import { ingestGenerations } from "../src/domain/ingest/ingest-generations.js";
@@ -231,8 +233,11 @@ const rawStore = await openRecordStore(config);
 const rawActivity = await openActivityStore(config);
 const org = await createOrganization(rawStore, systemClock, "Bench");
 const preparer = ingestPreparerFor(config.ingestWorkers, rawActivity);
+const outboxSignal = new OutboxSignal();
 const ctx: AppContext = {
   config,
+  accepted: outboxSink(outboxSignal),
+  outboxSignal,
   store: timedStore(rawStore),
   activity: timedActivity(rawActivity),
   clock: systemClock,

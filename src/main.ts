@@ -11,6 +11,8 @@ import { keepNewFilesPrivate, restrictDataDir } from "./lib/private-files.js";
 import { drainIngestBuffer, startIngestBuffer } from "./domain/ingest/pipeline/ingest-buffer.js";
 import { ingestPreparerFor } from "./domain/ingest/workers/prepare-pool.js";
 import { Broadcaster } from "./broadcast/delivery/broadcaster.js";
+import { OutboxSignal } from "./broadcast/outbox/outbox-signal.js";
+import { outboxSink } from "./broadcast/outbox/outbox-sink.js";
 import { defaultEncoderLookup } from "./broadcast/encoder-lookup.js";
 import { PolicyCache } from "./domain/policy/policy-cache.js";
 import { recordStoreLoader } from "./domain/policy/policy-loader.js";
@@ -99,6 +101,10 @@ async function main(): Promise<void> {
   await warmUp({ preparer, workers: config.ingestWorkers, activity });
   // Prometheus metrics (GET /metrics) only when a token for them is configured.
   const metrics = config.metricsToken ? new GatehouseMetrics() : null;
+  // Ingest hands accepted batches to Broadcast's outbox through its port; one signal wakes this
+  // process's worker after each outbox write.
+  const outboxSignal = new OutboxSignal();
+  const accepted = outboxSink(outboxSignal);
   const broadcaster = config.broadcast.workers
     ? new Broadcaster({
         store,
@@ -106,6 +112,7 @@ async function main(): Promise<void> {
         clock,
         settings: config.broadcast,
         encoderFor: defaultEncoderLookup,
+        outboxSignal,
         ...(metrics ? { observer: metrics } : {}),
       })
     : null;
@@ -121,6 +128,8 @@ async function main(): Promise<void> {
       secretBox,
       redis,
       metrics,
+      accepted,
+      outboxSignal,
       ...(preparer ? { preparer } : {}),
       ...(broadcaster ? { broadcaster } : {}),
     },

@@ -1,6 +1,6 @@
 import type { ActivityRow } from "../activity/activity-row.js";
 import { GENERATION_COLUMNS } from "../stores/activity-columns.js";
-import { encodedOf, encodeActivity, NULL_MARK, payloadOf, VALUE_SEPARATOR } from "../stores/column-texts.js";
+import { encodedOf, NULL_MARK, VALUE_SEPARATOR } from "../stores/column-texts.js";
 
 /** The fields of a generation row Broadcast reads (selection and BroadcastGeneration). */
 export type OutboxRow = Pick<
@@ -53,11 +53,6 @@ const READ: readonly (keyof OutboxRow)[] = [
 ];
 
 const MONEY = new Set<string>(["usage_nano", "byok_usage_inference_nano"]);
-
-/** The outbox payload of rows that are objects already (the ClickHouse ingest path, replay). */
-export function payloadOfRows(rows: readonly ActivityRow[]): string {
-  return payloadOf(encodeActivity(rows, []));
-}
 
 /**
  * The rows of an outbox payload (ingest column texts, column-texts.ts), only the columns Broadcast

@@ -1,5 +1,8 @@
 import { join } from "node:path";
+import { OutboxSignal } from "../broadcast/outbox/outbox-signal.js";
+import { outboxSink } from "../broadcast/outbox/outbox-sink.js";
 import { loadConfig, type Config } from "../config/config.js";
+import type { AcceptedSink } from "../domain/ingest/pipeline/accepted-sink.js";
 import { drainIngestBuffer, startIngestBuffer } from "../domain/ingest/pipeline/ingest-buffer.js";
 import type { ActivityStore } from "../stores/activity-store.js";
 import { isActivityLockError, openActivityStore } from "../stores/open-activity-store.js";
@@ -14,6 +17,11 @@ export interface Stores {
   config: Readonly<Config>;
   store: RecordStore;
   activity: ActivityStore;
+  /**
+   * Broadcast's outbox, for batches offered on (`import --broadcast`). No Broadcast worker runs in
+   * a CLI process: the server's workers find the rows by polling, so nothing listens to its signal.
+   */
+  accepted: AcceptedSink;
 }
 
 /** Raised when --org names no organization, or there is none yet: the call was well formed, exit 1. */
@@ -72,7 +80,7 @@ export async function withStores<T>(
     // what this command accepts is written before it exits (src/domain/ingest/pipeline/ingest-buffer.ts).
     if (activity.exclusive) await startIngestBuffer(store, activity.exclusive);
     try {
-      return await fn({ config, store, activity });
+      return await fn({ config, store, activity, accepted: outboxSink(new OutboxSignal()) });
     } finally {
       if (activity.exclusive) await drainIngestBuffer(store, activity.exclusive);
     }

@@ -3,6 +3,7 @@ import type { Clock } from "../lib/clock.js";
 import type { RecordStore } from "../stores/record-store.js";
 import type { ActivityStore } from "../stores/activity-store.js";
 import type { BatchPreparer } from "../domain/ingest/pipeline/preparer-port.js";
+import type { AcceptedSink } from "../domain/ingest/pipeline/accepted-sink.js";
 import { buildCatalog } from "./catalog/build-catalog.js";
 import type { Catalog } from "./catalog/catalog.js";
 import { Holds } from "./hold.js";
@@ -66,6 +67,8 @@ export interface GatewayDeps {
   clock: Clock;
   secretBox: SecretBox;
   preparer?: BatchPreparer | undefined;
+  /** Where recorded batches go once accepted: Broadcast's outbox (AppContext.accepted). */
+  accepted: AcceptedSink;
   catalog?: Catalog;
   /** Key and workspace policy: the process's policy cache (AppContext.policy). */
   policy: GatewayPolicy;
@@ -87,6 +90,7 @@ export function createGateway(d: GatewayDeps): Gateway {
     activity: d.activity,
     clock: d.clock,
     preparer: d.preparer,
+    accepted: d.accepted,
     ...(d.onLive ? { onLive: d.onLive } : {}),
   };
   const inFlight = new InFlight();

@@ -47,6 +47,7 @@ export async function buildApp(given: AppContext, opts: BuildOptions = {}): Prom
       clock: given.clock,
       secretBox: given.secretBox,
       preparer: given.preparer,
+      accepted: given.accepted,
       policy: given.policy,
       observer: metrics,
       // The built-in mock plus the models of GATEHOUSE_PROVIDERS_FILE (validated by config.ts).

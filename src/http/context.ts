@@ -1,6 +1,8 @@
 import type { Redis } from "ioredis";
 import type { Broadcaster, EncoderLookup } from "../broadcast/delivery/broadcaster.js";
 import type { Config } from "../config/config.js";
+import type { OutboxSignal } from "../broadcast/outbox/outbox-signal.js";
+import type { AcceptedSink } from "../domain/ingest/pipeline/accepted-sink.js";
 import type { BatchPreparer } from "../domain/ingest/pipeline/preparer-port.js";
 import type { Policy } from "../domain/policy/policy.js";
 import type { Clock } from "../lib/clock.js";
@@ -23,6 +25,13 @@ export interface AppContext {
   activity: ActivityStore;
   clock: Clock;
   secretBox: SecretBox;
+  /**
+   * What happens to a batch ingest accepts with broadcast on (live ingest, the gateway's records):
+   * Broadcast's outbox (src/broadcast/outbox/outbox-sink.ts), signalling `outboxSignal`.
+   */
+  accepted: AcceptedSink;
+  /** This process's outbox signal: the Broadcaster waits on it; ingest (through `accepted`) and replay signal it. */
+  outboxSignal: OutboxSignal;
   /** Where ingest bodies are parsed and validated (a worker pool); absent = inline. */
   preparer?: BatchPreparer;
   /** This process's Broadcast delivery worker, when it runs one (status shows its circuit breakers). */

@@ -105,6 +105,14 @@ export function payloadOf(encoded: EncodedActivity): string {
   return `${JSON.stringify(header)}\n${g.texts.join("")}${t.texts.join("")}`;
 }
 
+/**
+ * The payload of generation rows that are objects already, without tags (the outbox payload of
+ * the ClickHouse ingest path and of a Broadcast replay).
+ */
+export function payloadOfRows(rows: readonly ActivityRow[]): string {
+  return payloadOf(encodeActivity(rows, []));
+}
+
 /** The inverse of payloadOf. */
 export function encodedOf(payload: string): EncodedActivity {
   const nl = payload.indexOf("\n");

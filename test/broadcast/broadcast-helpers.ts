@@ -45,6 +45,7 @@ export async function makeBroadcastApp(
     clock: systemClock,
     settings,
     encoderFor: defaultEncoderLookup,
+    outboxSignal: t.ctx.outboxSignal,
     ...(observer ? { observer } : {}),
   });
   if (logger) broadcaster.useLogger(t.app.log);

@@ -80,7 +80,7 @@ const context = (output: string): LiveContext => ({
 async function ingestLive(t: BroadcastTestApp, recs: Record<string, unknown>[], outputs: string[]) {
   const contexts = new Map(recs.map((r, i) => [r.id as string, context(outputs[i] ?? "ok")]));
   await ingestGenerations(
-    { store: t.ctx.store, activity: t.ctx.activity, clock: systemClock },
+    { store: t.ctx.store, activity: t.ctx.activity, clock: systemClock, accepted: t.ctx.accepted },
     t.organizationId,
     recs,
     { broadcast: true, liveContexts: contexts },

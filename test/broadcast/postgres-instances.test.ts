@@ -9,6 +9,7 @@ import {
   splitDelivery,
 } from "../../src/broadcast/outbox/deliveries-repo.js";
 import { fanOutOnce } from "../../src/broadcast/outbox/fan-out.js";
+import { OutboxSignal } from "../../src/broadcast/outbox/outbox-signal.js";
 import { systemClock } from "../../src/lib/clock.js";
 import { SecretBox } from "../../src/lib/secret-box.js";
 import { openPostgresStore } from "../../src/stores/postgres/open-postgres.js";
@@ -58,6 +59,8 @@ describe.skipIf(!PG_URL)(
           clock: systemClock,
           settings,
           encoderFor: defaultEncoderLookup,
+          // Its own, as another instance's: the workers find the outbox rows by polling.
+          outboxSignal: new OutboxSignal(),
         });
       const a = make(storeA);
       const b = make(storeB);

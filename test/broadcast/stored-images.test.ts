@@ -59,6 +59,7 @@ describe("images are not stored for Broadcast", () => {
       clock: systemClock,
       settings,
       encoderFor: defaultEncoderLookup,
+      outboxSignal: t.ctx.outboxSignal,
     });
     t.ctx.broadcaster = broadcaster;
     cleanups.push(() => t.close());

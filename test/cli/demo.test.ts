@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MODELS, WORKSPACES } from "../../src/demo/catalog.js";
 import { generateRecords, hourlyCounts, type DemoPlan } from "../../src/demo/generate-records.js";
 import { Problems, parseRecords } from "../../src/domain/ingest/records/validate-generations.js";
-import { reconcileLedger } from "../../src/domain/reconcile/reconcile.js";
+import { reconcileLedger } from "../../src/analytics/reconcile/reconcile.js";
 import { systemClock } from "../../src/lib/clock.js";
 import { usdToNano } from "../../src/lib/money.js";
 import type { ActivityStore } from "../../src/stores/activity-store.js";

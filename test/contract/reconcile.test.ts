@@ -5,8 +5,8 @@ import { drainIngestBuffer } from "../../src/domain/ingest/pipeline/ingest-buffe
 import { ingestGenerations } from "../../src/domain/ingest/ingest-generations.js";
 import { createKey } from "../../src/domain/keys/key-service.js";
 import { createOrganization } from "../../src/domain/organizations/create-organization.js";
-import { activityTotalsQuery } from "../../src/domain/reconcile/activity-totals.js";
-import { reconcileLedger, windowLabel } from "../../src/domain/reconcile/reconcile.js";
+import { activityTotalsQuery } from "../../src/analytics/reconcile/activity-totals.js";
+import { reconcileLedger, windowLabel } from "../../src/analytics/reconcile/reconcile.js";
 import {
   activityDefaultWorkspaceId,
   insertWorkspace,

@@ -104,6 +104,7 @@ beforeAll(async () => {
     clock: systemClock,
     settings,
     encoderFor: defaultEncoderLookup,
+    outboxSignal: s.ctx.outboxSignal,
   });
   s.ctx.broadcaster = broadcaster;
   rx = new TestReceiver();

@@ -1,6 +1,8 @@
 import type { Redis } from "ioredis";
 import { afterAll, beforeAll } from "vitest";
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from "fastify";
+import { OutboxSignal } from "../../src/broadcast/outbox/outbox-signal.js";
+import { outboxSink } from "../../src/broadcast/outbox/outbox-sink.js";
 import { loadConfig, type Config } from "../../src/config/config.js";
 import type { BatchPreparer } from "../../src/domain/ingest/pipeline/preparer-port.js";
 import { createOrganization } from "../../src/domain/organizations/create-organization.js";
@@ -66,8 +68,12 @@ export async function makeTestApp(opts: TestAppOptions = {}): Promise<TestApp> {
     ...loadConfig({ GATEHOUSE_DATA_DIR: "/tmp/gatehouse-test", ...ALLOW_LOOPBACK, ...opts.env }),
     ...opts.config,
   };
+  // Broadcasters a test starts on this app wait on ctx.outboxSignal (broadcast-helpers.ts).
+  const outboxSignal = new OutboxSignal();
   const ctx: AppContext = {
     config,
+    accepted: outboxSink(outboxSignal),
+    outboxSignal,
     store,
     activity,
     clock,

@@ -392,6 +392,7 @@ describe("Broadcast's backlog (read from the record store at each scrape)", () =
       clock: systemClock,
       settings,
       encoderFor: defaultEncoderLookup,
+      outboxSignal: s.ctx.outboxSignal,
     });
     try {
       const origin = new URL(s.baseUrl).origin;

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createOrganization } from "../../src/domain/organizations/create-organization.js";
 import { LOOKUP_QUEUE_FULL, PolicyCache, type PolicyLoader } from "../../src/domain/policy/policy-cache.js";
-import type { PolicyChannel, PolicyChannelHandlers } from "../../src/domain/policy/policy-channel.js";
+import type { PolicyChannel, PolicyChannelHandlers } from "../../src/stores/policy-channel.js";
 import { recordStoreLoader } from "../../src/domain/policy/policy-loader.js";
 import { hashKey } from "../../src/lib/ids.js";
 import { systemClock } from "../../src/lib/clock.js";

@@ -7,6 +7,8 @@
 import { writeFile } from "node:fs/promises";
 import { resolve } from "node:path";
 import openapiTS, { astToString } from "openapi-typescript";
+import { OutboxSignal } from "../../src/broadcast/outbox/outbox-signal.js";
+import { outboxSink } from "../../src/broadcast/outbox/outbox-sink.js";
 import { loadConfig } from "../../src/config/config.js";
 import { PolicyCache } from "../../src/domain/policy/policy-cache.js";
 import { recordStoreLoader } from "../../src/domain/policy/policy-loader.js";
@@ -21,6 +23,7 @@ const OUT = resolve(import.meta.dirname, "../src/api/schema.gen.ts");
 export async function openApiDocument(): Promise<Record<string, unknown>> {
   const store = await openSqliteStore(":memory:");
   const activity = await openDuckDbActivityStore({ path: ":memory:" });
+  const outboxSignal = new OutboxSignal();
   try {
     const app = await buildApp({
       config: loadConfig({ GATEHOUSE_DATA_DIR: resolve(import.meta.dirname, "../../.tmp-openapi") }),
@@ -30,6 +33,8 @@ export async function openApiDocument(): Promise<Record<string, unknown>> {
       clock: systemClock,
       secretBox: new SecretBox(Buffer.alloc(32)),
       redis: null,
+      accepted: outboxSink(outboxSignal),
+      outboxSignal,
     });
     const res = await app.inject({ method: "GET", url: "/api/v1/openapi.json" });
     await app.close();

@@ -27,7 +27,7 @@ import {
   type Ripeness,
 } from "../outbox/deliveries-repo.js";
 import { fanOutOnce, keyNames } from "../outbox/fan-out.js";
-import { onOutboxWrite } from "../outbox/outbox-signal.js";
+import type { OutboxSignal } from "../outbox/outbox-signal.js";
 import { rowsOfPayload, type OutboxRow } from "../payload-rows.js";
 import { backoffMs, CircuitBreaker } from "./backoff.js";
 import { BatchCache } from "./batch-cache.js";
@@ -44,6 +44,8 @@ export interface BroadcasterDeps {
   clock: Clock;
   settings: Readonly<BroadcastConfig>;
   encoderFor: EncoderLookup;
+  /** This process's outbox signal (the composition root's): in-process writes wake the worker. */
+  outboxSignal: OutboxSignal;
   log?: { warn(obj: object, msg: string): void };
   random?: () => number;
   /** Told of every request sent and every generation settled (the process's metrics). */
@@ -150,7 +152,7 @@ export class Broadcaster {
   start(): void {
     if (!this.stopped) return;
     this.stopped = false;
-    this.unsubscribe = onOutboxWrite(() => this.kick());
+    this.unsubscribe = this.deps.outboxSignal.onWrite(() => this.kick());
     this.loop = this.run();
   }
 

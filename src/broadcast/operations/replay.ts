@@ -3,10 +3,10 @@ import { invalid } from "../../domain/errors.js";
 import { requireDestinationRow } from "../../domain/destinations/get-destination.js";
 import type { ActivityStore, BoundQuery } from "../../stores/activity-store.js";
 import { GENERATION_COLUMNS } from "../../stores/activity-columns.js";
+import { payloadOfRows } from "../../stores/column-texts.js";
 import type { RecordStore } from "../../stores/record-store.js";
 import type { LiveContext } from "../live-context.js";
-import { signalOutboxWrite } from "../outbox/outbox-signal.js";
-import { payloadOfRows } from "../payload-rows.js";
+import type { OutboxSignal } from "../outbox/outbox-signal.js";
 
 /** Generations one replay re-offers at most (narrow the range for more). */
 export const MAX_REPLAY = 1_000_000;
@@ -116,7 +116,14 @@ async function sessionContexts(
  * not in the activity store: a replay sends metadata only.
  */
 export async function replayDestination(
-  deps: { store: RecordStore; activity: ActivityStore; nowMs: number; queryTimeoutMs: number },
+  deps: {
+    store: RecordStore;
+    activity: ActivityStore;
+    nowMs: number;
+    queryTimeoutMs: number;
+    /** Wakes this process's Broadcast worker; absent (the CLI): the workers find the rows by polling. */
+    outboxSignal?: OutboxSignal;
+  },
   organizationId: string,
   destinationId: string,
   from: string,
@@ -160,7 +167,7 @@ export async function replayDestination(
     offered += page.length;
     if (truncated || rows.length < PAGE) break;
   }
-  if (offered > 0) signalOutboxWrite();
+  if (offered > 0) deps.outboxSignal?.written();
   return {
     destination_id: row.id,
     from: new Date(fromMs).toISOString(),

@@ -124,10 +124,10 @@ export function registerImport(program: Command, io: CliIo): void {
       await withStores(
         io,
         "Import through the running server instead: gatehouse import FILE --url http://HOST:PORT --key MANAGEMENT_KEY",
-        async ({ store, activity }) => {
+        async ({ store, activity, accepted }) => {
           const org = await resolveOrganization(store, opts.org);
           await run(
-            storeSink({ store, activity, clock: systemClock }, org.id, Boolean(opts.broadcast)),
+            storeSink({ store, activity, clock: systemClock, accepted }, org.id, Boolean(opts.broadcast)),
             `organization ${org.name} (${org.id})`,
           );
         },

@@ -4,7 +4,7 @@ import {
   windowLabel,
   type Drift,
   type ReconcileReport,
-} from "../../domain/reconcile/reconcile.js";
+} from "../../analytics/reconcile/reconcile.js";
 import { systemClock } from "../../lib/clock.js";
 import { nanoToUsd } from "../../lib/money.js";
 import type { CliIo } from "../cli-io.js";

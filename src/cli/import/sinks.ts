@@ -1,8 +1,9 @@
 import { DomainError } from "../../domain/errors.js";
-import { ingestGenerations, type IngestResult } from "../../domain/ingest/ingest-generations.js";
-import type { Clock } from "../../lib/clock.js";
-import type { ActivityStore } from "../../stores/activity-store.js";
-import type { RecordStore } from "../../stores/record-store.js";
+import {
+  ingestGenerations,
+  type IngestDeps,
+  type IngestResult,
+} from "../../domain/ingest/ingest-generations.js";
 import { notGatehouseAnswer } from "../server-url.js";
 
 /** One record of a batch: its line in the file, the raw text, and the parsed JSON value. */
@@ -52,11 +53,7 @@ function rejectedFrom(metadata: Record<string, unknown> | null | undefined, mess
 }
 
 /** Ingest through ingestGenerations on the opened stores (the same path as the HTTP endpoint). */
-export function storeSink(
-  deps: { store: RecordStore; activity: ActivityStore; clock: Clock },
-  organizationId: string,
-  broadcast = false,
-): BatchSink {
+export function storeSink(deps: IngestDeps, organizationId: string, broadcast = false): BatchSink {
   return {
     submit: async (items) => {
       try {

@@ -1,10 +1,9 @@
 import type { Clock } from "../../lib/clock.js";
 import type { ActivityStore } from "../../stores/activity-store.js";
 import type { Db, RecordStore } from "../../stores/record-store.js";
-import type { BroadcastOffer } from "../../broadcast/outbox/enqueue.js";
-import { signalOutboxWrite } from "../../broadcast/outbox/outbox-signal.js";
+import { payloadOfRows } from "../../stores/column-texts.js";
 import type { LiveContext } from "../../broadcast/live-context.js";
-import { payloadOfRows } from "../../broadcast/payload-rows.js";
+import type { AcceptedOffer, AcceptedSink } from "./pipeline/accepted-sink.js";
 import { inlinePreparer, type BatchPreparer } from "./pipeline/preparer-port.js";
 import { writeExclusive } from "./pipeline/ingest-buffer.js";
 import { recordAcceptance } from "./pipeline/record-acceptance.js";
@@ -115,7 +114,7 @@ async function ingestChecked(
   store: RecordStore,
   activity: ActivityStore,
   batch: Batch,
-  broadcast: BroadcastOffer | undefined,
+  offer: AcceptedOffer | undefined,
   alsoInTransaction: ((trx: Db) => Promise<void>) | undefined,
 ): Promise<number> {
   const { organizationId, rows } = batch;
@@ -131,13 +130,13 @@ async function ingestChecked(
       store,
       organizationId,
       { counters: usage.rows(), apps, users },
-      broadcast && { offer: broadcast, ids: fresh.map((r) => r.id), payload: () => payloadOfRows(fresh) },
+      offer && { offer, ids: fresh.map((r) => r.id), payload: () => payloadOfRows(fresh) },
     );
     await activity.insert(fresh, tagsOf(batch, fresh));
     await alsoInTransaction?.(trx);
     return fresh.length;
   });
-  if (offered) signalOutboxWrite();
+  if (offered) offer?.sink.written();
   return accepted;
 }
 
@@ -147,13 +146,19 @@ export interface IngestDeps {
   clock: Clock;
   /** Where bodies are parsed and validated for the single-writer path; default: inline. */
   preparer?: BatchPreparer | undefined;
+  /**
+   * What happens to a batch accepted with `broadcast` (accepted-sink.ts): Broadcast's outbox, wired
+   * by the composition root. Needed only by callers that offer batches on.
+   */
+  accepted?: AcceptedSink | undefined;
 }
 
 /** How a batch is offered to Broadcast (docs/broadcast.md "Selection"). */
 export interface IngestOptions {
   /**
-   * Offer the accepted generations to the organization's destinations. Live ingest and the
-   * gateway: true; `gatehouse import`: false unless `--broadcast`. Default false.
+   * Offer the accepted generations to the organization's destinations, through `deps.accepted`
+   * (required then). Live ingest and the gateway: true; `gatehouse import`: false unless
+   * `--broadcast`. Default false.
    */
   broadcast?: boolean;
   /** Served content and request details by generation id (the gateway's LiveContext). */
@@ -185,9 +190,13 @@ export async function ingestGenerations(
   const { store, activity, clock } = deps;
   const input: IngestInput = isRecordList(body) ? { format: "records", records: body } : body;
   const nowMs = clock.now().getTime();
-  const broadcast: BroadcastOffer | undefined = options.broadcast
-    ? { nowMs, contexts: options.liveContexts ?? null }
-    : undefined;
+  if (options.broadcast && !deps.accepted) {
+    throw new Error("ingest: a batch offered on (broadcast) needs deps.accepted, the accepted-batch sink");
+  }
+  const offer: AcceptedOffer | undefined =
+    options.broadcast && deps.accepted
+      ? { sink: deps.accepted, nowMs, contexts: options.liveContexts ?? null }
+      : undefined;
   const resolve = (refs: RefsNeeded) => resolveRefs(store, organizationId, refs);
   let total: number;
   let accepted: number;
@@ -200,7 +209,7 @@ export async function ingestGenerations(
         activity.exclusive,
         organizationId,
         batch,
-        broadcast,
+        offer,
         options.alsoInTransaction,
       );
     } finally {
@@ -210,7 +219,7 @@ export async function ingestGenerations(
     const checked = checkRecords(input, nowMs);
     const batch = normaliseBatch(checked, organizationId, await resolve(checked.refs));
     total = batch.received;
-    accepted = await ingestChecked(store, activity, batch, broadcast, options.alsoInTransaction);
+    accepted = await ingestChecked(store, activity, batch, offer, options.alsoInTransaction);
   }
   return { accepted, duplicates: total - accepted };
 }

@@ -1,6 +1,6 @@
 import { DomainError } from "../errors.js";
 import type { KeyPolicy, Policy, WorkspacePolicy } from "./policy.js";
-import type { PolicyChannel } from "./policy-channel.js";
+import type { PolicyChannel } from "../../stores/policy-channel.js";
 
 /** Reads one key or workspace from the record store (policy-loader.ts). */
 export interface PolicyLoader {

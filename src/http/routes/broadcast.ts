@@ -94,6 +94,7 @@ export async function broadcastRoutes(app: FastifyInstance, ctx: AppContext): Pr
           activity: ctx.activity,
           nowMs: clock.now().getTime(),
           queryTimeoutMs: ctx.config.analytics.queryTimeoutMs,
+          outboxSignal: ctx.outboxSignal,
         },
         principal(request).organizationId,
         request.params.id,

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from "fastify";
 import { createDestination } from "../../domain/destinations/create-destination.js";
-import { deleteDestination } from "../../domain/destinations/delete-destination.js";
+import { deleteDestination } from "../../broadcast/operations/delete-destination.js";
 import { getDestination } from "../../domain/destinations/get-destination.js";
 import { listDestinations } from "../../domain/destinations/list-destinations.js";
 import { updateDestination } from "../../domain/destinations/update-destination.js";

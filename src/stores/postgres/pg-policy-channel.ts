@@ -4,7 +4,7 @@ import {
   POLICY_NOTIFY_CHANNEL,
   type PolicyChannel,
   type PolicyChannelHandlers,
-} from "../../domain/policy/policy-channel.js";
+} from "../policy-channel.js";
 
 /** application_name of the listening connection (visible in pg_stat_activity). */
 export const POLICY_LISTENER_NAME = "gatehouse-policy-listener";

@@ -14,8 +14,7 @@ import {
 import { SegmentLog } from "../../../stores/segment-log.js";
 import type { PreparedRows } from "../records/normalise-batch.js";
 import { recordAcceptance } from "./record-acceptance.js";
-import type { BroadcastOffer } from "../../../broadcast/outbox/enqueue.js";
-import { signalOutboxWrite } from "../../../broadcast/outbox/outbox-signal.js";
+import type { AcceptedOffer } from "./accepted-sink.js";
 import { claimGenerationIds } from "../repos/seen-repo.js";
 
 /*
@@ -142,7 +141,7 @@ class IngestBuffer {
   async accept(
     organizationId: string,
     batch: PreparedBatch,
-    broadcast?: BroadcastOffer,
+    offer?: AcceptedOffer,
     alsoInTransaction?: (trx: Db) => Promise<void>,
   ): Promise<number> {
     const log = await this.opened();
@@ -161,7 +160,7 @@ class IngestBuffer {
           store,
           organizationId,
           fresh,
-          broadcast && { offer: broadcast, ids: fresh.ids, payload: () => fresh.payload },
+          offer && { offer, ids: fresh.ids, payload: () => fresh.payload },
         );
         token = newId();
         // On disk before the row naming it commits (synced too when the record store syncs its
@@ -175,7 +174,7 @@ class IngestBuffer {
         this.pendingRows += accepted;
         this.kick();
       }
-      if (offered) signalOutboxWrite();
+      if (offered) offer?.sink.written();
       return accepted;
     } catch (err) {
       if (token !== null) log.release([token]);
@@ -348,10 +347,10 @@ export function writeExclusive(
   writer: ExclusiveActivityWriter,
   organizationId: string,
   batch: PreparedBatch,
-  broadcast?: BroadcastOffer,
+  offer?: AcceptedOffer,
   alsoInTransaction?: (trx: Db) => Promise<void>,
 ): Promise<number> {
-  return bufferOf(store, writer).accept(organizationId, batch, broadcast, alsoInTransaction);
+  return bufferOf(store, writer).accept(organizationId, batch, offer, alsoInTransaction);
 }
 
 /**

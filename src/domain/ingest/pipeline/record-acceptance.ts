@@ -1,4 +1,3 @@
-import { enqueueBroadcast, type BroadcastOffer } from "../../../broadcast/outbox/enqueue.js";
 import type { Transaction } from "kysely";
 import type { RecordStore } from "../../../stores/record-store.js";
 import type { Database } from "../../../stores/schema.js";
@@ -6,6 +5,7 @@ import { committedUsageOf } from "../../usage/committed-usage.js";
 import { addUsageTally, type CounterRow } from "../../usage/ledger.js";
 import { bumpActivityVersion } from "../repos/activity-version.js";
 import { upsertAppLabels, upsertUserLabels, type UserLabel } from "../repos/labels-repo.js";
+import type { AcceptedOffer } from "./accepted-sink.js";
 
 /** What the record store learns about accepted rows (PreparedRows carries it). */
 export interface Acceptance {
@@ -14,17 +14,18 @@ export interface Acceptance {
   users: ReadonlyMap<string, UserLabel>;
 }
 
-/** The accepted rows offered to Broadcast: their ids and payload (computed only when needed). */
-export interface BroadcastRows {
-  offer: BroadcastOffer;
+/** The accepted rows offered on to the sink: their ids and payload (computed only when needed). */
+export interface OfferedRows {
+  offer: AcceptedOffer;
   ids: readonly string[];
   payload: () => string;
 }
 
 /**
- * Ledger, labels, activity version and (when offered) the Broadcast outbox row for accepted rows.
- * Call inside the batch's transaction, `trx` of `store.transaction()`. Resolves to whether an
- * outbox row was written. The ledger rows are announced to the process's copy of current totals
+ * Ledger, labels, activity version and (when offered) the accepted-batch sink's writes (Broadcast's
+ * outbox row) for accepted rows. Call inside the batch's transaction, `trx` of
+ * `store.transaction()`. Resolves to whether the sink wrote anything (then call its written()
+ * after the commit). The ledger rows are announced to the process's copy of current totals
  * (src/domain/usage/committed-usage.ts), which adds them when the transaction commits.
  */
 export async function recordAcceptance(
@@ -32,7 +33,7 @@ export async function recordAcceptance(
   store: RecordStore,
   organizationId: string,
   a: Acceptance,
-  broadcast?: BroadcastRows,
+  offered?: OfferedRows,
 ): Promise<boolean> {
   const { caps } = store;
   committedUsageOf(store)?.noteWrite(trx, a.counters);
@@ -40,6 +41,7 @@ export async function recordAcceptance(
   if (a.apps.size > 0) await upsertAppLabels(trx, organizationId, a.apps, caps);
   if (a.users.size > 0) await upsertUserLabels(trx, organizationId, a.users, caps);
   await bumpActivityVersion(trx, organizationId);
-  if (broadcast === undefined) return false;
-  return enqueueBroadcast(trx, organizationId, broadcast.ids, broadcast.payload, broadcast.offer);
+  if (offered === undefined) return false;
+  const { sink, nowMs, contexts } = offered.offer;
+  return sink.accept(trx, { organizationId, ids: offered.ids, payload: offered.payload, nowMs, contexts });
 }

@@ -1,11 +1,14 @@
 import type { Clock } from "../../lib/clock.js";
-import { keysOfOrganization } from "../keys/key-repo.js";
-import { activityDefaultWorkspaceId, workspacesOfOrganization } from "../workspaces/workspace-repo.js";
+import { keysOfOrganization } from "../../domain/keys/key-repo.js";
+import {
+  activityDefaultWorkspaceId,
+  workspacesOfOrganization,
+} from "../../domain/workspaces/workspace-repo.js";
 import { toBigInt } from "../../lib/money.js";
 import type { ActivityStore } from "../../stores/activity-store.js";
 import type { RecordStore } from "../../stores/record-store.js";
-import type { LedgerScope, Totals } from "../usage/ledger.js";
-import { monthIndex, weekIndex, windowIndex, type WindowKind } from "../usage/windows.js";
+import type { LedgerScope, Totals } from "../../domain/usage/ledger.js";
+import { monthIndex, weekIndex, windowIndex, type WindowKind } from "../../domain/usage/windows.js";
 import { readActivityTotals } from "./activity-totals.js";
 
 const DAY_MS = 86_400_000;

@@ -1,5 +1,5 @@
 import type { ActivityStore, BoundQuery } from "../../stores/activity-store.js";
-import { DIALECTS } from "../../analytics/emit/compile.js";
+import { DIALECTS } from "../emit/compile.js";
 import { toBigInt } from "../../lib/money.js";
 
 const DAY_MS = 86_400_000;

@@ -1,3 +1,10 @@
+/*
+ * The port through which policy changes made by other instances arrive (the policy cache,
+ * src/domain/policy/, subscribes), and the message format the triggers of migration 008 send.
+ * Here, below the domain, because the store's PostgreSQL adapter (postgres/pg-policy-channel.ts)
+ * implements it.
+ */
+
 /** A change to policy somewhere in the cluster. */
 export interface PolicyChange {
   kind: "key" | "workspace";

@@ -1,12 +1,12 @@
-import { discardDestinationQueue } from "../../broadcast/outbox/deliveries-repo.js";
+import { updateDestinationRow } from "../../domain/destinations/destination-repo.js";
+import { requireDestinationRow } from "../../domain/destinations/get-destination.js";
 import type { Clock } from "../../lib/clock.js";
 import type { RecordStore } from "../../stores/record-store.js";
-import { updateDestinationRow } from "./destination-repo.js";
-import { requireDestinationRow } from "./get-destination.js";
+import { discardDestinationQueue } from "../outbox/deliveries-repo.js";
 
 /**
  * Soft delete: sets deleted_at and discards the destination's Broadcast queue in the same
- * transaction. A destination already deleted (or never seen) is 404.
+ * transaction (a Broadcast operation: it reaches the queue, which the domain does not know). A destination already deleted (or never seen) is 404.
  */
 export async function deleteDestination(
   store: RecordStore,
