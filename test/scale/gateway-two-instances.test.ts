@@ -62,6 +62,9 @@ describe.skipIf(SKIP)("gateway on PostgreSQL: two instances, one limit; kill -9"
       RATE_LIMIT_MANAGEMENT_MAX: "100000",
       GATEHOUSE_MOCK_LATENCY_MS: "5",
       GATEHOUSE_RESERVATION_TTL_MS: String(TTL_MS),
+      // Up to 100 of one key's requests in flight on each instance at once: what is tested here is
+      // the shared reservations, not the per-key fair-use limit (test/gateway/fair-inflight.test.ts).
+      GATEHOUSE_MAX_IN_FLIGHT_PER_KEY: "0",
       LOG_LEVEL: "info",
       // No ClickHouse server here: each instance keeps its own DuckDB file, by explicit consent.
       GATEHOUSE_ALLOW_SPLIT_ANALYTICS: "true",
