@@ -149,6 +149,7 @@ function timedActivity(activity: ActivityStore): ActivityStore {
   return {
     dialect: activity.dialect,
     query: (q, o) => activity.query(q, o),
+    generationsForReplay: (p, o) => activity.generationsForReplay(p, o),
     ping: () => activity.ping(),
     close: () => activity.close(),
     insert: async (rows, tags) => {

@@ -2,30 +2,7 @@ import { notFound } from "../domain/errors.js";
 import type { Principal } from "../domain/auth/principal.js";
 import { nanoToUsd } from "../lib/money.js";
 import type { Db } from "../stores/record-store.js";
-
-interface Detail {
-  model: string;
-  provider_name: string;
-  app_id: number | null;
-  http_referer: string | null;
-  external_user: string | null;
-  session_id: string | null;
-  tokens_prompt: number;
-  tokens_completion: number;
-  tokens_cached: number;
-  tokens_reasoning: number;
-  usage_nano: string;
-  byok_nano: string;
-  is_byok: boolean;
-  latency_ms: number;
-  generation_time_ms: number;
-  finish_reason: string | null;
-  streamed: boolean;
-  cancelled: boolean;
-  upstream_id: string | null;
-  /** `byok` is absent from records written before it was kept per attempt. */
-  attempts: { provider: string; model: string; status: number | null; durationMs: number; byok?: boolean }[];
-}
+import { findGenerationDetail } from "../domain/generation-details/generation-details-repo.js";
 
 /** Longer than any generation id, gateway-made or ingested. */
 const MAX_ID_LENGTH = 128;
@@ -37,21 +14,16 @@ const MAX_ID_LENGTH = 128;
 export async function getGeneration(db: Db, who: Principal, id: string): Promise<Record<string, unknown>> {
   // Generation ids are short (`gen-` and a random part); an empty or overlong one names none.
   if (id === "" || id.length > MAX_ID_LENGTH) throw notFound("Generation");
-  const row = await db
-    .selectFrom("gateway_generations")
-    .selectAll()
-    .where("organization_id", "=", who.organizationId)
-    .where("id", "=", id)
-    .executeTakeFirst();
-  if (!row || (!who.isManagement && row.key_hash !== who.keyHash)) throw notFound("Generation");
-  const d = JSON.parse(row.detail) as Detail;
+  const row = await findGenerationDetail(db, who.organizationId, id);
+  if (!row || (!who.isManagement && row.keyHash !== who.keyHash)) throw notFound("Generation");
+  const d = row.detail;
   const usage = nanoToUsd(BigInt(d.usage_nano));
   const byok = nanoToUsd(BigInt(d.byok_nano));
   return {
     id: row.id,
     model: d.model,
     origin: d.http_referer ?? "",
-    created_at: row.created_at,
+    created_at: row.createdAt,
     total_cost: usage,
     usage,
     is_byok: d.is_byok,
@@ -76,7 +48,7 @@ export async function getGeneration(db: Db, who: Principal, id: string): Promise
     upstream_id: d.upstream_id,
     user_agent: null,
     web_search_engine: null,
-    workspace_id: row.workspace_id,
+    workspace_id: row.workspaceId,
     native_tokens_cached: d.tokens_cached,
     native_tokens_completion: d.tokens_completion,
     native_tokens_completion_images: null,

@@ -1,11 +1,13 @@
 import { hash } from "node:crypto";
 import type { LiveContext } from "../broadcast/live-context.js";
 import type { BroadcastMessage } from "../broadcast/encoders/encoder.js";
+import {
+  insertGenerationDetails,
+  type GenerationDetail,
+} from "../domain/generation-details/generation-details-repo.js";
 import { ingestGenerations, type IngestDeps } from "../domain/ingest/ingest-generations.js";
 import { nanoToUsd } from "../lib/money.js";
 import type { Db } from "../stores/record-store.js";
-import type { GatewayGenerationsTable } from "../stores/schema.js";
-import { QueryTemplate } from "../stores/query-template.js";
 import type { KeyPolicy } from "../domain/policy/policy.js";
 
 /** Everything known of a finished request (success, error after output, cancelled). */
@@ -109,7 +111,7 @@ export function generationRecord(g: ServedGeneration): Record<string, unknown> {
 }
 
 /** The gateway-only facts GET /generation shows beside the record. */
-export function generationDetail(g: ServedGeneration): Record<string, unknown> {
+export function generationDetail(g: ServedGeneration): GenerationDetail {
   return {
     model: g.model,
     provider_name: g.providerName,
@@ -201,54 +203,17 @@ export function recordGeneration(deps: RecordingDeps, g: ServedGeneration): Prom
   return recordBatch(deps, g.key.organizationId, [g]);
 }
 
-/**
- * Detail rows per insert statement at most. A batch inserts its details in compiled statements of
- * this many rows (and one for the rest): one per row count, compiled once, instead of building
- * and compiling a statement for every batch larger than this (Kysely's builder took ~7 µs a record
- * in a profile of 20-record flushes 10 ms apart on a slow VM; docs/performance.md).
- */
-const COMPILED_DETAILS_MAX = 16;
-
-type DetailRow = GatewayGenerationsTable;
-
-const detailsInsert = (db: Db, rows: DetailRow[]) =>
-  db
-    .insertInto("gateway_generations")
-    .values(rows)
-    .onConflict((oc) => oc.columns(["organization_id", "id"]).doNothing());
-
-/** Six values per row, in DetailRow's order. */
-const compiledDetails = new QueryTemplate((db: Db, shape, ...v: string[]) =>
-  detailsInsert(
+/** The details of served generations, as their repository stores them. */
+function insertDetails(db: Db, gs: readonly ServedGeneration[]): Promise<void> {
+  return insertGenerationDetails(
     db,
-    Array.from({ length: Number(shape) }, (_, r) => {
-      const [organization_id, id, key_hash, workspace_id, created_at, detail] = v.slice(r * 6, r * 6 + 6) as [
-        string,
-        string,
-        string,
-        string,
-        string,
-        string,
-      ];
-      return { organization_id, id, key_hash, workspace_id, created_at, detail };
-    }),
-  ).compile(),
-);
-
-async function insertDetails(db: Db, gs: readonly ServedGeneration[]): Promise<void> {
-  for (let start = 0; start < gs.length; start += COMPILED_DETAILS_MAX) {
-    const chunk = gs.slice(start, start + COMPILED_DETAILS_MAX);
-    const v: string[] = [];
-    for (const g of chunk) {
-      v.push(
-        g.key.organizationId,
-        g.id,
-        g.key.hash,
-        g.key.workspaceId,
-        g.createdAt.toISOString(),
-        JSON.stringify(generationDetail(g)),
-      );
-    }
-    await compiledDetails.execute(db, String(chunk.length), ...v);
-  }
+    gs.map((g) => ({
+      organizationId: g.key.organizationId,
+      id: g.id,
+      keyHash: g.key.hash,
+      workspaceId: g.key.workspaceId,
+      createdAt: g.createdAt.toISOString(),
+      detail: generationDetail(g),
+    })),
+  );
 }

@@ -21,6 +21,26 @@ export interface QueryOptions {
   organizationId?: string;
 }
 
+/** Where a page of ActivityStore.generationsForReplay starts: after this generation. */
+export interface ReplayCursor {
+  createdAtMs: number;
+  id: string;
+}
+
+/** A page of one workspace's generations in a time range, for a Broadcast replay. */
+export interface ReplayPageQuery {
+  organizationId: string;
+  /** The workspace's generations, and the organization's generations of no workspace (older records). */
+  workspaceId: string;
+  /** created_at in [fromMs, toMs). */
+  fromMs: number;
+  toMs: number;
+  /** The last generation of the previous page; null for the first page. */
+  after: ReplayCursor | null;
+  /** Generations in the page at most. */
+  limit: number;
+}
+
 export class ActivityTimeoutError extends Error {
   constructor() {
     super("activity query exceeded its time limit");
@@ -58,6 +78,12 @@ export interface ActivityStore {
    * rejects with ActivityTimeoutError.
    */
   query(q: BoundQuery, opts: QueryOptions): Promise<Record<string, unknown>[]>;
+  /**
+   * A page of the generations a Broadcast replay re-offers, as ActivityRows (money as bigint),
+   * ordered by (created_at, id); the next page starts after the last row of this one. Each engine
+   * writes its own SQL. Past opts.timeoutMs: ActivityTimeoutError, as for query.
+   */
+  generationsForReplay(page: ReplayPageQuery, opts: { timeoutMs: number }): Promise<ActivityRow[]>;
   ping(): Promise<void>;
   close(): Promise<void>;
   /**

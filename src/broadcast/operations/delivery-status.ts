@@ -1,5 +1,6 @@
 import { requireDestinationRow } from "../../domain/destinations/get-destination.js";
 import type { Db } from "../../stores/record-store.js";
+import { waitingOutboxSummary } from "../outbox/batches-repo.js";
 
 export interface DeadLetter {
   id: number;
@@ -223,14 +224,9 @@ export interface BroadcastOutbox {
  * /metrics). Their generations are in no destination's pending count yet: a fan-out that stalls
  * (no instance running Broadcast, a batch it fails on) shows here and nowhere else. Both from the
  * `(fanned_out, seq)` index: the oldest is the lowest seq (batches are numbered as accepted), so
- * neither statement reads a fanned-out row or a payload.
+ * neither statement reads a fanned-out row or a payload (batches-repo.ts).
  */
 export async function broadcastOutbox(db: Db, nowMs: number): Promise<BroadcastOutbox> {
-  const waiting = db.selectFrom("broadcast_batches").where("fanned_out", "=", 0);
-  const count = await waiting.select((eb) => eb.fn.countAll<number | string>().as("n")).executeTakeFirst();
-  const oldest = await waiting.select("created_at_ms").orderBy("seq").limit(1).executeTakeFirst();
-  return {
-    batches: Number(count?.n ?? 0),
-    oldestAgeMs: oldest ? Math.max(0, nowMs - Number(oldest.created_at_ms)) : null,
-  };
+  const { batches, oldestCreatedAtMs } = await waitingOutboxSummary(db);
+  return { batches, oldestAgeMs: oldestCreatedAtMs === null ? null : Math.max(0, nowMs - oldestCreatedAtMs) };
 }

@@ -1,11 +1,11 @@
-import { ACTIVITY_COLUMNS, type ActivityRow } from "../../activity/activity-row.js";
 import { invalid } from "../../domain/errors.js";
 import { requireDestinationRow } from "../../domain/destinations/get-destination.js";
-import type { ActivityStore, BoundQuery } from "../../stores/activity-store.js";
-import { GENERATION_COLUMNS } from "../../stores/activity-columns.js";
+import { sessionIdsOf } from "../../domain/generation-details/generation-details-repo.js";
+import type { ActivityStore, ReplayCursor } from "../../stores/activity-store.js";
 import { payloadOfRows } from "../../stores/column-texts.js";
 import type { RecordStore } from "../../stores/record-store.js";
 import type { LiveContext } from "../live-context.js";
+import { insertOutboxBatch } from "../outbox/batches-repo.js";
 import type { OutboxSignal } from "../outbox/outbox-signal.js";
 
 /** Generations one replay re-offers at most (narrow the range for more). */
@@ -22,47 +22,6 @@ export interface ReplayResult {
   truncated: boolean;
 }
 
-const MONEY = new Set(GENERATION_COLUMNS.filter((c) => c.field.endsWith("_nano")).map((c) => c.field));
-
-function pageQuery(
-  dialect: ActivityStore["dialect"],
-  organizationId: string,
-  workspaceId: string,
-  fromMs: number,
-  toMs: number,
-  offset: number,
-): BoundQuery {
-  const cols = ACTIVITY_COLUMNS.filter((c) => c !== "created_at_ms").join(", ");
-  const sql =
-    dialect === "duckdb"
-      ? `SELECT ${cols}, epoch_ms(created_at) AS created_at_ms FROM generations
-WHERE organization_id = $org AND (workspace_id = $ws OR workspace_id IS NULL)
-  AND created_at >= epoch_ms(CAST($from AS BIGINT)) AND created_at < epoch_ms(CAST($to AS BIGINT))
-ORDER BY created_at, id LIMIT ${PAGE} OFFSET ${offset}`
-      : `SELECT ${cols}, toUnixTimestamp64Milli(created_at) AS created_at_ms FROM generations
-WHERE organization_id = {org:String} AND (workspace_id = {ws:String} OR workspace_id IS NULL)
-  AND created_at >= fromUnixTimestamp64Milli({from:Int64}, 'UTC') AND created_at < fromUnixTimestamp64Milli({to:Int64}, 'UTC')
-ORDER BY created_at, id LIMIT ${PAGE} OFFSET ${offset}`;
-  return { sql, params: { org: organizationId, ws: workspaceId, from: fromMs, to: toMs } };
-}
-
-/** A row of the query as an ActivityRow (numbers, money as bigint, booleans). */
-function toActivityRow(r: Record<string, unknown>): ActivityRow {
-  const out: Record<string, unknown> = {};
-  for (const c of GENERATION_COLUMNS) {
-    const v = r[c.field];
-    if (v === null || v === undefined) out[c.field] = null;
-    else if (MONEY.has(c.field)) out[c.field] = BigInt(v as bigint | number | string);
-    else if (c.kind === "bool") out[c.field] = Boolean(v);
-    else if (c.kind === "string" || c.kind === "string?")
-      out[c.field] = typeof v === "string" ? v : JSON.stringify(v);
-    else out[c.field] = Number(v);
-  }
-  return out as unknown as ActivityRow;
-}
-
-const LOOKUP = 1_000;
-
 /**
  * The session ids of the generations the gateway served, from their details (the activity store
  * does not hold them), as LiveContexts with nothing else: selection samples by session and filter
@@ -73,39 +32,24 @@ async function sessionContexts(
   organizationId: string,
   ids: readonly string[],
 ): Promise<Record<string, LiveContext> | null> {
+  const sessions = await sessionIdsOf(store.db, organizationId, ids);
+  if (sessions.size === 0) return null;
   const out: Record<string, LiveContext> = {};
-  let n = 0;
-  for (let i = 0; i < ids.length; i += LOOKUP) {
-    const rows = await store.db
-      .selectFrom("gateway_generations")
-      .select(["id", "detail"])
-      .where("organization_id", "=", organizationId)
-      .where("id", "in", ids.slice(i, i + LOOKUP))
-      .execute();
-    for (const r of rows) {
-      let sessionId: unknown = null;
-      try {
-        sessionId = (JSON.parse(r.detail) as { session_id?: unknown }).session_id;
-      } catch {
-        continue;
-      }
-      if (typeof sessionId !== "string") continue;
-      out[r.id] = {
-        input: null,
-        output: null,
-        params: null,
-        trace: null,
-        attempts: [],
-        appTitle: null,
-        referer: null,
-        sessionId,
-        promptCostUsd: null,
-        completionCostUsd: null,
-      };
-      n++;
-    }
+  for (const [id, sessionId] of sessions) {
+    out[id] = {
+      input: null,
+      output: null,
+      params: null,
+      trace: null,
+      attempts: [],
+      appTitle: null,
+      referer: null,
+      sessionId,
+      promptCostUsd: null,
+      completionCostUsd: null,
+    };
   }
-  return n === 0 ? null : out;
+  return out;
 }
 
 /**
@@ -137,13 +81,14 @@ export async function replayDestination(
   const row = await requireDestinationRow(deps.store.db, organizationId, destinationId);
   let offered = 0;
   let truncated = false;
-  for (let offset = 0; ; offset += PAGE) {
-    const rows = await deps.activity.query(
-      pageQuery(deps.activity.dialect, organizationId, row.workspace_id, fromMs, toMs, offset),
-      { timeoutMs: deps.queryTimeoutMs, organizationId },
+  let after: ReplayCursor | null = null;
+  for (;;) {
+    const rows = await deps.activity.generationsForReplay(
+      { organizationId, workspaceId: row.workspace_id, fromMs, toMs, after, limit: PAGE },
+      { timeoutMs: deps.queryTimeoutMs },
     );
     if (rows.length === 0) break;
-    let page = rows.map(toActivityRow);
+    let page = rows;
     if (offered + page.length > MAX_REPLAY) {
       page = page.slice(0, MAX_REPLAY - offered);
       truncated = true;
@@ -153,19 +98,17 @@ export async function replayDestination(
       organizationId,
       page.map((r) => r.id),
     );
-    await deps.store.db
-      .insertInto("broadcast_batches")
-      .values({
-        organization_id: organizationId,
-        created_at_ms: deps.nowMs,
-        payload: payloadOfRows(page),
-        contexts: contexts === null ? null : JSON.stringify(contexts),
-        destination_ids: JSON.stringify([row.id]),
-        fanned_out: 0,
-      })
-      .execute();
+    await insertOutboxBatch(deps.store.db, {
+      organizationId,
+      createdAtMs: deps.nowMs,
+      payload: payloadOfRows(page),
+      contexts: contexts === null ? null : JSON.stringify(contexts),
+      destinationIds: [row.id],
+    });
     offered += page.length;
     if (truncated || rows.length < PAGE) break;
+    const last = rows[rows.length - 1] as (typeof rows)[number];
+    after = { createdAtMs: last.created_at_ms, id: last.id };
   }
   if (offered > 0) deps.outboxSignal?.written();
   return {

@@ -1,21 +1,7 @@
+import { enabledDestinationIds } from "../../domain/destinations/destination-repo.js";
 import type { Db } from "../../stores/record-store.js";
-import { QueryTemplate } from "../../stores/query-template.js";
 import type { LiveContext } from "../live-context.js";
-
-/**
- * The organization's enabled destinations, compiled once: it runs once per accepted batch (per
- * recorder flush of the gateway), and building it per call was about a third of
- * enqueueBroadcast's time in a profile.
- */
-const enabledDestinations = new QueryTemplate((db: Db, _shape, organizationId: string) =>
-  db
-    .selectFrom("destinations")
-    .select("id")
-    .where("organization_id", "=", organizationId)
-    .where("enabled", "=", 1)
-    .where("deleted_at", "is", null)
-    .compile(),
-);
+import { insertOutboxBatch } from "./batches-repo.js";
 
 /** What ingest hands to the outbox for a batch it accepts with broadcast on. */
 export interface BroadcastOffer {
@@ -40,7 +26,7 @@ export async function enqueueBroadcast(
   payload: () => string,
   offer: BroadcastOffer,
 ): Promise<boolean> {
-  const enabled = (await enabledDestinations.execute(trx, "", organizationId)).rows;
+  const enabled = await enabledDestinationIds(trx, organizationId);
   if (enabled.length === 0) return false;
   let contexts: string | null = null;
   if (offer.contexts !== null && offer.contexts.size > 0) {
@@ -55,16 +41,12 @@ export async function enqueueBroadcast(
     }
     if (n > 0) contexts = JSON.stringify(kept);
   }
-  await trx
-    .insertInto("broadcast_batches")
-    .values({
-      organization_id: organizationId,
-      created_at_ms: offer.nowMs,
-      payload: payload(),
-      contexts,
-      destination_ids: JSON.stringify(enabled.map((d) => d.id)),
-      fanned_out: 0,
-    })
-    .execute();
+  await insertOutboxBatch(trx, {
+    organizationId,
+    createdAtMs: offer.nowMs,
+    payload: payload(),
+    contexts,
+    destinationIds: enabled,
+  });
   return true;
 }

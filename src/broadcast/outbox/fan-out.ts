@@ -1,4 +1,4 @@
-import type { DestinationRow } from "../../domain/destinations/destination-repo.js";
+import { liveDestinationsOf } from "../../domain/destinations/destination-repo.js";
 import { keyNamesByHashes } from "../../domain/keys/key-repo.js";
 import { activityDefaultWorkspaceId } from "../../domain/workspaces/workspace-repo.js";
 import type { RecordStore, Db } from "../../stores/record-store.js";
@@ -6,6 +6,7 @@ import type { Candidate } from "../broadcast-generation.js";
 import type { LiveContext } from "../live-context.js";
 import { rowsOfPayload, type OutboxRow } from "../payload-rows.js";
 import { ruleOf, selects, type DestinationRule } from "../selection.js";
+import { deleteOutboxBatches, markOutboxBatchesFannedOut, waitingOutboxBatches } from "./batches-repo.js";
 
 const INSERT_CHUNK = 200;
 const LOOKUP_CHUNK = 1_000;
@@ -74,25 +75,13 @@ interface NewDelivery {
  */
 export async function fanOutOnce(store: RecordStore, opts: FanOutOptions): Promise<number> {
   return store.transaction(async (trx) => {
-    let q = trx
-      .selectFrom("broadcast_batches")
-      .select(["seq", "organization_id", "payload", "contexts", "destination_ids", "created_at_ms"])
-      .where("fanned_out", "=", 0)
-      .orderBy("seq")
-      .limit(opts.maxBatches);
-    if (store.caps.supportsForUpdate) q = q.forUpdate().skipLocked();
-    const batches = await q.execute();
+    const batches = await waitingOutboxBatches(trx, opts.maxBatches, store.caps.supportsForUpdate);
     if (batches.length === 0) return 0;
 
     const orgs = [...new Set(batches.map((b) => b.organization_id))];
-    const destinations = await trx
-      .selectFrom("destinations")
-      .selectAll()
-      .where("organization_id", "in", orgs)
-      .where("deleted_at", "is", null)
-      .execute();
+    const destinations = await liveDestinationsOf(trx, orgs);
     const byOrg = new Map<string, DestinationRule[]>();
-    for (const d of destinations as DestinationRow[]) {
+    for (const d of destinations) {
       const list = byOrg.get(d.organization_id) ?? [];
       // Offered while enabled (the batch names it): paused since, its queue waits.
       list.push({ ...ruleOf(d), enabled: true });
@@ -183,11 +172,11 @@ export async function fanOutOnce(store: RecordStore, opts: FanOutOptions): Promi
         .values(out.slice(i, i + INSERT_CHUNK))
         .execute();
     }
-    if (empty.length > 0) await trx.deleteFrom("broadcast_batches").where("seq", "in", empty).execute();
-    const kept = done.filter((s) => !empty.includes(s));
-    if (kept.length > 0) {
-      await trx.updateTable("broadcast_batches").set({ fanned_out: 1 }).where("seq", "in", kept).execute();
-    }
+    await deleteOutboxBatches(trx, empty);
+    await markOutboxBatchesFannedOut(
+      trx,
+      done.filter((s) => !empty.includes(s)),
+    );
     return batches.length;
   });
 }

@@ -1,6 +1,10 @@
 import type { Command } from "commander";
 import { statusOfRow } from "../../broadcast/operations/delivery-status.js";
 import { replayDestination, type ReplayResult } from "../../broadcast/operations/replay.js";
+import {
+  allLiveDestinations,
+  organizationOfDestination,
+} from "../../domain/destinations/destination-repo.js";
 import { loadConfig } from "../../config/config.js";
 import { systemClock } from "../../lib/clock.js";
 import { parseTimestamp } from "../../lib/time.js";
@@ -37,13 +41,7 @@ export function registerDestinations(program: Command, io: CliIo): void {
     .option("--json", "print a JSON array")
     .action(async (opts: { json?: boolean }) => {
       const rows = await withStore(io, async (store) => {
-        const list = await store.db
-          .selectFrom("destinations")
-          .select(["id", "organization_id", "type", "name", "enabled"])
-          .where("deleted_at", "is", null)
-          .orderBy("organization_id")
-          .orderBy("created_at")
-          .execute();
+        const list = await allLiveDestinations(store.db);
         const now = Date.now();
         const out = [];
         for (const d of list) {
@@ -134,13 +132,8 @@ export function registerDestinations(program: Command, io: CliIo): void {
             io,
             "Replay through the running server instead: gatehouse destinations replay --id ID --from T --to T --url http://HOST:PORT --key KEY",
             async ({ store, activity }) => {
-              const row = await store.db
-                .selectFrom("destinations")
-                .select("organization_id")
-                .where("id", "=", opts.id.toLowerCase())
-                .where("deleted_at", "is", null)
-                .executeTakeFirst();
-              if (!row) throw new Error(`replay: no destination ${opts.id}`);
+              const organizationId = await organizationOfDestination(store.db, opts.id.toLowerCase());
+              if (organizationId === undefined) throw new Error(`replay: no destination ${opts.id}`);
               return replayDestination(
                 {
                   store,
@@ -148,7 +141,7 @@ export function registerDestinations(program: Command, io: CliIo): void {
                   nowMs: systemClock.now().getTime(),
                   queryTimeoutMs: config.analytics.queryTimeoutMs,
                 },
-                row.organization_id,
+                organizationId,
                 opts.id,
                 opts.from,
                 opts.to,

@@ -1,4 +1,5 @@
 import { deleteByokOfWorkspace } from "../byok/byok-repo.js";
+import { softDeleteDestinationsOfWorkspace } from "../destinations/destination-repo.js";
 import { invalid } from "../errors.js";
 import { countActiveKeysOfWorkspace, softDeleteKeysOfWorkspace } from "../keys/key-repo.js";
 import type { Clock } from "../../lib/clock.js";
@@ -37,12 +38,7 @@ export async function deleteWorkspace(
     const now = clock.now();
     const at = now.toISOString();
     await trx.deleteFrom("budgets").where("workspace_id", "=", ws.id).execute();
-    await trx
-      .updateTable("destinations")
-      .set({ deleted_at: at, updated_at: at, enabled: 0 })
-      .where("workspace_id", "=", ws.id)
-      .where("deleted_at", "is", null)
-      .execute();
+    await softDeleteDestinationsOfWorkspace(trx, ws.id, at);
     // Its provider keys (BYOK) go: nothing can use them any more, and a secret kept for a
     // workspace that no longer exists is one more to leak.
     await deleteByokOfWorkspace(trx, ws.id);

@@ -1,7 +1,9 @@
 import type { ActivityRow, ClassificationRow } from "../../activity/activity-row.js";
 import { GENERATION_COLUMNS, TAG_COLUMNS, unseenOf } from "../activity-columns.js";
 import type { ActivityStore, BoundQuery, QueryOptions } from "../activity-store.js";
+import { activityRowOf } from "../activity-row-of.js";
 import { CLICKHOUSE_DDL } from "./clickhouse-ddl.js";
+import { clickHouseReplayQuery } from "./clickhouse-replay.js";
 import { chTimestamp, decodeRows, toJsonEachRow, type ColumnMeta } from "./clickhouse-values.js";
 
 /**
@@ -70,14 +72,18 @@ export async function openClickHouseStore(engine: ClickHouseEngine): Promise<Act
       await engine.insertJsonEachRow("generation_tags", toJsonEachRow(TAG_COLUMNS, newTags));
   }
 
+  async function query(q: BoundQuery, opts: QueryOptions): Promise<Record<string, unknown>[]> {
+    if (closed) throw new Error("activity store is closed");
+    const res = await engine.select(q.sql, q.params, opts.timeoutMs);
+    return decodeRows(res.meta, res.data);
+  }
+
   return {
     dialect: "clickhouse",
     insert: (rows, tags) => serialised(() => insert(rows, tags)),
-    query: async (q: BoundQuery, opts: QueryOptions) => {
-      if (closed) throw new Error("activity store is closed");
-      const res = await engine.select(q.sql, q.params, opts.timeoutMs);
-      return decodeRows(res.meta, res.data);
-    },
+    query,
+    generationsForReplay: async (page, opts) =>
+      (await query(clickHouseReplayQuery(page), { timeoutMs: opts.timeoutMs })).map(activityRowOf),
     ping: () => {
       if (closed) return Promise.reject(new Error("activity store is closed"));
       return engine.ping();

@@ -7,7 +7,9 @@ import {
   type CompactedChunk,
   type CompactionSettings,
 } from "./duckdb-compaction.js";
+import { activityRowOf } from "../activity-row-of.js";
 import { duckDbQuery } from "./duckdb-query.js";
+import { duckDbReplayQuery } from "./duckdb-replay.js";
 import { duckDbWriter } from "./duckdb-writer.js";
 
 /** Where the store reports what goes wrong in the background (pino's error signature). */
@@ -60,12 +62,20 @@ export async function openDuckDbActivityStore(opts: DuckDbStoreOptions): Promise
   });
 
   const writer = duckDbWriter(conns, serialised, opts.path);
+  const query = duckDbQuery(conns, () => writer.readBarrier());
   let closed = false;
   return {
     dialect: "duckdb",
     insert: (rows, tags) => serialised(() => writer.insert(rows, tags)),
     exclusive: writer.exclusive,
-    query: duckDbQuery(conns, () => writer.readBarrier()),
+    query,
+    generationsForReplay: async (page, opts) =>
+      (
+        await query(duckDbReplayQuery(page), {
+          timeoutMs: opts.timeoutMs,
+          organizationId: page.organizationId,
+        })
+      ).map(activityRowOf),
     ping: async () => {
       const conn = await conns.acquire();
       try {
