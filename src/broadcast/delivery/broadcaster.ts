@@ -12,20 +12,15 @@ import type { LiveContext } from "../live-context.js";
 import type { GenerationFlags } from "../broadcast-generation.js";
 import {
   claimDeliveries,
-  dueDestinations,
-  enforceCaps,
   markDelivered,
   markFailed,
-  pruneDeliveries,
-  recordError,
-  releaseBatches,
   releaseLease,
   splitDelivery,
   type ClaimedDelivery,
   type ClaimedDestination,
-  type DueDestination,
-  type Ripeness,
-} from "../outbox/deliveries-repo.js";
+} from "../outbox/claims-repo.js";
+import { dueDestinations, type DueDestination, type Ripeness } from "../outbox/due-destinations.js";
+import { enforceCaps, pruneDeliveries, recordError, releaseBatches } from "../outbox/queue-upkeep.js";
 import { fanOutOnce, keyNames } from "../outbox/fan-out.js";
 import type { OutboxSignal } from "../outbox/outbox-signal.js";
 import { rowsOfPayload, type OutboxRow } from "../payload-rows.js";
