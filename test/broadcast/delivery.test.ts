@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { CAP_ERROR, pruneDeliveries, recordError } from "../../src/broadcast/outbox/deliveries-repo.js";
+import { CAP_ERROR, pruneDeliveries, recordError } from "../../src/broadcast/outbox/queue-upkeep.js";
 import { statusOfRow } from "../../src/broadcast/operations/delivery-status.js";
 import { sampledIn } from "../../src/broadcast/sampling.js";
 import { TestReceiver, waitFor } from "../helpers/broadcast-receiver.js";

@@ -2,12 +2,8 @@ import { afterAll, describe, expect, it } from "vitest";
 import { Broadcaster } from "../../src/broadcast/delivery/broadcaster.js";
 import { defaultEncoderLookup } from "../../src/broadcast/encoder-lookup.js";
 import { statusOfRow } from "../../src/broadcast/operations/delivery-status.js";
-import {
-  claimDeliveries,
-  markDelivered,
-  pruneDeliveries,
-  splitDelivery,
-} from "../../src/broadcast/outbox/deliveries-repo.js";
+import { claimDeliveries, markDelivered, splitDelivery } from "../../src/broadcast/outbox/claims-repo.js";
+import { pruneDeliveries } from "../../src/broadcast/outbox/queue-upkeep.js";
 import { fanOutOnce } from "../../src/broadcast/outbox/fan-out.js";
 import { OutboxSignal } from "../../src/broadcast/outbox/outbox-signal.js";
 import { systemClock } from "../../src/lib/clock.js";

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DUE_ROWS_PER_DESTINATION, dueDestinations } from "../../src/broadcast/outbox/deliveries-repo.js";
+import { DUE_ROWS_PER_DESTINATION, dueDestinations } from "../../src/broadcast/outbox/due-destinations.js";
 import { insertDestination } from "../../src/domain/destinations/destination-repo.js";
 import { createOrganization } from "../../src/domain/organizations/create-organization.js";
 import { systemClock } from "../../src/lib/clock.js";
@@ -7,7 +7,7 @@ import { destinationRow } from "../helpers/destination-configs.js";
 import { STORE_FACTORIES } from "../helpers/stores.js";
 
 /**
- * The Broadcast worker's poll for destinations with deliveries due (deliveries-repo.ts), on both
+ * The Broadcast worker's poll for destinations with deliveries due (due-destinations.ts), on both
  * engines; on PostgreSQL also in its `lateral` form, which reads at most DUE_ROWS_PER_DESTINATION
  * of each destination's due rows (a down destination's backlog is not read on every poll) and
  * otherwise answers the same.

@@ -1,39 +1,24 @@
 import { randomUUID } from "node:crypto";
 import type { BroadcastConfig } from "../../config/config.js";
-import { openConfig } from "../../domain/destinations/destination-record.js";
-import { DESTINATION_TYPE_NAMES, type DestinationType } from "../../domain/destinations/destination-types.js";
+import { DESTINATION_TYPE_NAMES } from "../../domain/destinations/destination-types.js";
 import type { Clock } from "../../lib/clock.js";
 import { outboundPolicy } from "../../lib/outbound-policy.js";
 import type { SecretBox } from "../../lib/secret-box.js";
 import type { RecordStore } from "../../stores/record-store.js";
-import { toBroadcastGeneration } from "../broadcast-generation.js";
-import type { BroadcastGeneration, DestinationEncoder, EncodedRequest } from "../encoders/encoder.js";
-import type { LiveContext } from "../live-context.js";
-import type { GenerationFlags } from "../broadcast-generation.js";
-import {
-  claimDeliveries,
-  dueDestinations,
-  enforceCaps,
-  markDelivered,
-  markFailed,
-  pruneDeliveries,
-  recordError,
-  releaseBatches,
-  releaseLease,
-  splitDelivery,
-  type ClaimedDelivery,
-  type ClaimedDestination,
-  type DueDestination,
-  type Ripeness,
-} from "../outbox/deliveries-repo.js";
-import { fanOutOnce, keyNames } from "../outbox/fan-out.js";
+import type { DestinationEncoder } from "../encoders/encoder.js";
+import { claimDeliveries, type ClaimedDelivery, type ClaimedDestination } from "../outbox/claims-repo.js";
+import { dueDestinations, type DueDestination, type Ripeness } from "../outbox/due-destinations.js";
+import { fanOutOnce } from "../outbox/fan-out.js";
 import type { OutboxSignal } from "../outbox/outbox-signal.js";
-import { rowsOfPayload, type OutboxRow } from "../payload-rows.js";
-import { backoffMs, CircuitBreaker } from "./backoff.js";
+import { enforceCaps, pruneDeliveries, releaseBatches } from "../outbox/queue-upkeep.js";
+import { CircuitBreaker } from "./backoff.js";
 import { BatchCache } from "./batch-cache.js";
-import { maskErrorText } from "./mask-error.js";
-import { failureText } from "./failure-text.js";
-import { retryable, sendRequest, succeeded, type SendResult } from "./http-send.js";
+import { openClaim } from "./claim.js";
+import { encodeClaim } from "./encode.js";
+import type { DecodedBatch } from "./load-generations.js";
+import { decideOutcomes } from "./outcomes.js";
+import { sendClaim, type SendDeps } from "./send.js";
+import { settleClaim, type SettleDeps } from "./settle.js";
 
 /** The encoder of a destination type (src/broadcast/encoders/index.ts encoderFor). */
 export type EncoderLookup = (type: string) => DestinationEncoder | undefined;
@@ -60,11 +45,6 @@ export interface BroadcastObserver {
   settled(destinationType: string, outcome: "delivered" | "retrying" | "dead", generations: number): void;
 }
 
-interface DecodedBatch {
-  rows: Map<string, OutboxRow>;
-  contexts: Record<string, LiveContext>;
-}
-
 const BATCH_CACHE = 64;
 /** Stored JSON of the decoded batches kept, at most (BatchCache). */
 const BATCH_CACHE_SIZE = 64 * 1024 * 1024;
@@ -81,27 +61,6 @@ export const SWEEP_SHARE = 0.01;
 /** How long after a sweep that took `tookMs` the next may run. */
 export const sweepDelayMs = (tookMs: number): number => Math.max(MAINTENANCE_MS, tookMs / SWEEP_SHARE);
 const CLAIMS_PER_TURN = 20;
-
-/** What went wrong with a claim's request (or before it was sent). */
-interface Failure {
-  text: string;
-  retry: boolean;
-  retryAfterMs: number | null;
-}
-
-/**
- * A refusal of one body rather than of the destination: too large, or a payload the receiver
- * cannot take. The other bodies of the claim are still sent. Any other refusal (401, 403, 404,
- * a redirect, a refused address) would refuse them too.
- */
-const refusesBody = (r: SendResult): boolean => r.status === 400 || r.status === 413 || r.status === 422;
-
-/** A request left unsent because a generation it also carried was refused (see deliverClaim). */
-const NOT_SENT: Failure = {
-  text: "not sent: the request also carried a generation the receiver refused",
-  retry: true,
-  retryAfterMs: null,
-};
 
 /**
  * The delivery worker of one process (docs/broadcast.md "Delivery"): fans outbox batches out to
@@ -225,6 +184,21 @@ export class Broadcaster {
     });
   }
 
+  /** Queue upkeep when due: pruning every MAINTENANCE_MS, the whole-queue sweeps less often. */
+  private async maintain(): Promise<void> {
+    const { store, settings } = this.deps;
+    const now = this.now();
+    if (now - this.lastMaintenance < MAINTENANCE_MS) return;
+    this.lastMaintenance = now;
+    await pruneDeliveries(store.db, now, settings.deliveredRetentionMs, settings.deadRetentionMs);
+    this.breaker.prune(now);
+    if (now < this.nextSweep) return;
+    const started = performance.now();
+    await enforceCaps(store, settings.queueCap, now);
+    await releaseBatches(store.db);
+    this.nextSweep = now + sweepDelayMs(performance.now() - started);
+  }
+
   /**
    * One pass: fan-out, maintenance when due, then a turn for every due destination (every one
    * after a linger or with BROADCAST_LINGER_MS 0, else the ripe ones).
@@ -247,18 +221,7 @@ export class Broadcaster {
       if (n === 0) break;
       worked = true;
     }
-    const now = this.now();
-    if (now - this.lastMaintenance >= MAINTENANCE_MS) {
-      this.lastMaintenance = now;
-      await pruneDeliveries(store.db, now, settings.deliveredRetentionMs, settings.deadRetentionMs);
-      this.breaker.prune(now);
-      if (now >= this.nextSweep) {
-        const started = performance.now();
-        await enforceCaps(store, settings.queueCap, now);
-        await releaseBatches(store.db);
-        this.nextSweep = now + sweepDelayMs(performance.now() - started);
-      }
-    }
+    await this.maintain();
     const ripe: Ripeness | null = ripeAll
       ? null
       : {
@@ -338,239 +301,48 @@ export class Broadcaster {
     return claimedAny;
   }
 
+  /** One claim through the stages: claim → encode → send → outcomes → settle. */
   private async deliverClaim(
-    row: ClaimedDestination,
+    destination: ClaimedDestination,
     encoder: DestinationEncoder,
-    claimed: ClaimedDelivery[],
+    rows: ClaimedDelivery[],
     lease: string,
     leaseMs: number,
   ): Promise<void> {
-    const { store, settings } = this.deps;
-    const type = row.type as DestinationType;
+    const { store, settings, observer } = this.deps;
     const startedMs = this.now();
-    // Decrypted here, at send time, and only held for this claim.
-    const config = openConfig(this.deps.secretBox, { id: row.id, config_ciphertext: row.configCiphertext });
-    // The headers last sent: credentials the encoder derived from the config are masked too.
-    let sentHeaders: Record<string, string> = {};
-    const mask = (text: string) => maskErrorText(text, type, config, sentHeaders);
-    const flags: GenerationFlags = {
-      privacyMode: row.privacyMode,
-      cost: row.cost,
-      identity: row.identity,
-      requestContext: row.requestContext,
-    };
-    const seqs = [...new Set(claimed.map((c) => c.batchSeq))];
-
-    let failure: Failure | null = null;
-    let generations: BroadcastGeneration[] = [];
-    try {
-      generations = await this.generationsOf(row.organizationId, claimed, flags);
-    } catch (err) {
-      failure = { text: `outbox: ${String(err)}`, retry: false, retryAfterMs: null };
-    }
-    let requests: EncodedRequest[] = [];
-    if (failure === null && generations.length > 0) {
-      try {
-        requests = encoder.encode(generations, config);
-      } catch (err) {
-        failure = {
-          text: `encode: ${err instanceof Error ? err.message : String(err)}`,
-          retry: false,
-          retryAfterMs: null,
-        };
-      }
-    }
-    // Each generation's outcome follows the requests that carry it (EncodedRequest.generationIds):
-    // a body the receiver refuses (413, 400, 422) dead-letters its own generations and the other
-    // bodies are still sent; a retryable failure (or the lease running out) stops the claim and
-    // what was not delivered yet is retried; any other refusal (401, 403, 404, a refused address)
-    // stops it too and dead-letters the rest, as it would refuse them as well. What the receiver
-    // accepted is delivered, whatever follows.
-    const everyId = generations.map((g) => g.id);
-    /** Generation id → why it was not delivered (absent: delivered). A refusal beats a retry. */
-    const failed = new Map<string, Failure>();
-    const fail = (id: string, f: Failure) => {
-      const current = failed.get(id);
-      if (current === undefined || (current.retry && !f.retry)) failed.set(id, f);
-    };
-    let stop: Failure | null = null;
-    let accepted = 0;
-    for (const req of requests) {
-      const carried = req.generationIds ?? everyId;
-      if (stop === null && this.now() - startedMs > leaseMs - settings.attemptTimeoutMs) {
-        stop = { text: "lease ran out before every request was sent", retry: true, retryAfterMs: null };
-      }
-      if (stop === null && carried.some((id) => failed.get(id)?.retry === false)) {
-        // A step that also needs a refused generation: the others are retried without it.
-        for (const id of carried) fail(id, NOT_SENT);
-        continue;
-      }
-      if (stop !== null) {
-        for (const id of carried) fail(id, stop);
-        continue;
-      }
-      // Signing (S3's SigV4) happens per send: the signature covers the send time.
-      const signed = encoder.sign ? await encoder.sign(req, config, new Date(this.now())) : req;
-      sentHeaders = signed.headers;
-      const res: SendResult = await sendRequest(signed, {
-        timeoutMs: settings.attemptTimeoutMs,
-        addresses: outboundPolicy(settings),
-      });
-      this.deps.observer?.sent(type, res.status);
-      if (succeeded(res)) {
-        accepted++;
-        continue;
-      }
-      const f: Failure = {
-        text: failureText(res, mask),
-        retry: retryable(res),
-        retryAfterMs: res.retryAfterMs,
-      };
-      for (const id of carried) fail(id, f);
-      if (f.retry || !refusesBody(res)) stop = f;
-    }
-    // Before any request (the outbox batch unreadable, the encoder threw): the whole claim.
-    if (failure !== null) for (const c of claimed) for (const id of c.ids) fail(id, failure);
-
-    const now = this.now();
-    if (failed.size === 0) {
-      // One statement: the last success is read from the delivered rows (delivery-status.ts), and
-      // batches no pending delivery needs are released by the next queue sweep.
-      await markDelivered(
-        store.db,
-        claimed.map((c) => c.id),
-        lease,
-        now,
-      );
-      this.deps.observer?.settled(
-        type,
-        "delivered",
-        claimed.reduce((n, c) => n + c.ids.length, 0),
-      );
-      this.breaker.success(row.id);
-      return;
-    }
-
-    // A row whose generations had different outcomes is split, one row per outcome.
-    const createdAt = new Map(generations.map((g) => [g.id, g.createdAtMs]));
-    const settle: { row: ClaimedDelivery; failure: Failure | null }[] = [];
-    for (const c of claimed) {
-      const parts = new Map<Failure | null, string[]>();
-      for (const id of c.ids) {
-        const f = failed.get(id) ?? null;
-        const list = parts.get(f) ?? [];
-        list.push(id);
-        parts.set(f, list);
-      }
-      const entries = [...parts.entries()];
-      if (entries.length <= 1) {
-        settle.push({ row: c, failure: entries[0]?.[0] ?? null });
-        continue;
-      }
-      const rowIds = await splitDelivery(
-        store,
-        c.id,
-        lease,
-        entries.map(([, ids]) => {
-          const times = ids.map((id) => createdAt.get(id)).filter((t): t is number => t !== undefined);
-          return {
-            ids,
-            minCreatedMs: times.length > 0 ? Math.min(...times) : c.createdAtMs,
-            maxCreatedMs: times.length > 0 ? Math.max(...times) : c.createdAtMs,
-          };
-        }),
-      );
-      if (rowIds === null) continue; // no longer this claim's
-      entries.forEach(([f, ids], i) =>
-        settle.push({ row: { ...c, id: rowIds[i] as number, ids }, failure: f }),
-      );
-    }
-
-    const delivered = settle.filter((s) => s.failure === null).map((s) => s.row.id);
-    if (delivered.length > 0) {
-      await markDelivered(store.db, delivered, lease, now);
-      const n = settle.reduce((sum, s) => sum + (s.failure === null ? s.row.ids.length : 0), 0);
-      this.deps.observer?.settled(type, "delivered", n);
-    }
-    // Stopping: what is to be retried goes back untouched (the attempt does not count).
-    const released = this.stopped ? settle.filter((s) => s.failure?.retry === true).map((s) => s.row.id) : [];
-    if (released.length > 0) await releaseLease(store.db, released, lease);
-    let anyDead = false;
-    for (const { row: c, failure: f } of settle) {
-      if (f === null || (f.retry && this.stopped)) continue;
-      const attempts = c.attempts + 1;
-      const dead = !f.retry || attempts >= settings.maxAttempts || now - c.createdAtMs >= settings.maxAgeMs;
-      anyDead ||= dead;
-      const wait = backoffMs(
-        attempts,
-        settings.retryBaseMs,
-        settings.retryMaxMs,
-        f.retryAfterMs,
-        this.deps.random,
-      );
-      await markFailed(store.db, c.id, lease, now, mask(f.text), dead, now + wait);
-      this.deps.observer?.settled(type, dead ? "dead" : "retrying", c.ids.length);
-    }
-    const shown = stop ?? failure ?? [...failed.values()][0];
-    const interrupted = this.stopped && shown?.retry === true;
-    if (shown !== undefined && !interrupted) {
-      await recordError(store.db, row.id, now, mask(shown.text));
-      // A receiver that took some bodies and refused one (too large) is up: that is no failed send.
-      if (stop !== null || failure !== null || accepted === 0) this.breaker.failure(row.id, now);
-      else this.breaker.success(row.id);
-      // A Retry-After speaks for the receiver, not for these rows: the destination waits it out.
-      if (stop?.retryAfterMs != null) this.breaker.hold(row.id, now, now + stop.retryAfterMs);
-    }
-    if (anyDead) await releaseBatches(store.db, seqs);
-  }
-
-  /** The claimed generations as the destination's flags allow, in claim order. */
-  private async generationsOf(
-    organizationId: string,
-    claimed: ClaimedDelivery[],
-    flags: GenerationFlags,
-  ): Promise<BroadcastGeneration[]> {
-    const { db } = this.deps.store;
-    const seqs = [...new Set(claimed.map((c) => c.batchSeq))];
-    // This claim's batches, held here: keeping one in the cache may evict another of them.
-    const batches = new Map<number, DecodedBatch>();
-    for (const s of seqs) {
-      const kept = this.cache.get(s);
-      if (kept !== undefined) batches.set(s, kept);
-    }
-    const missing = seqs.filter((s) => !batches.has(s));
-    if (missing.length > 0) {
-      const rows = await db
-        .selectFrom("broadcast_batches")
-        .select(["seq", "payload", "contexts"])
-        .where("seq", "in", missing)
-        .execute();
-      for (const r of rows) {
-        const batch: DecodedBatch = {
-          rows: new Map(rowsOfPayload(r.payload).map((x) => [x.id, x])),
-          contexts: r.contexts === null ? {} : (JSON.parse(r.contexts) as Record<string, LiveContext>),
-        };
-        batches.set(Number(r.seq), batch);
-        this.cache.remember(Number(r.seq), batch, r.payload.length + (r.contexts?.length ?? 0));
-      }
-    }
-    const picked: { row: OutboxRow; context: LiveContext | null }[] = [];
-    for (const c of claimed) {
-      const batch = batches.get(c.batchSeq);
-      if (batch === undefined) throw new Error(`batch ${c.batchSeq} is gone`);
-      for (const id of c.ids) {
-        const row = batch.rows.get(id);
-        if (row) picked.push({ row, context: batch.contexts[id] ?? null });
-      }
-    }
-    const names = flags.identity
-      ? await keyNames(db, organizationId, [...new Set(picked.map((p) => p.row.api_key_hash))])
-      : new Map<string, string>();
-    return picked.map((p) =>
-      toBroadcastGeneration(
-        { row: p.row, context: p.context, apiKeyName: names.get(p.row.api_key_hash) ?? null },
-        flags,
-      ),
+    const claim = await openClaim(
+      { store, secretBox: this.deps.secretBox, cache: this.cache },
+      destination,
+      rows,
+      lease,
     );
+    const encoded = claim.failure === null ? encodeClaim(encoder, claim.generations, claim.config) : null;
+    const sendDeps: SendDeps = {
+      encoder,
+      attemptTimeoutMs: settings.attemptTimeoutMs,
+      addresses: outboundPolicy(settings),
+      leaseMs,
+      now: () => this.now(),
+      sent: (status) => observer?.sent(claim.type, status),
+    };
+    const tally = await sendClaim(sendDeps, claim, encoded?.requests ?? [], startedMs);
+    const nowMs = this.now();
+    const outcomes = decideOutcomes({
+      rows,
+      tally,
+      failure: claim.failure ?? encoded?.failure ?? null,
+      createdAt: new Map(claim.generations.map((g) => [g.id, g.createdAtMs])),
+      nowMs,
+      policy: settings,
+      stopping: this.stopped,
+      random: this.deps.random,
+    });
+    const settle: SettleDeps = {
+      store,
+      breaker: this.breaker,
+      settled: (outcome, n) => observer?.settled(claim.type, outcome, n),
+    };
+    await settleClaim(settle, claim, outcomes, nowMs);
   }
 }

@@ -75,3 +75,20 @@ export function maskErrorText(
   out = out.replace(/[\u0000-\u001f\u007f]+/g, " ").trim();
   return out.length > MAX_ERROR ? `${out.slice(0, MAX_ERROR)}…` : out;
 }
+
+/** Masks a claim's error texts: its config's secrets and those of the request last sent. */
+export interface ErrorMasker {
+  /** The headers of a request about to be sent (credentials an encoder derived, masked too). */
+  saw(headers: Readonly<Record<string, string>>): void;
+  mask(text: string): string;
+}
+
+export function errorMasker(type: DestinationType, config: DestinationConfig): ErrorMasker {
+  let sentHeaders: Readonly<Record<string, string>> = {};
+  return {
+    saw(headers) {
+      sentHeaders = headers;
+    },
+    mask: (text) => maskErrorText(text, type, config, sentHeaders),
+  };
+}

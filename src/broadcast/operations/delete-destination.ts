@@ -2,7 +2,7 @@ import { updateDestinationRow } from "../../domain/destinations/destination-repo
 import { requireDestinationRow } from "../../domain/destinations/get-destination.js";
 import type { Clock } from "../../lib/clock.js";
 import type { RecordStore } from "../../stores/record-store.js";
-import { discardDestinationQueue } from "../outbox/deliveries-repo.js";
+import { discardDestinationQueue } from "../outbox/queue-upkeep.js";
 
 /**
  * Soft delete: sets deleted_at and discards the destination's Broadcast queue in the same

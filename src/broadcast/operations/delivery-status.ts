@@ -33,7 +33,7 @@ export interface DeliveryStatus {
 
 /**
  * The last success: the latest finish among the delivered rows still kept, or the one folded
- * into the stats when older delivered rows were pruned (deliveries-repo.ts pruneDeliveries).
+ * into the stats when older delivered rows were pruned (queue-upkeep.ts pruneDeliveries).
  */
 function lastSuccess(folded: unknown, kept: unknown): number | null {
   const values = [folded, kept].filter((v) => v !== null && v !== undefined).map(Number);

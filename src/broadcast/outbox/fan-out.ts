@@ -6,7 +6,12 @@ import type { Candidate } from "../broadcast-generation.js";
 import type { LiveContext } from "../live-context.js";
 import { rowsOfPayload, type OutboxRow } from "../payload-rows.js";
 import { ruleOf, selects, type DestinationRule } from "../selection.js";
-import { deleteOutboxBatches, markOutboxBatchesFannedOut, waitingOutboxBatches } from "./batches-repo.js";
+import {
+  deleteOutboxBatches,
+  markOutboxBatchesFannedOut,
+  waitingOutboxBatches,
+  type WaitingOutboxBatch,
+} from "./batches-repo.js";
 
 const INSERT_CHUNK = 200;
 const LOOKUP_CHUNK = 1_000;
@@ -77,39 +82,12 @@ export async function fanOutOnce(store: RecordStore, opts: FanOutOptions): Promi
   return store.transaction(async (trx) => {
     const batches = await waitingOutboxBatches(trx, opts.maxBatches, store.caps.supportsForUpdate);
     if (batches.length === 0) return 0;
-
-    const orgs = [...new Set(batches.map((b) => b.organization_id))];
-    const destinations = await liveDestinationsOf(trx, orgs);
-    const byOrg = new Map<string, DestinationRule[]>();
-    for (const d of destinations) {
-      const list = byOrg.get(d.organization_id) ?? [];
-      // Offered while enabled (the batch names it): paused since, its queue waits.
-      list.push({ ...ruleOf(d), enabled: true });
-      byOrg.set(d.organization_id, list);
-    }
-
-    // Key names of every batch of an organization in one lookup (the batches of a lingered pass
-    // are many and small: one lookup each was a statement per recorder flush).
-    const decodedRows = new Map<number, OutboxRow[]>();
-    const hashesOf = new Map<string, Set<string>>();
-    for (const b of batches) {
-      const offered = new Set(JSON.parse(b.destination_ids) as string[]);
-      if (!(byOrg.get(b.organization_id) ?? []).some((r) => offered.has(r.id))) continue;
-      const rows = rowsOfPayload(b.payload);
-      decodedRows.set(Number(b.seq), rows);
-      const set = hashesOf.get(b.organization_id) ?? new Set<string>();
-      for (const r of rows) set.add(r.api_key_hash);
-      hashesOf.set(b.organization_id, set);
-    }
-    const namesOf = new Map<string, Map<string, string>>();
-    for (const [org, hashes] of hashesOf) namesOf.set(org, await keyNames(trx, org, [...hashes]));
-
+    const byOrg = await rulesByOrganization(trx, [...new Set(batches.map((b) => b.organization_id))]);
+    const { decodedRows, namesOf } = await decodeOffered(trx, batches, byOrg);
     const out: NewDelivery[] = [];
     const empty: number[] = [];
-    const done: number[] = [];
     for (const b of batches) {
       const seq = Number(b.seq);
-      done.push(seq);
       const offered = new Set(JSON.parse(b.destination_ids) as string[]);
       const rules = (byOrg.get(b.organization_id) ?? []).filter((r) => offered.has(r.id));
       if (rules.length === 0) {
@@ -123,60 +101,130 @@ export async function fanOutOnce(store: RecordStore, opts: FanOutOptions): Promi
       const legacy = rows.some((r) => r.workspace_id === null)
         ? await defaultWorkspaceOf(trx, b.organization_id)
         : null;
-      const candidates: { c: Candidate; workspace: string | null }[] = rows.map((row) => ({
+      const candidates: Selectable[] = rows.map((row) => ({
         c: { row, context: contexts[row.id] ?? null, apiKeyName: names.get(row.api_key_hash) ?? null },
         workspace: row.workspace_id ?? legacy,
       }));
       const linger = opts.lingerMs ?? 0;
-      const createdAtMs = Math.min(opts.nowMs, Math.max(Number(b.created_at_ms), opts.nowMs - linger));
-      let any = false;
-      for (const rule of rules) {
-        const chunk = Math.max(1, opts.chunkOf(rule.type));
-        let ids: string[] = [];
-        let min = Infinity;
-        let max = -Infinity;
-        const flush = () => {
-          if (ids.length === 0) return;
-          out.push({
-            destination_id: rule.id,
-            organization_id: b.organization_id,
-            batch_seq: seq,
-            ids: JSON.stringify(ids),
-            item_count: ids.length,
-            min_created_ms: min,
-            max_created_ms: max,
-            state: "pending",
-            attempts: 0,
-            created_at_ms: createdAtMs,
-            next_attempt_ms: opts.nowMs,
-          });
-          any = true;
-          ids = [];
-          min = Infinity;
-          max = -Infinity;
-        };
-        for (const { c, workspace } of candidates) {
-          if (workspace === null || !selects(rule, c, workspace)) continue;
-          ids.push(c.row.id);
-          min = Math.min(min, c.row.created_at_ms);
-          max = Math.max(max, c.row.created_at_ms);
-          if (ids.length >= chunk) flush();
-        }
-        flush();
-      }
-      if (!any) empty.push(seq);
+      const base = {
+        organization_id: b.organization_id,
+        batch_seq: seq,
+        state: "pending",
+        attempts: 0,
+        created_at_ms: Math.min(opts.nowMs, Math.max(Number(b.created_at_ms), opts.nowMs - linger)),
+        next_attempt_ms: opts.nowMs,
+      };
+      const made = rules.flatMap((rule) => deliveriesOf(rule, candidates, base, opts.chunkOf(rule.type)));
+      out.push(...made);
+      if (made.length === 0) empty.push(seq);
     }
-    for (let i = 0; i < out.length; i += INSERT_CHUNK) {
-      await trx
-        .insertInto("broadcast_deliveries")
-        .values(out.slice(i, i + INSERT_CHUNK))
-        .execute();
-    }
-    await deleteOutboxBatches(trx, empty);
-    await markOutboxBatchesFannedOut(
+    await writeFanOut(
       trx,
-      done.filter((s) => !empty.includes(s)),
+      out,
+      empty,
+      batches.map((b) => Number(b.seq)),
     );
     return batches.length;
   });
+}
+
+/** A generation of a batch and the workspace its selection filters see. */
+interface Selectable {
+  c: Candidate;
+  workspace: string | null;
+}
+
+/** The live destinations of these organizations, as selection rules, by organization. */
+async function rulesByOrganization(db: Db, orgs: readonly string[]): Promise<Map<string, DestinationRule[]>> {
+  const byOrg = new Map<string, DestinationRule[]>();
+  for (const d of await liveDestinationsOf(db, orgs)) {
+    const list = byOrg.get(d.organization_id) ?? [];
+    // Offered while enabled (the batch names it): paused since, its queue waits.
+    list.push({ ...ruleOf(d), enabled: true });
+    byOrg.set(d.organization_id, list);
+  }
+  return byOrg;
+}
+
+/**
+ * The rows of every batch offered to a live destination, and the key names of each organization's
+ * batches in one lookup (the batches of a lingered pass are many and small: one lookup each was a
+ * statement per recorder flush).
+ */
+async function decodeOffered(
+  db: Db,
+  batches: readonly WaitingOutboxBatch[],
+  byOrg: ReadonlyMap<string, DestinationRule[]>,
+): Promise<{ decodedRows: Map<number, OutboxRow[]>; namesOf: Map<string, Map<string, string>> }> {
+  const decodedRows = new Map<number, OutboxRow[]>();
+  const hashesOf = new Map<string, Set<string>>();
+  for (const b of batches) {
+    const offered = new Set(JSON.parse(b.destination_ids) as string[]);
+    if (!(byOrg.get(b.organization_id) ?? []).some((r) => offered.has(r.id))) continue;
+    const rows = rowsOfPayload(b.payload);
+    decodedRows.set(Number(b.seq), rows);
+    const set = hashesOf.get(b.organization_id) ?? new Set<string>();
+    for (const r of rows) set.add(r.api_key_hash);
+    hashesOf.set(b.organization_id, set);
+  }
+  const namesOf = new Map<string, Map<string, string>>();
+  for (const [org, hashes] of hashesOf) namesOf.set(org, await keyNames(db, org, [...hashes]));
+  return { decodedRows, namesOf };
+}
+
+/** The delivery rows of one destination for one batch: the generations it selects, in chunks. */
+function deliveriesOf(
+  rule: DestinationRule,
+  candidates: readonly Selectable[],
+  base: Omit<NewDelivery, "destination_id" | "ids" | "item_count" | "min_created_ms" | "max_created_ms">,
+  chunkOf: number,
+): NewDelivery[] {
+  const chunk = Math.max(1, chunkOf);
+  const out: NewDelivery[] = [];
+  let ids: string[] = [];
+  let min = Infinity;
+  let max = -Infinity;
+  const flush = () => {
+    if (ids.length === 0) return;
+    out.push({
+      ...base,
+      destination_id: rule.id,
+      ids: JSON.stringify(ids),
+      item_count: ids.length,
+      min_created_ms: min,
+      max_created_ms: max,
+    });
+    ids = [];
+    min = Infinity;
+    max = -Infinity;
+  };
+  for (const { c, workspace } of candidates) {
+    if (workspace === null || !selects(rule, c, workspace)) continue;
+    ids.push(c.row.id);
+    min = Math.min(min, c.row.created_at_ms);
+    max = Math.max(max, c.row.created_at_ms);
+    if (ids.length >= chunk) flush();
+  }
+  flush();
+  return out;
+}
+
+/** Writes the deliveries, deletes the batches nobody selected from and marks the others done. */
+async function writeFanOut(
+  db: Db,
+  out: readonly NewDelivery[],
+  empty: readonly number[],
+  done: readonly number[],
+) {
+  for (let i = 0; i < out.length; i += INSERT_CHUNK) {
+    await db
+      .insertInto("broadcast_deliveries")
+      .values(out.slice(i, i + INSERT_CHUNK))
+      .execute();
+  }
+  await deleteOutboxBatches(db, empty);
+  await markOutboxBatchesFannedOut(
+    db,
+    done.filter((s) => !empty.includes(s)),
+  );
 }
