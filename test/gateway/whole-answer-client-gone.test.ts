@@ -127,6 +127,9 @@ describe("a whole answer whose client leaves", () => {
     expect(performance.now() - t0).toBeLessThan(3_000);
     expect((await answer).status).toBeGreaterThanOrEqual(500);
     expect(await openai.requests[seen]!.closed).toEqual({ aborted: true });
+    // The provider had the prompt: the attempt is charged it and recorded (docs/gateway.md "What
+    // abandoned requests cost"), and its hold settles with that record, once it is committed.
+    await s.app.gateway.recorder.settled();
     expect(await s.app.gateway.holds.store.openCount()).toBe(0);
   });
 });

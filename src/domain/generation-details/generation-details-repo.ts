@@ -31,7 +31,7 @@ export interface GenerationDetail {
 }
 
 /** One served generation's stored details and who made it. */
-export interface GenerationDetailRecord {
+export interface StoredGenerationDetail {
   organizationId: string;
   id: string;
   keyHash: string;
@@ -75,7 +75,7 @@ const compiledDetails = new QueryTemplate((db: Db, shape, ...v: string[]) =>
  */
 export async function insertGenerationDetails(
   db: Db,
-  records: readonly GenerationDetailRecord[],
+  records: readonly StoredGenerationDetail[],
 ): Promise<void> {
   for (let start = 0; start < records.length; start += COMPILED_DETAILS_MAX) {
     const chunk = records.slice(start, start + COMPILED_DETAILS_MAX);
@@ -92,7 +92,7 @@ export async function findGenerationDetail(
   db: Db,
   organizationId: string,
   id: string,
-): Promise<GenerationDetailRecord | undefined> {
+): Promise<StoredGenerationDetail | undefined> {
   const row = await db
     .selectFrom("gateway_generations")
     .selectAll()
