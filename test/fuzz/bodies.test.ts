@@ -1,17 +1,9 @@
 import fc from "fast-check";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { accepts, partlyWrongBody, validFor } from "./helpers-arbitraries.js";
 import { MAX_RECORDS } from "../../src/domain/ingest/records/validate-generations.js";
-import {
-  FUZZ_STORES,
-  fillPath,
-  jsonRequest,
-  makeFuzzWorld,
-  routeName,
-  sendChecked,
-  type FuzzRoute,
-  type FuzzWorld,
-} from "./helpers.js";
+import { fillPath, jsonRequest, routeName, sendChecked, type FuzzRoute } from "./helpers.js";
+import { FUZZ_STORES, useFuzzWorld } from "./fuzz-setup.js";
 
 /** Every string in a JSON value, with its field name and a copy of the value where it ends in NUL. */
 interface Leaf {
@@ -50,13 +42,11 @@ function stringLeaves(root: unknown): Leaf[] {
 /** Bad bodies on every operation that takes one: 4xx with the envelope, never 5xx, nothing stored. */
 for (const { factory, runs } of FUZZ_STORES) {
   describe.skipIf(factory.skip)(`malformed bodies (${factory.name})`, () => {
-    let w: FuzzWorld;
+    const w = useFuzzWorld(factory);
     let bodyRoutes: FuzzRoute[];
-    beforeAll(async () => {
-      w = await makeFuzzWorld(factory);
+    beforeAll(() => {
       bodyRoutes = w.routes.filter((r) => r.body !== null);
     });
-    afterAll(() => w.close());
 
     const route = () => fc.constantFrom(...bodyRoutes);
 

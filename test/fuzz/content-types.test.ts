@@ -1,15 +1,8 @@
 import fc from "fast-check";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { validFor } from "./helpers-arbitraries.js";
-import {
-  FUZZ_STORES,
-  fillPath,
-  makeFuzzWorld,
-  routeName,
-  sendChecked,
-  type FuzzRoute,
-  type FuzzWorld,
-} from "./helpers.js";
+import { fillPath, routeName, sendChecked, type FuzzRoute } from "./helpers.js";
+import { FUZZ_STORES, useFuzzWorld } from "./fuzz-setup.js";
 
 /** A Content-Type that means UTF-8 JSON: the only kind a management operation accepts. */
 const isUtf8Json = (ct: string) => {
@@ -52,13 +45,11 @@ const contentType: fc.Arbitrary<string | null> = fc.oneof(
 /** Bodies in any media type but JSON: 415 (or 400), the envelope, nothing stored. */
 for (const { factory, runs } of FUZZ_STORES) {
   describe.skipIf(factory.skip)(`content types (${factory.name})`, () => {
-    let w: FuzzWorld;
+    const w = useFuzzWorld(factory);
     let bodyRoutes: FuzzRoute[];
-    beforeAll(async () => {
-      w = await makeFuzzWorld(factory);
+    beforeAll(() => {
       bodyRoutes = w.routes.filter((r) => r.body !== null);
     });
-    afterAll(() => w.close());
 
     it("a valid body in any other media type is 415 or 400", async () => {
       await fc.assert(

@@ -1,21 +1,20 @@
 import fc from "fast-check";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { badAuthorization, validFor } from "./helpers-arbitraries.js";
 import {
   ANY_KEY_ROUTES,
   INFERENCE_ROUTES,
   PUBLIC_ROUTES,
   isManagementRoute,
-  FUZZ_STORES,
   fillPath,
   jsonRequest,
-  makeFuzzWorld,
   routeName,
   sendChecked,
   type FuzzRoute,
   type FuzzWorld,
   type SendOptions,
 } from "./helpers.js";
+import { FUZZ_STORES, useFuzzWorld } from "./fuzz-setup.js";
 
 /** A request for the route, with the body (when it takes one): only the credentials can be wrong. */
 const requestFor = (w: FuzzWorld, r: FuzzRoute, body: unknown, auth: string | null): SendOptions =>
@@ -34,11 +33,7 @@ const authed = (w: FuzzWorld) => w.routes.filter((r) => !PUBLIC_ROUTES.has(route
 /** Bad credentials on every route: 401 (403 for an ordinary key), the envelope, nothing stored. */
 for (const { factory, runs } of FUZZ_STORES) {
   describe.skipIf(factory.skip)(`authorization (${factory.name})`, () => {
-    let w: FuzzWorld;
-    beforeAll(async () => {
-      w = await makeFuzzWorld(factory);
-    });
-    afterAll(() => w.close());
+    const w = useFuzzWorld(factory);
 
     it("random Authorization values are 401", async () => {
       const keys = [w.t.key, w.seeds.ordinaryKey];

@@ -2,7 +2,7 @@ import type { InjectOptions, LightMyRequestResponse } from "fastify";
 import { expect } from "vitest";
 import type { RecordStore } from "../../src/stores/record-store.js";
 import { makeTestApp, type TestApp } from "../helpers/app.js";
-import { STORE_FACTORIES, type StoreFactory } from "../helpers/stores.js";
+import type { StoreFactory } from "../helpers/stores.js";
 
 /** JSON schema as it appears in the OpenAPI document (TypeBox output, no $refs). */
 export type JsonSchema = Record<string, any>;
@@ -354,17 +354,3 @@ export const jsonRequest = (
   payload: JSON.stringify(value) ?? "null",
   headers: { "content-type": "application/json", ...extraHeaders },
 });
-
-/**
- * GATEHOUSE_FUZZ_SCALE multiplies every run count (default 1): a long local hunt runs the same
- * properties with, say, 20 times the inputs. fast-check prints the seed of any failure.
- */
-const SCALE = Math.max(1, Number(process.env.GATEHOUSE_FUZZ_SCALE ?? 1) || 1);
-
-/** Runs per store: SQLite always, PostgreSQL when configured (with fewer runs). */
-export const FUZZ_STORES = STORE_FACTORIES.map((f) => ({
-  factory: f,
-  /** Scales a SQLite run count down for PostgreSQL, whose round trips cost more. */
-  runs: (sqliteRuns: number) =>
-    Math.round(SCALE * (f.name === "sqlite" ? sqliteRuns : Math.max(10, Math.round(sqliteRuns / 6)))),
-}));

@@ -1,16 +1,8 @@
 import fc from "fast-check";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { pathSegment } from "./helpers-arbitraries.js";
-import {
-  FUZZ_STORES,
-  fillPath,
-  jsonRequest,
-  makeFuzzWorld,
-  routeName,
-  sendChecked,
-  type FuzzRoute,
-  type FuzzWorld,
-} from "./helpers.js";
+import { fillPath, jsonRequest, routeName, sendChecked, type FuzzRoute, type FuzzWorld } from "./helpers.js";
+import { FUZZ_STORES, useFuzzWorld } from "./fuzz-setup.js";
 
 /** A body the route would accept on a real record, so that only the path can be wrong. */
 const BODIES: Record<string, unknown> = {
@@ -33,13 +25,11 @@ function couldMatch(w: FuzzWorld, segment: string): boolean {
 /** Random identifiers in every path parameter: 400 or 404 with the envelope, never 5xx. */
 for (const { factory, runs } of FUZZ_STORES) {
   describe.skipIf(factory.skip)(`malformed path parameters (${factory.name})`, () => {
-    let w: FuzzWorld;
+    const w = useFuzzWorld(factory);
     let paramRoutes: FuzzRoute[];
-    beforeAll(async () => {
-      w = await makeFuzzWorld(factory);
+    beforeAll(() => {
       paramRoutes = w.routes.filter((r) => r.pathParams.length > 0);
     });
-    afterAll(() => w.close());
 
     it("finds every parameterised route in the OpenAPI document", () => {
       const names = new Set(paramRoutes.flatMap((r) => r.pathParams.map((p) => p.name)));

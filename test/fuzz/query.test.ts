@@ -1,16 +1,8 @@
 import fc from "fast-check";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { encodeSegment } from "./helpers-arbitraries.js";
-import {
-  ANY_KEY_RECORD_ROUTES,
-  FUZZ_STORES,
-  fillPath,
-  makeFuzzWorld,
-  routeName,
-  sendChecked,
-  type FuzzRoute,
-  type FuzzWorld,
-} from "./helpers.js";
+import { ANY_KEY_RECORD_ROUTES, fillPath, routeName, sendChecked, type FuzzRoute } from "./helpers.js";
+import { FUZZ_STORES, useFuzzWorld } from "./fuzz-setup.js";
 
 /** Text for a query value: numbers out of range or in odd notations, booleans in other spellings. */
 const queryValue: fc.Arbitrary<string> = fc.oneof(
@@ -74,13 +66,11 @@ const pair = (names: string[]) =>
 /** Random values for every query parameter: 200 or 400 with the envelope, never 5xx, nothing stored. */
 for (const { factory, runs } of FUZZ_STORES) {
   describe.skipIf(factory.skip)(`query strings (${factory.name})`, () => {
-    let w: FuzzWorld;
+    const w = useFuzzWorld(factory);
     let queryRoutes: FuzzRoute[];
-    beforeAll(async () => {
-      w = await makeFuzzWorld(factory);
+    beforeAll(() => {
       queryRoutes = w.routes.filter((r) => r.query.length > 0);
     });
-    afterAll(() => w.close());
 
     it("finds the query parameters in the OpenAPI document", () => {
       const names = new Set(queryRoutes.flatMap((r) => r.query.map((q) => q.name)));

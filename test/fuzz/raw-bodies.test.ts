@@ -1,19 +1,11 @@
 import fc from "fast-check";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { BODY_LIMIT } from "../../src/http/app.js";
 import { CHAT_BODY_LIMIT } from "../../src/http/routes/chat.js";
 import { INGEST_BODY_LIMIT } from "../../src/http/routes/ingest.js";
 import { validFor } from "./helpers-arbitraries.js";
-import {
-  ANY_KEY_RECORD_ROUTES,
-  FUZZ_STORES,
-  fillPath,
-  makeFuzzWorld,
-  routeName,
-  sendChecked,
-  type FuzzRoute,
-  type FuzzWorld,
-} from "./helpers.js";
+import { ANY_KEY_RECORD_ROUTES, fillPath, routeName, sendChecked, type FuzzRoute } from "./helpers.js";
+import { FUZZ_STORES, useFuzzWorld } from "./fuzz-setup.js";
 
 /** Operations allowed more than the 1 MiB of management requests (docs/wire-compatibility.md "Validation rules"). */
 const LARGER_BODY_LIMITS: Record<string, number> = {
@@ -24,13 +16,11 @@ const LARGER_BODY_LIMITS: Record<string, number> = {
 /** Bodies that are not JSON text at all, or JSON text that parsers treat specially. */
 for (const { factory, runs } of FUZZ_STORES) {
   describe.skipIf(factory.skip)(`raw bodies (${factory.name})`, () => {
-    let w: FuzzWorld;
+    const w = useFuzzWorld(factory);
     let bodyRoutes: FuzzRoute[];
-    beforeAll(async () => {
-      w = await makeFuzzWorld(factory);
+    beforeAll(() => {
       bodyRoutes = w.routes.filter((r) => r.body !== null);
     });
-    afterAll(() => w.close());
 
     const route = () => fc.constantFrom(...bodyRoutes);
 

@@ -11,6 +11,7 @@ import type { FakeServer } from "../helpers/fake-upstreams/fake-server.js";
 import { FAKE_OPENAI_KEY, startFakeOpenAI } from "../helpers/fake-upstreams/openai.js";
 import { leaveOnceSent } from "../helpers/leave-stream.js";
 import { writeProvidersFile, type WrittenProvidersFile } from "../helpers/providers-file.js";
+import { postChat } from "../helpers/gateway-client.js";
 import { startListening, type ListeningApp } from "../helpers/server.js";
 
 /**
@@ -191,13 +192,8 @@ async function broadcastOnce(id: string): Promise<string> {
 const upstreamGot = (tag: string) => () =>
   openai.requests.some((q) => JSON.stringify(q.body?.messages ?? "").includes(tag));
 
-const post = (body: Record<string, unknown>) =>
-  fetch(`${s.baseUrl}/chat/completions`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-    body: JSON.stringify({ max_tokens: 50, ...body }),
-    signal: AbortSignal.timeout(15_000),
-  });
+/** POST /chat/completions with the test key (max_tokens 50, then `body`); the unread response. */
+const post = (body: Record<string, unknown>) => postChat(s, key, { max_tokens: 50, ...body });
 
 describe("a client that leaves after its request reached the provider, before the first byte", () => {
   for (const stream of [true, false]) {

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { chat } from "../helpers/gateway-client.js";
 import { startListening, type ListeningApp } from "../helpers/server.js";
 
 /**
@@ -22,15 +23,10 @@ describe("app attribution: HTTP-Referer and X-Title on a chat request", () => {
   afterAll(() => s?.close());
 
   /** A chat completion through the mock with these headers; the generation id. */
-  async function chat(headers: Record<string, string>, stream = false): Promise<string> {
-    const r = await fetch(`${s.baseUrl}/chat/completions`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${key}`, "content-type": "application/json", ...headers },
-      body: JSON.stringify({ model: "mock/echo", messages: [{ role: "user", content: "Hi" }], stream }),
-    });
-    const text = await r.text();
-    expect(r.status, text).toBe(200);
-    return r.headers.get("x-gatehouse-generation-id")!;
+  async function chatId(headers: Record<string, string>, stream = false): Promise<string> {
+    const r = await chat(s, key, { model: "mock/echo", stream }, { headers });
+    expect(r.status, r.text).toBe(200);
+    return r.id!;
   }
 
   async function generation(id: string) {
@@ -62,7 +58,7 @@ describe("app attribution: HTTP-Referer and X-Title on a chat request", () => {
   it("HTTP-Referer and X-Title: the record's referer, origin and app id; the app is shown by its title", async () => {
     for (const stream of [false, true]) {
       const referer = `https://chat-${stream ? "stream" : "full"}.example/`;
-      const g = await generation(await chat({ "HTTP-Referer": referer, "X-Title": "Chat App" }, stream));
+      const g = await generation(await chatId({ "HTTP-Referer": referer, "X-Title": "Chat App" }, stream));
       expect(g.http_referer).toBe(referer);
       expect(g.origin).toBe(referer);
       expect(Number.isSafeInteger(g.app_id) && g.app_id! > 0).toBe(true);
@@ -72,11 +68,11 @@ describe("app attribution: HTTP-Referer and X-Title on a chat request", () => {
 
   it("X-OpenRouter-Title (the SDK's appTitle) is the title, and wins over X-Title", async () => {
     const a = await generation(
-      await chat({ "HTTP-Referer": "https://sdk-app.example", "X-OpenRouter-Title": "SDK App" }),
+      await chatId({ "HTTP-Referer": "https://sdk-app.example", "X-OpenRouter-Title": "SDK App" }),
     );
     expect(await appLabel(a.app_id!)).toBe("SDK App");
     const b = await generation(
-      await chat({
+      await chatId({
         "HTTP-Referer": "https://both.example",
         "X-OpenRouter-Title": "Preferred",
         "X-Title": "Legacy",
@@ -96,36 +92,36 @@ describe("app attribution: HTTP-Referer and X-Title on a chat request", () => {
 
   it("one app per referer: the same referer keeps its id whatever the title (the latest title is shown); another referer is another app", async () => {
     const first = await generation(
-      await chat({ "HTTP-Referer": "https://one.example", "X-Title": "One v1" }),
+      await chatId({ "HTTP-Referer": "https://one.example", "X-Title": "One v1" }),
     );
     const again = await generation(
-      await chat({ "HTTP-Referer": "https://one.example", "X-Title": "One v2" }),
+      await chatId({ "HTTP-Referer": "https://one.example", "X-Title": "One v2" }),
     );
     expect(again.app_id).toBe(first.app_id);
     expect(await appLabel(first.app_id!)).toBe("One v2");
     const other = await generation(
-      await chat({ "HTTP-Referer": "https://two.example", "X-Title": "One v2" }),
+      await chatId({ "HTTP-Referer": "https://two.example", "X-Title": "One v2" }),
     );
     expect(other.app_id).not.toBe(first.app_id);
   });
 
   it("the standard Referer header counts when HTTP-Referer is absent; HTTP-Referer wins when both are sent", async () => {
-    const std = await generation(await chat({ Referer: "https://standard.example/page" }));
+    const std = await generation(await chatId({ Referer: "https://standard.example/page" }));
     expect(std.http_referer).toBe("https://standard.example/page");
     const both = await generation(
-      await chat({ Referer: "https://standard.example/page", "HTTP-Referer": "https://explicit.example" }),
+      await chatId({ Referer: "https://standard.example/page", "HTTP-Referer": "https://explicit.example" }),
     );
     expect(both.http_referer).toBe("https://explicit.example");
     expect(both.app_id).not.toBe(std.app_id);
   });
 
   it("a title without a referer is still an app (no referer, no origin); neither header: no app", async () => {
-    const titled = await generation(await chat({ "X-Title": "Desktop tool" }));
+    const titled = await generation(await chatId({ "X-Title": "Desktop tool" }));
     expect(titled.http_referer).toBeNull();
     expect(titled.origin).toBe("");
     expect(titled.app_id).not.toBeNull();
     expect(await appLabel(titled.app_id!)).toBe("Desktop tool");
-    const none = await generation(await chat({}));
+    const none = await generation(await chatId({}));
     expect(none.app_id).toBeNull();
     expect(none.http_referer).toBeNull();
     expect(none.origin).toBe("");
@@ -133,7 +129,7 @@ describe("app attribution: HTTP-Referer and X-Title on a chat request", () => {
 
   it("a title or referer longer than 1024 characters is cut to 1024, and the generation is still recorded", async () => {
     const long = `https://long.example/${"p".repeat(2000)}`;
-    const g = await generation(await chat({ "HTTP-Referer": long, "X-Title": "T".repeat(2000) }));
+    const g = await generation(await chatId({ "HTTP-Referer": long, "X-Title": "T".repeat(2000) }));
     expect(g.http_referer).toBe(long.slice(0, 1024));
     expect(await appLabel(g.app_id!)).toBe("T".repeat(1024));
   });

@@ -3,6 +3,7 @@ import { systemClock } from "../../src/lib/clock.js";
 import { hashKey } from "../../src/lib/ids.js";
 import { startRoutedUpstream, USAGE, type RoutedUpstream } from "../helpers/fake-upstreams/routed.js";
 import { writeProvidersFile, type WrittenProvidersFile } from "../helpers/providers-file.js";
+import { chat } from "../helpers/gateway-client.js";
 import { startListening, type ListeningApp } from "../helpers/server.js";
 
 /**
@@ -114,19 +115,10 @@ interface Served {
   creds: string[];
 }
 
-async function chat(body: Record<string, unknown>, k = key): Promise<Served> {
-  const r = await fetch(`${s.baseUrl}/chat/completions`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${k}`, "content-type": "application/json" },
-    body: JSON.stringify({
-      model: "multi/chat",
-      messages: [{ role: "user", content: "Hi" }],
-      max_tokens: 20,
-      ...body,
-    }),
-    signal: AbortSignal.timeout(15_000),
-  });
-  const b = (await r.json()) as Record<string, any>;
+/** POST /chat/completions for multi/chat ("Hi", max_tokens 20, then `body`) with `k`; what served it. */
+async function serve(body: Record<string, unknown>, k = key): Promise<Served> {
+  const r = await chat(s, k, { model: "multi/chat", max_tokens: 20, ...body });
+  const b = r.json as Record<string, any>;
   const creds = upstream.requests().map((q) => (q.authorization ?? "").replace(/^Bearer /, ""));
   upstream.reset();
   if (r.status !== 200) return { status: r.status, creds };
@@ -143,7 +135,7 @@ describe("which credential serves", () => {
   it("a usable BYOK key serves instead of the platform's: BYOK usage, not credits", async () => {
     await byok({ key: "sk-own-1" });
     const before = await keyUsage(key);
-    const o = await chat({});
+    const o = await serve({});
     expect(o.creds).toEqual(["sk-own-1"]);
     expect(o.isByok).toBe(true);
     expect(o.cost).toBe(0);
@@ -158,9 +150,9 @@ describe("which credential serves", () => {
 
   it("a key pasted with surrounding whitespace is stored and sent without it; a blank one is 400", async () => {
     const id = await byok({ key: "  sk-own-padded\n" });
-    expect((await chat({})).creds).toEqual(["sk-own-padded"]);
+    expect((await serve({})).creds).toEqual(["sk-own-padded"]);
     await patchByok(id, { key: "\tsk-own-repasted\r\n" });
-    expect((await chat({})).creds).toEqual(["sk-own-repasted"]);
+    expect((await serve({})).creds).toEqual(["sk-own-repasted"]);
     for (const [method, url] of [
       ["POST", "/api/v1/byok"],
       ["PATCH", `/api/v1/byok/${id}`],
@@ -178,7 +170,7 @@ describe("which credential serves", () => {
       .set({ key_ciphertext: s.ctx.secretBox.seal("sk-own-old\n", id) })
       .where("id", "=", id)
       .execute();
-    expect((await chat({})).creds).toEqual(["sk-own-old"]);
+    expect((await serve({})).creds).toEqual(["sk-own-old"]);
   });
 
   describe("a stored key that cannot be decrypted (the data key changed, a damaged row)", () => {
@@ -197,7 +189,7 @@ describe("which credential serves", () => {
       await byok({ key: "sk-own-good", sort_order: 1 });
       await damage(bad);
       warnings.length = 0;
-      const o = await chat({});
+      const o = await serve({});
       expect(o.status).toBe(200);
       expect(o.creds).toEqual(["sk-own-good"]);
       expect(warnings.some((w) => w.includes(`BYOK key ${bad} `) && w.includes("cannot be decrypted"))).toBe(
@@ -209,7 +201,7 @@ describe("which credential serves", () => {
 
     it("alone and not required: the platform's credential serves", async () => {
       await damage(await byok({ key: "sk-own-bad" }));
-      const o = await chat({});
+      const o = await serve({});
       expect(o).toMatchObject({ status: 200, isByok: false, creds: [PLATFORM.alpha] });
     });
 
@@ -238,7 +230,7 @@ describe("which credential serves", () => {
 
   it("without one, the platform's configured key serves and is charged to credits", async () => {
     const before = await keyUsage(key);
-    const o = await chat({});
+    const o = await serve({});
     expect(o.creds).toEqual([PLATFORM.alpha]);
     expect(o.isByok).toBe(false);
     expect(o.cost).toBeCloseTo(costAt("alpha"), 15);
@@ -250,40 +242,40 @@ describe("which credential serves", () => {
 
   it("a key for another provider is not used: the model's provider has its own credential", async () => {
     await byok({ provider: "beta", key: "sk-own-beta" });
-    const o = await chat({});
+    const o = await serve({});
     expect(o.creds).toEqual([PLATFORM.alpha]);
     expect(o.isByok).toBe(false);
     // …but it is, when the request goes to that provider.
-    const b = await chat({ provider: { order: ["beta"] } });
+    const b = await serve({ provider: { order: ["beta"] } });
     expect(b.creds).toEqual(["sk-own-beta"]);
     expect(b.isByok).toBe(true);
   });
 
   it("disabled: not used; enabled again, used again (a write applies to the next request)", async () => {
     const id = await byok({ key: "sk-own-1", disabled: true });
-    expect((await chat({})).creds).toEqual([PLATFORM.alpha]);
+    expect((await serve({})).creds).toEqual([PLATFORM.alpha]);
     await patchByok(id, { disabled: false });
-    expect((await chat({})).creds).toEqual(["sk-own-1"]);
+    expect((await serve({})).creds).toEqual(["sk-own-1"]);
     await patchByok(id, { disabled: true });
-    const o = await chat({});
+    const o = await serve({});
     expect(o.creds).toEqual([PLATFORM.alpha]);
     expect(o.isByok).toBe(false);
   });
 
   it("allowed_models: only for those models", async () => {
     await byok({ key: "sk-own-solo", allowed_models: ["solo/alpha"] });
-    const multi = await chat({});
+    const multi = await serve({});
     expect(multi.creds).toEqual([PLATFORM.alpha]);
     expect(multi.isByok).toBe(false);
-    const solo = await chat({ model: "solo/alpha" });
+    const solo = await serve({ model: "solo/alpha" });
     expect(solo.creds).toEqual(["sk-own-solo"]);
     expect(solo.isByok).toBe(true);
   });
 
   it("allowed_api_key_hashes: only for those keys of the organization", async () => {
     await byok({ key: "sk-own-1", allowed_api_key_hashes: [hashKey(key)] });
-    expect((await chat({}, key)).creds).toEqual(["sk-own-1"]);
-    const other = await chat({}, otherKey);
+    expect((await serve({}, key)).creds).toEqual(["sk-own-1"]);
+    const other = await serve({}, otherKey);
     expect(other.creds).toEqual([PLATFORM.alpha]);
     expect(other.isByok).toBe(false);
   });
@@ -292,13 +284,13 @@ describe("which credential serves", () => {
     await byok({ key: "sk-own-1", allowed_user_ids: ["alice"] });
     // A key whose creator is Alice (set by a management key) is served with her credential.
     const alices = await mkKey("alice's app", { creator_user_id: "alice" });
-    expect((await chat({}, alices)).creds).toEqual(["sk-own-1"]);
-    expect((await chat({ user: "someone-else" }, alices)).creds).toEqual(["sk-own-1"]);
+    expect((await serve({}, alices)).creds).toEqual(["sk-own-1"]);
+    expect((await serve({ user: "someone-else" }, alices)).creds).toEqual(["sk-own-1"]);
     // Any other key of the workspace that claims to be Alice in the request's own `user` field is
     // served with the platform credential: `user` is attribution, not identity.
     const bobs = await mkKey("bob's app", { creator_user_id: "bob" });
     for (const k of [key, bobs]) {
-      const claimed = await chat({ user: "alice" }, k);
+      const claimed = await serve({ user: "alice" }, k);
       expect(claimed.creds).toEqual([PLATFORM.alpha]);
       expect(claimed.isByok).toBe(false);
     }
@@ -312,7 +304,7 @@ describe("which credential serves", () => {
     });
     expect(ws.statusCode, ws.body).toBe(201);
     await byok({ key: "sk-own-elsewhere", workspace_id: ws.json<{ data: { id: string } }>().data.id });
-    expect((await chat({})).creds).toEqual([PLATFORM.alpha]);
+    expect((await serve({})).creds).toEqual([PLATFORM.alpha]);
   });
 });
 
@@ -320,17 +312,17 @@ describe("the order credentials are tried in, and fallbacks between them", () =>
   it("sort_order: the lowest first; a failing key (429/5xx) falls back to the next, then the platform's", async () => {
     await byok({ key: "sk-own-second", sort_order: 5 });
     await byok({ key: "sk-own-first", sort_order: 1 });
-    expect((await chat({})).creds).toEqual(["sk-own-first"]);
+    expect((await serve({})).creds).toEqual(["sk-own-first"]);
 
     upstream.setKeyMode("sk-own-first", 429);
-    const o = await chat({});
+    const o = await serve({});
     expect(o.creds).toEqual(["sk-own-first", "sk-own-second"]);
     expect(o.isByok).toBe(true);
 
     upstream.setKeyMode("sk-own-first", 429);
     upstream.setKeyMode("sk-own-second", 500);
     const before = await keyUsage(key);
-    const p = await chat({});
+    const p = await serve({});
     expect(p.creds).toEqual(["sk-own-first", "sk-own-second", PLATFORM.alpha]);
     expect(p.isByok).toBe(false);
     expect(p.cost).toBeCloseTo(costAt("alpha"), 15);
@@ -352,25 +344,25 @@ describe("the order credentials are tried in, and fallbacks between them", () =>
       await new Promise((r) => setTimeout(r, 2)); // distinct creation times
     }
     for (const k of names) upstream.setKeyMode(k, 429);
-    expect((await chat({})).creds).toEqual([...names, PLATFORM.alpha]);
+    expect((await serve({})).creds).toEqual([...names, PLATFORM.alpha]);
   });
 
   it("sort_order changed by PATCH applies to the next request", async () => {
     const a = await byok({ key: "sk-own-a", sort_order: 1 });
     await byok({ key: "sk-own-b", sort_order: 2 });
-    expect((await chat({})).creds).toEqual(["sk-own-a"]);
+    expect((await serve({})).creds).toEqual(["sk-own-a"]);
     await patchByok(a, { sort_order: 3 });
-    expect((await chat({})).creds).toEqual(["sk-own-b"]);
+    expect((await serve({})).creds).toEqual(["sk-own-b"]);
   });
 
   it("is_fallback: after the platform's credential, used only when it fails", async () => {
     await byok({ key: "sk-own-fallback", is_fallback: true });
-    const first = await chat({});
+    const first = await serve({});
     expect(first.creds).toEqual([PLATFORM.alpha]);
     expect(first.isByok).toBe(false);
 
     upstream.setKeyMode(PLATFORM.alpha, 503);
-    const o = await chat({});
+    const o = await serve({});
     expect(o.creds).toEqual([PLATFORM.alpha, "sk-own-fallback"]);
     expect(o.isByok).toBe(true);
     expect(o.cost).toBe(0);
@@ -382,7 +374,7 @@ describe("the order credentials are tried in, and fallbacks between them", () =>
     await byok({ key: "sk-own-primary", sort_order: 9 });
     for (const secret of ["sk-own-primary", PLATFORM.alpha, "sk-own-fallback"])
       upstream.setKeyMode(secret, 429);
-    const o = await chat({});
+    const o = await serve({});
     expect(o.creds).toEqual(["sk-own-primary", PLATFORM.alpha, "sk-own-fallback", PLATFORM.beta]);
     expect(o.provider).toBe("beta");
     expect(o.isByok).toBe(false);
@@ -392,15 +384,15 @@ describe("the order credentials are tried in, and fallbacks between them", () =>
   for (const flag of ["is_byok_only", "is_required"] as const) {
     it(`${flag}: the platform's credential for that provider is never used`, async () => {
       await byok({ key: "sk-own-only", [flag]: true });
-      expect((await chat({})).creds).toEqual(["sk-own-only"]);
+      expect((await serve({})).creds).toEqual(["sk-own-only"]);
       // The own key failing: no platform attempt at alpha; the next provider is still tried.
       upstream.setKeyMode("sk-own-only", 429);
-      const o = await chat({});
+      const o = await serve({});
       expect(o.creds).toEqual(["sk-own-only", PLATFORM.beta]);
       expect(o.provider).toBe("beta");
       // Alone (the model has no other provider): the own key's failure is the answer.
       upstream.setKeyMode("sk-own-only", 429);
-      const solo = await chat({ model: "solo/alpha" });
+      const solo = await serve({ model: "solo/alpha" });
       expect(solo.status).toBe(429);
       expect(solo.creds).toEqual(["sk-own-only"]);
     });
@@ -408,7 +400,7 @@ describe("the order credentials are tried in, and fallbacks between them", () =>
 
   it("is_byok_only on a key the request may not use (allowed_models) does not keep the platform out", async () => {
     await byok({ key: "sk-own-only", is_byok_only: true, allowed_models: ["solo/alpha"] });
-    const o = await chat({});
+    const o = await serve({});
     expect(o.creds).toEqual([PLATFORM.alpha]);
   });
 });

@@ -4,6 +4,7 @@ import { countPromptTokens } from "../../src/gateway/tokens/count-tokens.js";
 import { FAKE_ANTHROPIC_KEY, startFakeAnthropic } from "../helpers/fake-upstreams/anthropic.js";
 import { startFakeServer, type FakeServer } from "../helpers/fake-upstreams/fake-server.js";
 import { writeProvidersFile, type WrittenProvidersFile } from "../helpers/providers-file.js";
+import { chat, HI } from "../helpers/gateway-client.js";
 import { startListening, type ListeningApp } from "../helpers/server.js";
 
 /**
@@ -21,8 +22,8 @@ const PROMPT_PRICE = 0.000001;
 const COMPLETION_PRICE = 0.000002;
 /** What the greedy upstream generates when it is given no cap. */
 const UNCAPPED = 50_000;
-/** Gatehouse's estimate of the prompt every request here sends ("hi"). */
-const PROMPT_TOKENS = countPromptTokens([{ role: "user", content: "hi" }]);
+/** Gatehouse's estimate of the prompt every request here sends (HI). */
+const PROMPT_TOKENS = countPromptTokens([...HI]);
 
 let greedy: FakeServer;
 let anthropic: FakeServer;
@@ -99,16 +100,6 @@ async function newKey(limit: number): Promise<string> {
   return r.json<{ key: string }>().key;
 }
 
-async function chat(key: string, body: Record<string, unknown>) {
-  const r = await fetch(`${s.baseUrl}/chat/completions`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-    body: JSON.stringify({ messages: [{ role: "user", content: "hi" }], ...body }),
-  });
-  const text = await r.text();
-  return { status: r.status, headers: r.headers, json: JSON.parse(text) };
-}
-
 const usageOf = async (key: string): Promise<number> =>
   (await s.call({ method: "GET", url: "/api/v1/key", auth: key })).json<{ data: { usage: number } }>().data
     .usage;
@@ -119,7 +110,7 @@ const lastForwarded = (server: FakeServer): Record<string, unknown> =>
 describe("the completion tokens forwarded are the ones reserved", () => {
   it("a max_tokens above the model's maximum is forwarded as the maximum", async () => {
     const key = await newKey(10);
-    const r = await chat(key, { model: "greedy/max", max_tokens: 100_000 });
+    const r = await chat(s, key, { model: "greedy/max", max_tokens: 100_000 });
     expect(r.status).toBe(200);
     expect(r.headers.get("x-gatehouse-max-tokens")).toBe(String(MODEL_MAX));
     const sent = lastForwarded(greedy);
@@ -130,12 +121,12 @@ describe("the completion tokens forwarded are the ones reserved", () => {
 
   it("max_completion_tokens alone is forwarded as itself, capped", async () => {
     const key = await newKey(10);
-    const r = await chat(key, { model: "greedy/max", max_completion_tokens: 300 });
+    const r = await chat(s, key, { model: "greedy/max", max_completion_tokens: 300 });
     expect(r.status).toBe(200);
     const sent = lastForwarded(greedy);
     expect(sent.max_completion_tokens).toBe(300);
     expect(sent).not.toHaveProperty("max_tokens");
-    const over = await chat(key, { model: "greedy/max", max_completion_tokens: 5000, max_tokens: null });
+    const over = await chat(s, key, { model: "greedy/max", max_completion_tokens: 5000, max_tokens: null });
     expect(over.status).toBe(200);
     const sentOver = lastForwarded(greedy);
     expect(sentOver.max_completion_tokens).toBe(MODEL_MAX);
@@ -144,7 +135,7 @@ describe("the completion tokens forwarded are the ones reserved", () => {
 
   it("both fields: the smaller is reserved, and both carry it", async () => {
     const key = await newKey(10);
-    const r = await chat(key, { model: "greedy/max", max_tokens: 500, max_completion_tokens: 200 });
+    const r = await chat(s, key, { model: "greedy/max", max_tokens: 500, max_completion_tokens: 200 });
     expect(r.status).toBe(200);
     expect(r.headers.get("x-gatehouse-max-tokens")).toBe("200");
     const sent = lastForwarded(greedy);
@@ -155,7 +146,7 @@ describe("the completion tokens forwarded are the ones reserved", () => {
 
   it("Anthropic receives the smaller of the two as its max_tokens", async () => {
     const key = await newKey(10);
-    const r = await chat(key, { model: "claude/ok", max_tokens: 10, max_completion_tokens: 100_000 });
+    const r = await chat(s, key, { model: "claude/ok", max_tokens: 10, max_completion_tokens: 100_000 });
     expect(r.status).toBe(200);
     expect(lastForwarded(anthropic).max_tokens).toBe(10);
   });
@@ -167,7 +158,7 @@ describe("the completion tokens forwarded are the ones reserved", () => {
       [{ max_tokens: 50 }, 50],
       [{ max_tokens: 70, max_completion_tokens: 60 }, 60],
     ] as const) {
-      const r = await chat(key, { model: "reasoner/max", ...body });
+      const r = await chat(s, key, { model: "reasoner/max", ...body });
       expect(r.status).toBe(200);
       const sent = lastForwarded(greedy);
       expect(sent.max_completion_tokens).toBe(cap);
@@ -180,7 +171,7 @@ describe("the completion tokens forwarded are the ones reserved", () => {
     // Room for the prompt and a few hundred completion tokens, not the model's maximum.
     const limit = 0.0009;
     const key = await newKey(limit);
-    const r = await chat(key, { model: "greedy/max" });
+    const r = await chat(s, key, { model: "greedy/max" });
     expect(r.status).toBe(200);
     expect(r.headers.get("x-gatehouse-max-tokens-capped")).toBe("true");
     const reserved = Number(r.headers.get("x-gatehouse-max-tokens"));
@@ -197,7 +188,7 @@ describe("the completion tokens forwarded are the ones reserved", () => {
     const key = await newKey(limit);
     const statuses: number[] = [];
     for (let i = 0; i < 8; i++) {
-      statuses.push((await chat(key, { model: "greedy/max", max_tokens: 100_000 })).status);
+      statuses.push((await chat(s, key, { model: "greedy/max", max_tokens: 100_000 })).status);
     }
     expect(statuses.filter((x) => x === 200).length).toBe(5);
     expect(statuses.slice(5).every((x) => x === 402 || x === 403)).toBe(true);
@@ -210,7 +201,7 @@ describe("the completion tokens forwarded are the ones reserved", () => {
     const limit = 0.008;
     const key = await newKey(limit);
     const words = Array.from({ length: 1500 }, (_, i) => `w${i}`).join(" ");
-    const r = await chat(key, {
+    const r = await chat(s, key, {
       model: "mock/echo",
       max_tokens: 100_000,
       messages: [{ role: "user", content: words }],
@@ -225,11 +216,11 @@ describe("the completion tokens forwarded are the ones reserved", () => {
   it("n other than 1 is refused, naming the field; n: 1 is forwarded", async () => {
     const key = await newKey(10);
     const before = greedy.requests.length;
-    const r = await chat(key, { model: "greedy/max", max_tokens: 5, n: 3 });
+    const r = await chat(s, key, { model: "greedy/max", max_tokens: 5, n: 3 });
     expect(r.status).toBe(400);
     expect(r.json.error.message).toMatch(/^n: /);
     expect(greedy.requests.length).toBe(before);
-    const one = await chat(key, { model: "greedy/max", max_tokens: 5, n: 1 });
+    const one = await chat(s, key, { model: "greedy/max", max_tokens: 5, n: 1 });
     expect(one.status).toBe(200);
     expect(lastForwarded(greedy).n).toBe(1);
   });

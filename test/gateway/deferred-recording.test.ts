@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vites
 import { systemClock } from "../../src/lib/clock.js";
 import type { RecordStore } from "../../src/stores/record-store.js";
 import { openSqliteStore } from "../../src/stores/sqlite/open-sqlite.js";
+import { postChat } from "../helpers/gateway-client.js";
 import { gateTransactions } from "../helpers/recording.js";
 import { startListening, type ListeningApp } from "../helpers/server.js";
 
@@ -15,22 +16,12 @@ import { startListening, type ListeningApp } from "../helpers/server.js";
  *   waits for the commit.
  */
 
-/** POST /chat/completions to the mock with `key` (max_tokens and content as given). */
-const postChat = (
+/** POST /chat/completions to the mock with `key` (max_tokens and content as given); the unread response. */
+const mockChat = (
   s: ListeningApp,
   key: string,
-  body: { stream?: boolean; max_tokens: number; content: string },
-) =>
-  fetch(`${s.baseUrl}/chat/completions`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-    body: JSON.stringify({
-      model: "mock/echo",
-      ...(body.stream !== undefined ? { stream: body.stream } : {}),
-      max_tokens: body.max_tokens,
-      messages: [{ role: "user", content: body.content }],
-    }),
-  });
+  { content, ...body }: { stream?: boolean; max_tokens: number; content: string },
+) => postChat(s, key, { model: "mock/echo", ...body, messages: [{ role: "user", content }] });
 
 const settle = (ms: number) => new Promise<"pending">((done) => setTimeout(() => done("pending"), ms));
 
@@ -68,7 +59,7 @@ for (const mode of MODES) {
       await store?.close();
     });
 
-    const chat = (stream: boolean) => postChat(s, key, { stream, max_tokens: 1000, content: "Hello" });
+    const chat = (stream: boolean) => mockChat(s, key, { stream, max_tokens: 1000, content: "Hello" });
     const keyRead = () =>
       s
         .call({ method: "GET", url: "/api/v1/key", auth: key })
@@ -142,7 +133,7 @@ for (const mode of MODES) {
         onTestFinished(() => {
           s.ctx.store.transaction = transaction;
         });
-        const r = await postChat(s, key, { max_tokens: 5, content: "Hi" });
+        const r = await mockChat(s, key, { max_tokens: 5, content: "Hi" });
         expect(r.status).toBe(200); // answered: the failure comes after
         const { id } = (await r.json()) as { id: string };
         await s.app.gateway.recorder.settled();
@@ -172,7 +163,7 @@ describe("GATEHOUSE_RECORDING=deferred with a backlog (GATEHOUSE_RECORDING_MAX_Q
   afterAll(() => s.close());
 
   const chat = () =>
-    postChat(s, key, { max_tokens: 5, content: "Hi" }).then(async (r) => ({
+    mockChat(s, key, { max_tokens: 5, content: "Hi" }).then(async (r) => ({
       status: r.status,
       body: await r.text(),
     }));

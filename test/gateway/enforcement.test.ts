@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openSqliteStore } from "../../src/stores/sqlite/open-sqlite.js";
 import { systemClock } from "../../src/lib/clock.js";
 import { loadConfig } from "../../src/config/config.js";
+import { chat } from "../helpers/gateway-client.js";
 import { startListening, type ListeningApp } from "../helpers/server.js";
 import { STORE_FACTORIES, type StoreFactory } from "../helpers/stores.js";
 
@@ -20,16 +21,6 @@ const MSG = [{ role: "user", content: `${WORDS} [[mock chunk_delay_ms=5]]` }];
 const MAX_TOKENS = 100;
 /** mock/echo prices: 1 USD per million prompt tokens, 2 per million completion tokens. */
 const worstOf = (promptTokens: number) => (promptTokens * 1 + MAX_TOKENS * 2) / 1e6;
-
-async function post(s: ListeningApp, key: string, body: Record<string, unknown>) {
-  const r = await fetch(`${s.baseUrl}/chat/completions`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-    body: JSON.stringify(body),
-  });
-  const text = await r.text();
-  return { status: r.status, text };
-}
 
 function costOf(res: { status: number; text: string }, stream: boolean): number {
   if (res.status !== 200) return 0;
@@ -76,7 +67,7 @@ for (const { recording, file } of configs)
     let promptTokens = 0;
     beforeAll(async () => {
       const { key } = await createKey({ name: "probe" });
-      const r = await post(s, key, { model: "mock/echo", messages: MSG, max_tokens: MAX_TOKENS });
+      const r = await chat(s, key, { model: "mock/echo", messages: MSG, max_tokens: MAX_TOKENS });
       const u = (JSON.parse(r.text) as { usage: { prompt_tokens: number; completion_tokens: number } }).usage;
       expect(u.completion_tokens).toBe(MAX_TOKENS);
       promptTokens = u.prompt_tokens;
@@ -97,7 +88,7 @@ for (const { recording, file } of configs)
         const { key } = await createKey({ name: `limited-${stream}`, limit });
         const results = await Promise.all(
           Array.from({ length: 200 }, () =>
-            post(s, key, { model: "mock/echo", messages: MSG, max_tokens: MAX_TOKENS, stream }),
+            chat(s, key, { model: "mock/echo", messages: MSG, max_tokens: MAX_TOKENS, stream }),
           ),
         );
         const ok = results.filter((r) => r.status === 200);
@@ -140,7 +131,7 @@ for (const { recording, file } of configs)
       );
       const results = await Promise.all(
         Array.from({ length: 200 }, (_, i) =>
-          post(s, keys[i % 4]!.key, {
+          chat(s, keys[i % 4]!.key, {
             model: "mock/echo",
             messages: MSG,
             max_tokens: MAX_TOKENS,
@@ -167,7 +158,7 @@ for (const { recording, file } of configs)
       const { key, data } = await createKey({ name: "tiny", limit: 0.001, limit_reset: "daily" });
       // A first request: the key's totals are now known to the reservation (kept in memory on
       // SQLite in a file), so the refusal below shows that ingest's write reached them too.
-      const first = await post(s, key, {
+      const first = await chat(s, key, {
         model: "mock/echo",
         messages: [{ role: "user", content: "hi" }],
         max_tokens: 1,
@@ -194,7 +185,7 @@ for (const { recording, file } of configs)
         },
       });
       expect(ingest.statusCode).toBe(200);
-      const r = await post(s, key, { model: "mock/echo", messages: [{ role: "user", content: "again" }] });
+      const r = await chat(s, key, { model: "mock/echo", messages: [{ role: "user", content: "again" }] });
       expect(r.status).toBe(403);
       const e = JSON.parse(r.text) as {
         error: { message: string; metadata: { interval: string; resets_at: string } };
@@ -231,11 +222,11 @@ describe("a reservation on SQLite in a file reads no table on the hot path", () 
       const { key } = created.json<{ key: string }>();
       const body = { model: "mock/echo", messages: [{ role: "user", content: "count me" }], max_tokens: 20 };
       const started = Date.now();
-      for (let i = 0; i < 20; i++) expect((await post(s, key, body)).status).toBe(200);
+      for (let i = 0; i < 20; i++) expect((await chat(s, key, body)).status).toBe(200);
       // One after another (each answer waits for its record to commit): read when first needed,
       // then at most once per second elapsed.
       expect(reads).toBeLessThanOrEqual(Math.ceil((Date.now() - started) / 1000) + 1);
-      const statuses = (await Promise.all(Array.from({ length: 40 }, () => post(s, key, body)))).map(
+      const statuses = (await Promise.all(Array.from({ length: 40 }, () => chat(s, key, body)))).map(
         (r) => r.status,
       );
       expect(statuses).toContain(200);
@@ -332,7 +323,7 @@ for (const f of STORE_FACTORIES)
       // Worst case ~0.0012 USD: the daily budget is spent, the weekly (0.0005 left) and monthly
       // (0.001 left) ones cannot take it either, the lifetime one (0.0035 left) can. Tomorrow the
       // daily budget resets and the monthly one still refuses: the refusal names it.
-      const r = await post(s, key, {
+      const r = await chat(s, key, {
         model: "mock/echo",
         messages: [{ role: "user", content: "hi" }],
         max_tokens: 600,
@@ -349,7 +340,7 @@ for (const f of STORE_FACTORIES)
         resets_at: "2026-12-01T00:00:00.000Z",
       });
       // Small enough for every budget but the spent daily one: that one is named.
-      const small = await post(s, key, {
+      const small = await chat(s, key, {
         model: "mock/echo",
         messages: [{ role: "user", content: "hi" }],
         max_tokens: 10,
@@ -368,7 +359,7 @@ for (const f of STORE_FACTORIES)
       // short of the model's maximum (1024 completion tokens, ~0.002 USD) but would take a capped
       // request: the daily budget is what refuses this one.
       await spend("capped-budgets-1", data.hash, 0.0009995);
-      const r = await post(s, key, { model: "mock/echo", messages: [{ role: "user", content: "hi" }] });
+      const r = await chat(s, key, { model: "mock/echo", messages: [{ role: "user", content: "hi" }] });
       expect(r.status).toBe(403);
       const e = JSON.parse(r.text) as Refusal;
       expect(e.error.message).toMatch(/^Workspace budget exceeded \(daily\)/);
@@ -382,7 +373,7 @@ for (const f of STORE_FACTORIES)
     const longStream = async (key: string) => {
       const holds = s.app.gateway.holds;
       const before = holds.liveCount;
-      const answer = post(s, key, {
+      const answer = chat(s, key, {
         model: "mock/echo",
         stream: true,
         messages: [{ role: "user", content: "long [[mock chunks=40 chunk_delay_ms=50]]" }],
@@ -407,7 +398,7 @@ for (const f of STORE_FACTORIES)
       const a = (await longStream(key)).answer; // holds ~0.00206 USD of the week's 0.0025
       s.clock.set("2026-11-23T00:00:01.000Z"); // Monday: a new week
       // ~0.0012 USD: it fits the new week's whole limit; the old week's hold is not in this week.
-      const b = await post(s, key, {
+      const b = await chat(s, key, {
         model: "mock/echo",
         messages: [{ role: "user", content: "hi" }],
         max_tokens: 600,
@@ -429,14 +420,14 @@ for (const f of STORE_FACTORIES)
       const a = (await longStream(key)).answer; // holds ~0.00206 USD, in the 18th and in November
       s.clock.set("2026-11-19T00:00:01.000Z");
       // ~0.0012 USD: the new day's budget has all of it; November has 0.004 - 0.00206 left.
-      const b = await post(s, key, {
+      const b = await chat(s, key, {
         model: "mock/echo",
         messages: [{ role: "user", content: "hi" }],
         max_tokens: 600,
       });
       expect(b.status, b.text).toBe(200);
       // ~0.002 USD: November's budget, A's hold in it, cannot take it.
-      const c = await post(s, key, {
+      const c = await chat(s, key, {
         model: "mock/echo",
         messages: [{ role: "user", content: "hi" }],
         max_tokens: 1000,

@@ -4,6 +4,7 @@ import { FAKE_ANTHROPIC_KEY, startFakeAnthropic } from "../helpers/fake-upstream
 import type { FakeServer } from "../helpers/fake-upstreams/fake-server.js";
 import { FAKE_OPENAI_KEY, startFakeOpenAI } from "../helpers/fake-upstreams/openai.js";
 import { writeProvidersFile, type WrittenProvidersFile } from "../helpers/providers-file.js";
+import { chat } from "../helpers/gateway-client.js";
 import { startListening, type ListeningApp } from "../helpers/server.js";
 
 /**
@@ -108,26 +109,8 @@ async function createKey(body: Record<string, unknown>): Promise<string> {
 const keyInfo = async (key: string): Promise<KeyInfo> =>
   (await s.call({ method: "GET", url: "/api/v1/key", auth: key })).json<{ data: KeyInfo }>().data;
 
-async function chat(key: string, body: Record<string, unknown>) {
-  const r = await fetch(`${s.baseUrl}/chat/completions`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-    body: JSON.stringify({ messages: [{ role: "user", content: "Hi" }], max_tokens: 10, ...body }),
-    signal: AbortSignal.timeout(15_000),
-  });
-  const text = await r.text();
-  let usage: Record<string, any> | null = null;
-  if (r.status === 200) {
-    usage = body.stream
-      ? text
-          .split("\n\n")
-          .filter((e) => e.startsWith("data: {"))
-          .map((e) => JSON.parse(e.slice(6)) as { usage?: Record<string, any> })
-          .find((e) => e.usage)!.usage!
-      : (JSON.parse(text) as { usage: Record<string, any> }).usage;
-  }
-  return { status: r.status, text, usage, id: r.headers.get("x-gatehouse-generation-id") };
-}
+/** POST /chat/completions with `key`: "Hi", max_tokens 10, then `body`. */
+const ask = (key: string, body: Record<string, unknown>) => chat(s, key, { max_tokens: 10, ...body });
 
 async function generation(key: string, id: string) {
   const r = await s.call({ method: "GET", url: `/api/v1/generation?id=${id}`, auth: key });
@@ -143,7 +126,7 @@ describe("models from the providers file: exact cost", () => {
     for (const stream of [false, true]) {
       it(`${model} (${stream ? "stream" : "full"}): usage.cost = tokens × the file's prices = key usage growth = the record's cost`, async () => {
         const key = await createKey({ name: `${model}-${stream}` });
-        const r = await chat(key, { model, stream });
+        const r = await ask(key, { model, stream });
         expect(r.status).toBe(200);
         expect(r.usage).toMatchObject({
           prompt_tokens: prompt,
@@ -198,7 +181,7 @@ describe("BYOK: the organization's credential goes upstream", () => {
   it("without a BYOK key the platform credential is used, and the fakes refuse it (so success below proves BYOK)", async () => {
     const key = await createKey({ name: "no-byok" });
     for (const model of ["byok/openai", "byok/claude"]) {
-      const r = await chat(key, { model });
+      const r = await ask(key, { model });
       expect(r.status).toBe(502);
       expect(r.text).toMatch(/upstream answered 401/);
     }
@@ -222,7 +205,7 @@ describe("BYOK: the organization's credential goes upstream", () => {
     ] as const) {
       for (const stream of [false, true]) {
         const key = await createKey({ name: `${model}-${stream}` });
-        const r = await chat(key, { model, stream });
+        const r = await ask(key, { model, stream });
         expect(r.status).toBe(200);
         expect(upstream()).toBe(model === "byok/openai" ? `Bearer ${FAKE_OPENAI_KEY}` : FAKE_ANTHROPIC_KEY);
         expect(r.usage).toMatchObject({ is_byok: true, cost: 0 });
@@ -240,12 +223,12 @@ describe("BYOK: the organization's credential goes upstream", () => {
     // One pricey request costs 0.022 and reserves about 0.03: a 0.04 limit takes one, not two.
     const counted = await createKey({ name: "byok-counted", limit: 0.04, include_byok_in_limit: true });
     const free = await createKey({ name: "byok-free", limit: 0.04, include_byok_in_limit: false });
-    expect((await chat(counted, { model: "byok/pricey" })).status).toBe(200);
-    const refused = await chat(counted, { model: "byok/pricey" });
+    expect((await ask(counted, { model: "byok/pricey" })).status).toBe(200);
+    const refused = await ask(counted, { model: "byok/pricey" });
     expect([402, 403]).toContain(refused.status);
     expect(JSON.parse(refused.text).error.metadata).toMatchObject({ scope: "key", limit: 0.04 });
     expect((await keyInfo(counted)).byok_usage).toBeCloseTo(PRICEY_COST, 12);
-    for (let i = 0; i < 3; i++) expect((await chat(free, { model: "byok/pricey" })).status).toBe(200);
+    for (let i = 0; i < 3; i++) expect((await ask(free, { model: "byok/pricey" })).status).toBe(200);
     const info = await keyInfo(free);
     expect(info.usage).toBe(0);
     expect(info.byok_usage).toBeCloseTo(3 * PRICEY_COST, 12);
@@ -279,13 +262,13 @@ describe("BYOK: the organization's credential goes upstream", () => {
     };
     expect(await budget(false)).toBe(0);
     const key = await createKey({ name: "in-budget-ws", workspace_id: wsId });
-    for (let i = 0; i < 3; i++) expect((await chat(key, { model: "byok/pricey" })).status).toBe(200);
+    for (let i = 0; i < 3; i++) expect((await ask(key, { model: "byok/pricey" })).status).toBe(200);
     // BYOK spend outside the budgets: 0.066 spent, the 0.04 budget untouched.
     expect(await budget(false)).toBe(0);
     expect((await keyInfo(key)).byok_usage).toBeCloseTo(3 * PRICEY_COST, 12);
     // Counted from now on: the same spend is over the budget, and the next request is refused.
     expect(await budget(true)).toBeCloseTo(3 * PRICEY_COST, 12);
-    const refused = await chat(key, { model: "byok/pricey" });
+    const refused = await ask(key, { model: "byok/pricey" });
     expect(refused.status).toBe(403);
     const e = JSON.parse(refused.text) as { error: { message: string; metadata: Record<string, unknown> } };
     expect(e.error.message).toMatch(/Workspace budget exceeded \(daily\)/);

@@ -6,6 +6,7 @@ import { FAKE_OPENAI_KEY, startFakeOpenAI } from "../helpers/fake-upstreams/open
 import type { FakeServer } from "../helpers/fake-upstreams/fake-server.js";
 import { dataUrl, pngBytes } from "../helpers/images.js";
 import { writeProvidersFile, type WrittenProvidersFile } from "../helpers/providers-file.js";
+import { chat } from "../helpers/gateway-client.js";
 import { startListening, type ListeningApp } from "../helpers/server.js";
 
 /**
@@ -54,14 +55,9 @@ async function promptTokensOf(model: string): Promise<number> {
   const key = (await s.call({ method: "POST", url: "/api/v1/keys", payload: { name: model } })).json<{
     key: string;
   }>().key;
-  const r = await fetch(`${s.baseUrl}/chat/completions`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-    body: JSON.stringify({ model, messages, max_tokens: 16 }),
-  });
-  const text = await r.text();
-  expect(r.status, text.slice(0, 300)).toBe(200);
-  const id = r.headers.get("x-gatehouse-generation-id")!;
+  const r = await chat(s, key, { model, messages, max_tokens: 16 });
+  expect(r.status, r.text.slice(0, 300)).toBe(200);
+  const id = r.id!;
   await s.app.gateway.recorder.settled();
   const g = await s.call({ method: "GET", url: `/api/v1/generation?id=${id}`, auth: key });
   expect(g.statusCode, g.body).toBe(200);

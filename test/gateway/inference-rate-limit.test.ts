@@ -1,6 +1,7 @@
 import * as errors from "@openrouter/sdk/models/errors";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { systemClock } from "../../src/lib/clock.js";
+import { chat } from "../helpers/gateway-client.js";
 import { startListening, type ListeningApp } from "../helpers/server.js";
 
 /**
@@ -26,12 +27,7 @@ describe("inference rate limit", () => {
   });
   afterAll(() => s.close());
 
-  const chat = (key: string, stream = false) =>
-    fetch(`${s.baseUrl}/chat/completions`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-      body: JSON.stringify({ model: "mock/echo", stream, messages: [{ role: "user", content: "Hi" }] }),
-    });
+  const ask = (key: string, stream = false) => chat(s, key, { model: "mock/echo", stream });
   const usage = async (key: string) =>
     (await s.call({ method: "GET", url: "/api/v1/key", auth: key })).json<{ data: { usage: number } }>().data
       .usage;
@@ -39,20 +35,19 @@ describe("inference rate limit", () => {
   it("answers 429 with the envelope and Retry-After past the limit, per key; nothing reserved or charged", async () => {
     const [a, b] = keys as [string, string];
     for (let i = 0; i < MAX; i++) {
-      const r = await chat(a, i % 2 === 1);
+      const r = await ask(a, i % 2 === 1);
       expect(r.status).toBe(200);
-      await r.text();
     }
     const spent = await usage(a);
     for (const stream of [false, true]) {
-      const r = await chat(a, stream);
+      const r = await ask(a, stream);
       expect(r.status).toBe(429);
       expect(r.headers.get("content-type")).toMatch(/^application\/json/);
       const retryAfter = Number(r.headers.get("retry-after"));
       expect(Number.isInteger(retryAfter)).toBe(true);
       expect(retryAfter).toBeGreaterThan(0);
       expect(retryAfter).toBeLessThanOrEqual(60);
-      const body = (await r.json()) as { error: { code: number; message: string } };
+      const body = r.json as { error: { code: number; message: string } };
       expect(body.error.code).toBe(429);
       expect(body.error.message).toMatch(/^Rate limit exceeded: 3 requests per 1 minute/);
     }
@@ -65,9 +60,8 @@ describe("inference rate limit", () => {
     expect(await usage(a)).toBe(spent);
     expect(await s.app.gateway.holds.store.openCount()).toBe(0);
     // Another key has its own count; management calls of the limited key are another class.
-    const other = await chat(b);
+    const other = await ask(b);
     expect(other.status).toBe(200);
-    await other.text();
     expect((await s.call({ method: "GET", url: "/api/v1/key", auth: a })).statusCode).toBe(200);
   });
 });

@@ -3,6 +3,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { systemClock } from "../../src/lib/clock.js";
 import { startRoutedUpstream, USAGE, type RoutedUpstream } from "../helpers/fake-upstreams/routed.js";
 import { writeProvidersFile, type WrittenProvidersFile } from "../helpers/providers-file.js";
+import { chat } from "../helpers/gateway-client.js";
 import { startListening, type ListeningApp } from "../helpers/server.js";
 
 /**
@@ -134,22 +135,16 @@ interface Outcome {
   heard: string[];
 }
 
-/** POST /chat/completions with the test key: "Hi", max_tokens 20, then `body`. */
-async function chat(body: Record<string, unknown>, stream = false): Promise<Outcome> {
-  const r = await fetch(`${s.baseUrl}/chat/completions`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-    body: JSON.stringify({ messages: [{ role: "user", content: "Hi" }], max_tokens: 20, stream, ...body }),
-    signal: AbortSignal.timeout(15_000),
-  });
-  const text = await r.text();
+/** POST /chat/completions with the test key: "Hi", max_tokens 20, then `body`; what it served. */
+async function serve(body: Record<string, unknown>, stream = false): Promise<Outcome> {
+  const r = await chat(s, key, { max_tokens: 20, stream, ...body });
   const heard = upstream.requests().map((q) => q.provider);
-  const id = r.headers.get("x-gatehouse-generation-id");
+  const id = r.id;
   if (r.status !== 200) {
-    return { status: r.status, error: (JSON.parse(text) as { error: Outcome["error"] }).error, id, heard };
+    return { status: r.status, error: (r.json as { error: Outcome["error"] }).error, id, heard };
   }
   if (!stream) {
-    const b = JSON.parse(text) as Record<string, any>;
+    const b = r.json as Record<string, any>;
     return {
       status: 200,
       provider: b.provider,
@@ -160,10 +155,7 @@ async function chat(body: Record<string, unknown>, stream = false): Promise<Outc
       heard,
     };
   }
-  const events = text
-    .split("\n\n")
-    .filter((e) => e.startsWith("data: {"))
-    .map((e) => JSON.parse(e.slice(6)) as Record<string, any>);
+  const events = r.events;
   // Every chunk names the same provider and model.
   expect(new Set(events.map((e) => e.provider as string)).size).toBe(1);
   expect(new Set(events.map((e) => e.model as string)).size).toBe(1);
@@ -202,7 +194,7 @@ async function expectServedBy(o: Outcome, slug: Slug, statuses: (number | null)[
 describe("without preferences", () => {
   it("the model's first endpoint in file order serves; only it is called", async () => {
     const before = await usage();
-    const o = await chat({ model: "multi/chat" });
+    const o = await serve({ model: "multi/chat" });
     await expectServedBy(o, "alpha", [200]);
     expect(o.heard).toEqual(["alpha"]);
     // The upstream got the endpoint's model name and the provider's own key.
@@ -216,7 +208,7 @@ describe("without preferences", () => {
     it(`a failing first provider (429, then 500/503) falls back to the next provider of the same model (${stream ? "stream" : "full"})`, async () => {
       upstream.setMode("alpha", 429);
       const before = await usage();
-      const o = await chat({ model: "multi/chat" }, stream);
+      const o = await serve({ model: "multi/chat" }, stream);
       await expectServedBy(o, "beta", [429, 200]);
       expect(o.heard).toEqual(["alpha", "beta"]);
       // Only the serving attempt is charged, at its own endpoint's price.
@@ -225,7 +217,7 @@ describe("without preferences", () => {
 
       upstream.setMode("alpha", 500);
       upstream.setMode("beta", 503);
-      const o2 = await chat({ model: "multi/chat" }, stream);
+      const o2 = await serve({ model: "multi/chat" }, stream);
       await expectServedBy(o2, "gamma", [500, 503, 200]);
       expect(o2.heard).toEqual(["alpha", "beta", "gamma"]);
     });
@@ -234,7 +226,7 @@ describe("without preferences", () => {
   it("every provider failing: the last attempt's status, nothing charged", async () => {
     for (const p of PROVIDERS) upstream.setMode(p.slug, p.slug === "gamma" ? 429 : 500);
     const before = await usage();
-    const o = await chat({ model: "multi/chat" });
+    const o = await serve({ model: "multi/chat" });
     expect(o.status).toBe(429);
     expect(o.heard).toEqual(["alpha", "beta", "gamma"]);
     expect(await usage()).toBe(before);
@@ -244,7 +236,7 @@ describe("without preferences", () => {
     for (const mode of [400, 401] as const) {
       upstream.reset();
       upstream.setMode("alpha", mode);
-      const o = await chat({ model: "multi/chat" });
+      const o = await serve({ model: "multi/chat" });
       expect(o.status).not.toBe(200);
       expect(o.error!.metadata.provider_status).toBe(mode);
       expect(o.heard).toEqual(["alpha"]);
@@ -254,10 +246,14 @@ describe("without preferences", () => {
 
 describe("order", () => {
   it("puts the named providers first, in that order; by slug or display name, any case", async () => {
-    await expectServedBy(await chat({ model: "multi/chat", provider: { order: ["gamma"] } }), "gamma", [200]);
+    await expectServedBy(
+      await serve({ model: "multi/chat", provider: { order: ["gamma"] } }),
+      "gamma",
+      [200],
+    );
     upstream.reset();
     await expectServedBy(
-      await chat({ model: "multi/chat", provider: { order: ["BETA AI", "gamma"] } }),
+      await serve({ model: "multi/chat", provider: { order: ["BETA AI", "gamma"] } }),
       "beta",
       [200],
     );
@@ -266,13 +262,13 @@ describe("order", () => {
   it("falls back through the ordered providers, then the others in file order", async () => {
     upstream.setMode("gamma", 500);
     upstream.setMode("beta", 429);
-    const o = await chat({ model: "multi/chat", provider: { order: ["gamma", "beta"] } });
+    const o = await serve({ model: "multi/chat", provider: { order: ["gamma", "beta"] } });
     await expectServedBy(o, "alpha", [500, 429, 200]);
     expect(o.heard).toEqual(["gamma", "beta", "alpha"]);
   });
 
   it("a provider that does not serve the model is ignored", async () => {
-    const o = await chat({ model: "multi/chat", provider: { order: ["no-such-provider", "beta"] } });
+    const o = await serve({ model: "multi/chat", provider: { order: ["no-such-provider", "beta"] } });
     await expectServedBy(o, "beta", [200]);
   });
 });
@@ -281,7 +277,7 @@ describe("allow_fallbacks: false", () => {
   it("without order: only the model's first endpoint; its failure is the answer", async () => {
     upstream.setMode("alpha", 429);
     const before = await usage();
-    const o = await chat({ model: "multi/chat", provider: { allow_fallbacks: false } });
+    const o = await serve({ model: "multi/chat", provider: { allow_fallbacks: false } });
     expect(o.status).toBe(429);
     expect(o.heard).toEqual(["alpha"]);
     expect(await usage()).toBe(before);
@@ -289,7 +285,7 @@ describe("allow_fallbacks: false", () => {
     upstream.reset();
     upstream.setMode("alpha", 429);
     await expectServedBy(
-      await chat({ model: "multi/chat", provider: { allow_fallbacks: true } }),
+      await serve({ model: "multi/chat", provider: { allow_fallbacks: true } }),
       "beta",
       [429, 200],
     );
@@ -297,7 +293,7 @@ describe("allow_fallbacks: false", () => {
 
   it("with order: only the ordered providers, in that order; never another", async () => {
     upstream.setMode("beta", 500);
-    const o = await chat({
+    const o = await serve({
       model: "multi/chat",
       provider: { order: ["beta", "gamma"], allow_fallbacks: false },
     });
@@ -306,7 +302,7 @@ describe("allow_fallbacks: false", () => {
     upstream.reset();
     upstream.setMode("beta", 500);
     upstream.setMode("gamma", 503);
-    const o2 = await chat({
+    const o2 = await serve({
       model: "multi/chat",
       provider: { order: ["beta", "gamma"], allow_fallbacks: false },
     });
@@ -317,7 +313,7 @@ describe("allow_fallbacks: false", () => {
 
   it("is per model: the next model of `models` is still tried", async () => {
     upstream.setMode("alpha", 429);
-    const o = await chat({ models: ["multi/chat", "solo/gamma"], provider: { allow_fallbacks: false } });
+    const o = await serve({ models: ["multi/chat", "solo/gamma"], provider: { allow_fallbacks: false } });
     await expectServedBy(o, "gamma", [429, 200], "solo/gamma");
     expect(o.heard).toEqual(["alpha", "gamma"]);
   });
@@ -325,34 +321,34 @@ describe("allow_fallbacks: false", () => {
 
 describe("only and ignore", () => {
   it("only: no other provider is ever called, even when the allowed ones fail", async () => {
-    await expectServedBy(await chat({ model: "multi/chat", provider: { only: ["Gamma"] } }), "gamma", [200]);
+    await expectServedBy(await serve({ model: "multi/chat", provider: { only: ["Gamma"] } }), "gamma", [200]);
     upstream.reset();
     upstream.setMode("beta", 500);
-    const o = await chat({ model: "multi/chat", provider: { only: ["beta", "gamma"] } });
+    const o = await serve({ model: "multi/chat", provider: { only: ["beta", "gamma"] } });
     await expectServedBy(o, "gamma", [500, 200]);
     expect(o.heard).toEqual(["beta", "gamma"]);
     upstream.reset();
     upstream.setMode("beta", 500);
-    const o2 = await chat({ model: "multi/chat", provider: { only: ["beta"] } });
+    const o2 = await serve({ model: "multi/chat", provider: { only: ["beta"] } });
     expect(o2.status).toBe(502);
     expect(o2.heard).toEqual(["beta"]);
   });
 
   it("ignore: the named providers are never called", async () => {
     upstream.setMode("beta", 429);
-    const o = await chat({ model: "multi/chat", provider: { ignore: ["ALPHA"] } });
+    const o = await serve({ model: "multi/chat", provider: { ignore: ["ALPHA"] } });
     await expectServedBy(o, "gamma", [429, 200]);
     expect(o.heard).toEqual(["beta", "gamma"]);
     upstream.reset();
     await expectServedBy(
-      await chat({ model: "multi/chat", provider: { ignore: ["alpha cloud", "gamma"] } }),
+      await serve({ model: "multi/chat", provider: { ignore: ["alpha cloud", "gamma"] } }),
       "beta",
       [200],
     );
   });
 
   it("only with order: order ranks within what only allows", async () => {
-    const o = await chat({
+    const o = await serve({
       model: "multi/chat",
       provider: { only: ["alpha", "gamma"], order: ["gamma", "beta"] },
     });
@@ -360,14 +356,14 @@ describe("only and ignore", () => {
   });
 
   it("apply to every model of `models`: a model with no allowed provider is skipped", async () => {
-    const o = await chat({ models: ["solo/alpha", "multi/chat"], provider: { ignore: ["alpha"] } });
+    const o = await serve({ models: ["solo/alpha", "multi/chat"], provider: { ignore: ["alpha"] } });
     await expectServedBy(o, "beta", [200]);
     expect(o.heard).toEqual(["beta"]);
   });
 
   it("excluding every provider is 400 naming provider; nothing reaches an upstream", async () => {
     for (const provider of [{ only: ["nobody"] }, { ignore: ["alpha", "beta", "gamma"] }]) {
-      const o = await chat({ model: "multi/chat", provider });
+      const o = await serve({ model: "multi/chat", provider });
       expect(o.status).toBe(400);
       expect(o.error!.message).toMatch(/^provider: /);
       expect(o.heard).toEqual([]);
@@ -378,13 +374,13 @@ describe("only and ignore", () => {
 describe("require_parameters", () => {
   it("routes only to endpoints that honour every parameter; by default one that lacks it still serves", async () => {
     // seed: alpha lacks it, beta has it.
-    const strict = await chat({ model: "multi/chat", seed: 7, provider: { require_parameters: true } });
+    const strict = await serve({ model: "multi/chat", seed: 7, provider: { require_parameters: true } });
     await expectServedBy(strict, "beta", [200]);
     expect(strict.heard).toEqual(["beta"]);
     upstream.reset();
     // Without it (or false), the first endpoint serves and the parameter goes along as sent.
     for (const provider of [undefined, { require_parameters: false }]) {
-      const loose = await chat({ model: "multi/chat", seed: 7, ...(provider ? { provider } : {}) });
+      const loose = await serve({ model: "multi/chat", seed: 7, ...(provider ? { provider } : {}) });
       await expectServedBy(loose, "alpha", [200]);
       expect(upstream.requests().at(-1)!.raw.body).toMatchObject({ seed: 7 });
     }
@@ -392,14 +388,14 @@ describe("require_parameters", () => {
 
   it("checks the kind's defaults, aliases and every model of `models`; streams too", async () => {
     // top_k: only beta lists it (gamma's openai-compatible defaults do not).
-    const topK = await chat(
+    const topK = await serve(
       { model: "multi/chat", top_k: 5, provider: { require_parameters: true, order: ["gamma"] } },
       true,
     );
     await expectServedBy(topK, "beta", [200]);
     upstream.reset();
     // A json_schema response format needs structured_outputs too: only gamma (the defaults) has both.
-    const schema = await chat({
+    const schema = await serve({
       models: ["solo/alpha", "multi/chat"],
       response_format: { type: "json_schema", json_schema: { name: "x", schema: { type: "object" } } },
       provider: { require_parameters: true },
@@ -415,7 +411,7 @@ describe("require_parameters", () => {
       { reasoning: { enabled: false, effort: "high" } },
       { reasoning: { effort: "none" } },
     ]) {
-      const plain = await chat({
+      const plain = await serve({
         model: "solo/alpha",
         max_completion_tokens: 10,
         seed: null,
@@ -427,7 +423,7 @@ describe("require_parameters", () => {
       upstream.reset();
     }
     // Reasoning that asks for effort does need an endpoint that takes it: alpha does not.
-    const thinks = await chat({
+    const thinks = await serve({
       model: "solo/alpha",
       reasoning: { effort: "high", exclude: true },
       provider: { require_parameters: true },
@@ -437,7 +433,7 @@ describe("require_parameters", () => {
 
   it("no endpoint honours them all: 404 naming the parameters and what each endpoint lacks; nothing sent or charged", async () => {
     const before = await usage();
-    const o = await chat({
+    const o = await serve({
       model: "multi/chat",
       top_k: 3,
       logprobs: true,
@@ -739,7 +735,7 @@ describe("GET /models: search, filters, sort and paging (docs/wire-compatibility
 describe("max_price (USD per million tokens) and sort: price", () => {
   it("max_price leaves out endpoints priced above it, before order applies; numbers or decimal strings", async () => {
     // gamma's prompt price is 5 USD per million tokens: over 4.
-    const o = await chat({
+    const o = await serve({
       model: "multi/chat",
       provider: { order: ["gamma", "beta"], max_price: { prompt: "4" } },
     });
@@ -747,7 +743,7 @@ describe("max_price (USD per million tokens) and sort: price", () => {
     expect(o.heard).toEqual(["beta"]);
     upstream.reset();
     // Exactly at the cap is within it (alpha: 1 and 2).
-    const at = await chat({
+    const at = await serve({
       model: "reversed/chat",
       provider: { max_price: { prompt: 1, completion: "2.0" } },
     });
@@ -757,7 +753,7 @@ describe("max_price (USD per million tokens) and sort: price", () => {
 
   it("nothing within it: 404 naming provider.max_price, nothing sent or charged; a bad value is 400 naming the field", async () => {
     const before = await usage();
-    const o = await chat({ model: "multi/chat", provider: { max_price: { completion: 1.5 } } });
+    const o = await serve({ model: "multi/chat", provider: { max_price: { completion: 1.5 } } });
     expect(o.status).toBe(404);
     expect(o.error!.message).toMatch(
       /^provider\.max_price: no endpoint .*multi\/chat on alpha; multi\/chat on beta; multi\/chat on gamma cost more/,
@@ -769,7 +765,7 @@ describe("max_price (USD per million tokens) and sort: price", () => {
       [{ completion: "-1" }, "provider.max_price.completion"],
       [{ prompt: -1 }, "provider.max_price.prompt"],
     ] as const) {
-      const bad = await chat({ model: "multi/chat", provider: { max_price } });
+      const bad = await serve({ model: "multi/chat", provider: { max_price } });
       expect(bad.status).toBe(400);
       expect(bad.error!.message).toContain(field.replace("provider.", ""));
       expect(bad.heard).toEqual([]);
@@ -777,18 +773,18 @@ describe("max_price (USD per million tokens) and sort: price", () => {
   });
 
   it("sort: price tries the cheapest first, then the next cheapest; order, when given, wins", async () => {
-    const plain = await chat({ model: "reversed/chat" });
+    const plain = await serve({ model: "reversed/chat" });
     await expectServedBy(plain, "gamma", [200], "reversed/chat");
     upstream.reset();
     upstream.setMode("alpha", 503);
     for (const sort of ["price", { by: "price" }]) {
-      const cheap = await chat({ model: "reversed/chat", provider: { sort } });
+      const cheap = await serve({ model: "reversed/chat", provider: { sort } });
       await expectServedBy(cheap, "beta", [503, 200], "reversed/chat");
       expect(cheap.heard).toEqual(["alpha", "beta"]);
       upstream.reset();
       upstream.setMode("alpha", 503);
     }
-    const ordered = await chat({ model: "reversed/chat", provider: { sort: "price", order: ["gamma"] } });
+    const ordered = await serve({ model: "reversed/chat", provider: { sort: "price", order: ["gamma"] } });
     await expectServedBy(ordered, "gamma", [200], "reversed/chat");
   });
 });

@@ -13,6 +13,7 @@ import { openSqliteStore } from "../../src/stores/sqlite/open-sqlite.js";
 import type { ActivityStore } from "../../src/stores/activity-store.js";
 import type { RecordStore } from "../../src/stores/record-store.js";
 import { servedGeneration } from "../helpers/recording.js";
+import { chat } from "../helpers/gateway-client.js";
 import { startListening, type ListeningApp } from "../helpers/server.js";
 
 /**
@@ -80,27 +81,15 @@ describe("gateway recorder: group commit", () => {
     const results = await Promise.all(
       Array.from({ length: 150 }, async (_, i) => {
         const stream = i % 2 === 1;
-        const r = await fetch(`${s.baseUrl}/chat/completions`, {
-          method: "POST",
-          headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-          body: JSON.stringify({
-            model: "mock/echo",
-            messages: [{ role: "user", content: `request number ${i}` }],
-            max_tokens: 50,
-            stream,
-          }),
+        const r = await chat(s, key, {
+          model: "mock/echo",
+          messages: [{ role: "user", content: `request number ${i}` }],
+          max_tokens: 50,
+          stream,
         });
         expect(r.status).toBe(200);
-        const id = r.headers.get("x-gatehouse-generation-id") as string;
-        const text = await r.text();
-        const usage = stream
-          ? text
-              .split("\n\n")
-              .filter((e) => e.startsWith("data: {"))
-              .map((e) => JSON.parse(e.slice(6)) as { usage?: { cost: number } })
-              .find((c) => c.usage)?.usage
-          : (JSON.parse(text) as { usage: { cost: number } }).usage;
-        return { id, cost: usage?.cost ?? Number.NaN };
+        const id = r.id as string;
+        return { id, cost: r.cost ?? Number.NaN };
       }),
     );
     const ids = results.map((r) => r.id);

@@ -8,6 +8,7 @@ import { decodeEntry, encodeEntry, RecordingJournal } from "../../src/gateway/jo
 import type { ServedGeneration } from "../../src/gateway/recording.js";
 import { openSqliteStore } from "../../src/stores/sqlite/open-sqlite.js";
 import { makeTestApp, type TestApp } from "../helpers/app.js";
+import { chat } from "../helpers/gateway-client.js";
 import { startListening } from "../helpers/server.js";
 import { gateTransactions, servedGeneration } from "../helpers/recording.js";
 
@@ -43,13 +44,9 @@ async function appOnFile(file: string, recording: "durable" | "deferred" = "dura
   return { store, t };
 }
 
-const chat = (t: TestApp, key: string, content: string) =>
-  t.call({
-    method: "POST",
-    url: "/api/v1/chat/completions",
-    auth: key,
-    payload: { model: "mock/echo", max_tokens: 20, messages: [{ role: "user", content }] },
-  });
+/** A mock/echo chat completion of `content` (max_tokens 20) through the app with `key`. */
+const say = (t: TestApp, key: string, content: string) =>
+  chat(t, key, { model: "mock/echo", max_tokens: 20, messages: [{ role: "user", content }] });
 
 const usageOf = async (t: TestApp, key: string): Promise<number> =>
   (await t.call({ method: "GET", url: "/api/v1/key", auth: key })).json<{ data: { usage: number } }>().data
@@ -72,9 +69,9 @@ describe("recording journal: answered before the commit, recorded by the next st
     // The first process's commits never come: its answers are in the journal only.
     const g = gateTransactions(first);
     onTestFinished(() => g.open());
-    const answers = [await chat(a, key, "one"), await chat(a, key, "two")];
-    for (const r of answers) expect(r.statusCode).toBe(200);
-    const bodies = answers.map((r) => r.json<{ id: string; usage: { cost: number } }>());
+    const answers = [await say(a, key, "one"), await say(a, key, "two")];
+    for (const r of answers) expect(r.status).toBe(200);
+    const bodies = answers.map((r) => r.json as { id: string; usage: { cost: number } });
     const charged = bodies.reduce((sum, b) => sum + b.usage.cost, 0);
     expect(charged).toBeGreaterThan(0);
     expect(new Set(a.app.gateway.journal?.held())).toEqual(new Set(bodies.map((b) => b.id)));
@@ -117,29 +114,24 @@ describe("recording journal: answered before the commit, recorded by the next st
     });
     const key = created.json<{ key: string }>().key;
     const ask = () =>
-      t.call({
-        method: "POST",
-        url: "/api/v1/chat/completions",
-        auth: key,
-        payload: { model: "mock/echo", max_tokens: 1_000, messages: [{ role: "user", content: "hi" }] },
-      });
+      chat(t, key, { model: "mock/echo", max_tokens: 1_000, messages: [{ role: "user", content: "hi" }] });
     // No commit lands until the end: the first answer's record waits, and so does its hold.
     const g = gateTransactions(store);
     onTestFinished(() => g.open());
     const first = await ask();
-    expect(first.statusCode).toBe(200);
-    const charged = first.json<{ usage: { cost: number } }>().usage.cost;
+    expect(first.status).toBe(200);
+    const charged = first.cost!;
     expect(charged).toBeGreaterThan(0);
     expect(charged).toBeLessThan(0.05 * worst);
     expect(await t.app.gateway.holds.store.openCount()).toBe(1);
     // Counted at its worst case, the open hold would leave 0.6 of one: refused (402).
     const second = await ask();
-    expect(second.statusCode).toBe(200);
+    expect(second.status).toBe(200);
     const third = await ask();
-    expect(third.statusCode).toBe(200);
+    expect(third.status).toBe(200);
     expect(await t.app.gateway.holds.store.openCount()).toBe(3);
     g.open();
-    const cost = (r: typeof first) => r.json<{ usage: { cost: number } }>().usage.cost;
+    const cost = (r: typeof first) => r.cost!;
     expect(await usageOf(t, key)).toBeCloseTo(cost(first) + cost(second) + cost(third), 12);
     expect(await t.app.gateway.holds.store.openCount()).toBe(0);
   });
@@ -189,8 +181,8 @@ describe("recording journal: answered before the commit, recorded by the next st
     const key = (await t.call({ method: "POST", url: "/api/v1/keys", payload: { name: "k" } })).json<{
       key: string;
     }>().key;
-    const r = await chat(t, key, "hello");
-    expect(r.statusCode).toBe(200);
+    const r = await say(t, key, "hello");
+    expect(r.status).toBe(200);
     await t.app.gateway.recorder.settled();
     await new Promise((done) => setImmediate(done));
     expect(t.app.gateway.journal?.held()).toEqual([]);
@@ -219,13 +211,13 @@ describe("recording journal: answered before the commit, recorded by the next st
     t.app.gateway.recorder.onFailure((_err, id) => reported.push(id));
     const g = gateTransactions(store);
     onTestFinished(() => g.open());
-    const answer = chat(t, key, "no room");
+    const answer = say(t, key, "no room");
     const first = await Promise.race([answer, new Promise((done) => setTimeout(() => done("pending"), 500))]);
     expect(first).toBe("pending"); // neither journaled nor committed: no answer yet
     g.open();
     const r = await answer;
-    expect(r.statusCode).toBe(200);
-    expect(await usageOf(t, key)).toBeCloseTo(r.json<{ usage: { cost: number } }>().usage.cost, 12);
+    expect(r.status).toBe(200);
+    expect(await usageOf(t, key)).toBeCloseTo(r.cost!, 12);
     expect(journal.held()).toEqual([]);
     expect(reported).toEqual([]);
   });
@@ -263,11 +255,11 @@ describe("recording journal: answered before the commit, recorded by the next st
     const transaction = store.transaction.bind(store);
     store.transaction = () => Promise.reject(new Error("SQLITE_FULL: database or disk is full"));
     onTestFinished(() => void (store.transaction = transaction));
-    const r = await chat(t, key, "no room anywhere");
+    const r = await say(t, key, "no room anywhere");
     store.transaction = transaction;
     await new Promise((done) => setTimeout(done, 20));
     expect(unhandled).toEqual([]);
-    expect(r.statusCode).toBeGreaterThanOrEqual(500);
+    expect(r.status).toBeGreaterThanOrEqual(500);
     expect(await t.app.gateway.holds.store.openCount()).toBeLessThanOrEqual(1);
     expect(await usageOf(t, key)).toBe(0);
   });

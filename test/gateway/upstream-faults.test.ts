@@ -11,6 +11,7 @@ import {
   startFakeOpenAI,
 } from "../helpers/fake-upstreams/openai.js";
 import { writeProvidersFile, type WrittenProvidersFile } from "../helpers/providers-file.js";
+import { chat, postChat } from "../helpers/gateway-client.js";
 import { startListening, type ListeningApp } from "../helpers/server.js";
 
 /**
@@ -151,28 +152,7 @@ const usage = async (): Promise<number> =>
     .usage;
 
 /** POST /chat/completions with the test key ("Hi", max_tokens 50, unless `body` says otherwise). */
-const send = (body: Record<string, unknown>) =>
-  fetch(`${s.baseUrl}/chat/completions`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-    body: JSON.stringify({ messages: [{ role: "user", content: "Hi" }], max_tokens: 50, ...body }),
-    signal: AbortSignal.timeout(15_000),
-  });
-
-async function chat(body: Record<string, unknown>) {
-  const t0 = performance.now();
-  const r = await send(body);
-  const text = await r.text();
-  return { status: r.status, headers: r.headers, text, ms: performance.now() - t0 };
-}
-
-const events = (text: string) =>
-  text
-    .split("\n\n")
-    .filter((e) => e.startsWith("data: {"))
-    .map((e) => JSON.parse(e.slice(6)) as Record<string, any>);
-
-const streamCost = (text: string): number => events(text).find((e) => e.usage)!.usage.cost as number;
+const ask = (body: Record<string, unknown>) => chat(s, key, { max_tokens: 50, ...body });
 
 async function generation(id: string) {
   const r = await s.call({ method: "GET", url: `/api/v1/generation?id=${id}`, auth: key });
@@ -187,17 +167,15 @@ describe("first-byte timeout: the provider's timeout_ms", () => {
   for (const stream of [false, true]) {
     it(`an upstream that never answers falls back to the next model of models (${stream ? "stream" : "full"})`, async () => {
       const before = await usage();
-      const r = await chat({ models: ["file/hang", "file/ok"], stream });
+      const r = await ask({ models: ["file/hang", "file/ok"], stream });
       expect(r.status).toBe(200);
       // The fast provider's 150 ms, not the gateway's default, and far below the test's deadline.
       expect(r.ms).toBeLessThan(2_000);
       const id = r.headers.get("x-gatehouse-generation-id")!;
-      const cost = stream
-        ? streamCost(r.text)
-        : (JSON.parse(r.text) as { usage: { cost: number } }).usage.cost;
+      const cost = stream ? r.cost! : r.cost!;
       expect(cost).toBeCloseTo(OPENAI_OK_COST, 15);
-      if (stream) expect(events(r.text).every((e) => e.model === "file/ok")).toBe(true);
-      else expect(JSON.parse(r.text).model).toBe("file/ok");
+      if (stream) expect(r.events.every((e) => e.model === "file/ok")).toBe(true);
+      else expect(r.json.model).toBe("file/ok");
       // The timed-out attempt had the prompt: charged it, as a generation of its own.
       expect(await usage()).toBeCloseTo(before + cost + TIMED_OUT_COST, 12);
       const g = await generation(id);
@@ -214,10 +192,10 @@ describe("first-byte timeout: the provider's timeout_ms", () => {
     const before = await usage();
     for (const model of ["file/hang", "claude/hang"]) {
       for (const stream of [false, true]) {
-        const r = await chat({ model, stream });
+        const r = await ask({ model, stream });
         expect(r.status).toBe(524);
         expect(r.ms).toBeLessThan(2_000);
-        const e = JSON.parse(r.text) as { error: { code: number; message: string; metadata: any } };
+        const e = r.json as { error: { code: number; message: string; metadata: any } };
         expect(e.error.code).toBe(524);
         expect(e.error.message).toMatch(/^Upstream timeout: upstream sent nothing within 150 ms/);
         expect(e.error.metadata).toMatchObject({ timeout_ms: 150, provider_status: null });
@@ -235,7 +213,7 @@ describe("first-byte timeout: the provider's timeout_ms", () => {
   it("a provider whose timeout_ms is longer than the gateway's default is waited for", async () => {
     // slow-headers answers after 400 ms: past GATEHOUSE_UPSTREAM_TIMEOUT_MS (200), within patient's 3000.
     for (const stream of [false, true]) {
-      const r = await chat({ model: "file/slow", stream });
+      const r = await ask({ model: "file/slow", stream });
       expect(r.status).toBe(200);
       expect(r.ms).toBeGreaterThanOrEqual(390);
     }
@@ -245,10 +223,10 @@ describe("first-byte timeout: the provider's timeout_ms", () => {
 describe("a stream that stalls after its first chunk (idle_timeout_ms)", () => {
   it("ends with an in-band error chunk (finish_reason error), then [DONE]; the generated part is charged once", async () => {
     const before = await usage();
-    const r = await chat({ models: ["file/stall", "file/ok"], stream: true });
+    const r = await ask({ models: ["file/stall", "file/ok"], stream: true });
     expect(r.status).toBe(200);
     expect(r.text.endsWith("data: [DONE]\n\n")).toBe(true);
-    const ev = events(r.text);
+    const ev = r.events;
     // No fallback after the first byte: every chunk is from the stalled model.
     expect(ev.every((e) => e.model === "file/stall")).toBe(true);
     expect(ev[0]!.choices[0].delta.content).toBe("Hello");
@@ -275,7 +253,7 @@ describe("a stream that stalls after its first chunk (idle_timeout_ms)", () => {
 
   it("forwards the first chunk as it arrives, not with the rest of the stream", async () => {
     const t0 = performance.now();
-    const r = await send({ model: "file/stall", stream: true });
+    const r = await postChat(s, key, { max_tokens: 50, model: "file/stall", stream: true });
     const reader = r.body!.getReader();
     let text = "";
     while (!text.includes('"Hello"')) {
@@ -320,10 +298,10 @@ async function expectEarlyPromptAndCountedCompletion(
 describe("a stream cut short after a usage sent early", () => {
   it("is charged the larger of that usage's completion count and the count of what was generated", async () => {
     const before = await usage();
-    const r = await chat({ model: "file/early-usage", stream: true });
+    const r = await ask({ model: "file/early-usage", stream: true });
     expect(r.status).toBe(200);
     expect(r.text.endsWith("data: [DONE]\n\n")).toBe(true);
-    const ev = events(r.text);
+    const ev = r.events;
     const generated = EARLY_USAGE_TEXT.join("");
     const content = ev.map((e) => String(e.choices[0]?.delta?.content ?? "")).join("");
     expect(content).toBe(generated);
@@ -340,10 +318,10 @@ describe("a stream cut short after a usage sent early", () => {
 describe("a stream that ends well with its only usage sent early", () => {
   it("is charged the larger of that usage's completion count and the count of the text sent after it", async () => {
     const before = await usage();
-    const r = await chat({ model: "file/early-usage-end", stream: true });
+    const r = await ask({ model: "file/early-usage-end", stream: true });
     expect(r.status).toBe(200);
     expect(r.text.endsWith("data: [DONE]\n\n")).toBe(true);
-    const ev = events(r.text);
+    const ev = r.events;
     const generated = EARLY_USAGE_TEXT.join("");
     expect(ev.map((e) => String(e.choices[0]?.delta?.content ?? "")).join("")).toBe(generated);
     expect(ev.some((e) => e.choices[0]?.finish_reason === "stop")).toBe(true);
@@ -356,9 +334,9 @@ describe("a stream that ends well with its only usage sent early", () => {
 
   it("with a final usage after all of its text: charged that usage as reported, not the count", async () => {
     const before = await usage();
-    const r = await chat({ model: "file/final-usage", stream: true });
+    const r = await ask({ model: "file/final-usage", stream: true });
     expect(r.status).toBe(200);
-    const last = events(r.text).at(-1)!;
+    const last = r.events.at(-1)!;
     expect(countTextTokens(EARLY_USAGE_TEXT.join(""))).toBeGreaterThan(FINAL_USAGE.completion_tokens);
     expect(last.usage.prompt_tokens).toBe(FINAL_USAGE.prompt_tokens);
     expect(last.usage.completion_tokens).toBe(FINAL_USAGE.completion_tokens);
@@ -380,12 +358,10 @@ describe("429 with Retry-After from the upstream", () => {
         [["claude/limited", "file/limited", "claude/ok"], "claude/ok", ANTHROPIC_OK_COST],
       ] as const) {
         const before = await usage();
-        const r = await chat({ models, stream });
+        const r = await ask({ models, stream });
         expect(r.status).toBe(200);
         const id = r.headers.get("x-gatehouse-generation-id")!;
-        const got = stream
-          ? streamCost(r.text)
-          : (JSON.parse(r.text) as { usage: { cost: number } }).usage.cost;
+        const got = stream ? r.cost! : r.cost!;
         expect(got).toBeCloseTo(cost, 15);
         expect(await usage()).toBeCloseTo(before + cost, 12);
         const g = await generation(id);
@@ -408,10 +384,10 @@ describe("429 with Retry-After from the upstream", () => {
       for (const stream of [false, true]) {
         const before = await usage();
         const n = finishes.length;
-        const r = await chat({ model, stream });
+        const r = await ask({ model, stream });
         expect(r.status).toBe(429);
         expect(r.headers.get("retry-after")).toBe(String(seconds));
-        const e = JSON.parse(r.text) as { error: { code: number; message: string; metadata: any } };
+        const e = r.json as { error: { code: number; message: string; metadata: any } };
         expect(e.error.code).toBe(429);
         expect(e.error.message).toMatch(/^Upstream rate limited: upstream answered 429/);
         expect(e.error.metadata).toMatchObject({ provider_status: 429, retry_after_seconds: seconds });

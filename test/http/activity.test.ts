@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createOrganization } from "../../src/domain/organizations/create-organization.js";
 import { hashKey } from "../../src/lib/ids.js";
 import { makeTestApp, type TestApp } from "../helpers/app.js";
+import { chat } from "../helpers/gateway-client.js";
 
 /**
  * GET /api/v1/activity's `workspace_id`: one resolution for both forms of the report (plain and
@@ -39,15 +40,13 @@ describe("GET /activity: workspace_id", () => {
     expect(r.statusCode, r.body).toBe(201);
     return r.json<{ key: string }>().key;
   };
-  const chat = async (key: string, n: number) => {
+  const chatTimes = async (key: string, n: number) => {
     for (let i = 0; i < n; i++) {
-      const r = await t.call({
-        method: "POST",
-        url: "/api/v1/chat/completions",
-        auth: key,
-        payload: { model: "mock/echo", messages: [{ role: "user", content: `request ${i}` }] },
+      const r = await chat(t, key, {
+        model: "mock/echo",
+        messages: [{ role: "user", content: `request ${i}` }],
       });
-      expect(r.statusCode, r.body).toBe(200);
+      expect(r.status, r.text).toBe(200);
     }
   };
 
@@ -64,10 +63,10 @@ describe("GET /activity: workspace_id", () => {
       await t.call({ method: "POST", url: "/api/v1/workspaces", payload: { name: "Gone", slug: "gone" } })
     ).json<{ data: { id: string } }>().data.id;
     foreignWorkspace = (await createOrganization(t.ctx.store, t.clock, "Other")).workspaceId;
-    await chat(await createKey(t.workspaceId), made.default);
-    await chat(await createKey(team.id), made.team);
+    await chatTimes(await createKey(t.workspaceId), made.default);
+    await chatTimes(await createKey(team.id), made.team);
     goneKey = await createKey(gone);
-    await chat(goneKey, made.gone);
+    await chatTimes(goneKey, made.gone);
     await t.app.gateway.recorder.settled();
     // Activity covers completed UTC days.
     t.clock.advance(86_400_000);

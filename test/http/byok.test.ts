@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { systemClock } from "../../src/lib/clock.js";
 import { startRoutedUpstream, type RoutedUpstream } from "../helpers/fake-upstreams/routed.js";
 import { writeProvidersFile, type WrittenProvidersFile } from "../helpers/providers-file.js";
+import { chat } from "../helpers/gateway-client.js";
 import { startListening, type ListeningApp } from "../helpers/server.js";
 
 /**
@@ -54,13 +55,8 @@ afterAll(async () => {
 /** The credential the upstream saw for one chat request. */
 async function credentialSent(): Promise<string[]> {
   upstream.reset();
-  const r = await fetch(`${s.baseUrl}/chat/completions`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${userKey}`, "content-type": "application/json" },
-    body: JSON.stringify({ model: "solo/alpha", messages: [{ role: "user", content: "Hi" }] }),
-    signal: AbortSignal.timeout(15_000),
-  });
-  expect(r.status, await r.text()).toBe(200);
+  const r = await chat(s, userKey, { model: "solo/alpha" });
+  expect(r.status, r.text).toBe(200);
   return upstream.requests().map((q) => (q.authorization ?? "").replace(/^Bearer /, ""));
 }
 

@@ -22,6 +22,7 @@ import { makeTestApp } from "../helpers/app.js";
 import type { FakeServer } from "../helpers/fake-upstreams/fake-server.js";
 import { FAKE_OPENAI_KEY, startFakeOpenAI } from "../helpers/fake-upstreams/openai.js";
 import { writeProvidersFile, type WrittenProvidersFile } from "../helpers/providers-file.js";
+import { chat } from "../helpers/gateway-client.js";
 import { startListening, type ListeningApp } from "../helpers/server.js";
 
 /**
@@ -100,15 +101,8 @@ describe("GET /metrics with GATEHOUSE_METRICS_TOKEN", () => {
     file?.remove();
   });
 
-  const chat = async (body: Record<string, unknown>, bearer = key) => {
-    const r = await fetch(`${s.baseUrl}/chat/completions`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${bearer}`, "content-type": "application/json" },
-      body: JSON.stringify({ messages: [{ role: "user", content: "Hi" }], max_tokens: 50, ...body }),
-      signal: AbortSignal.timeout(15_000),
-    });
-    return { status: r.status, text: await r.text() };
-  };
+  /** POST /chat/completions ("Hi", max_tokens 50, then `body`) with `bearer`. */
+  const ask = (body: Record<string, unknown>, bearer = key) => chat(s, bearer, { max_tokens: 50, ...body });
 
   it("refuses a scrape without the token, or with another, with the error envelope", async () => {
     for (const auth of [null, "Bearer wrong-token-0123456789", `Basic ${TOKEN}`, `Bearer ${TOKEN}x`]) {
@@ -138,17 +132,17 @@ describe("GET /metrics with GATEHOUSE_METRICS_TOKEN", () => {
 
   it("counts a fallback's attempts, the generation, its tokens and cost, and the HTTP answers", async () => {
     const before = await (await scrape(origin)).text();
-    const ok = await chat({ models: ["local/limited", "local/ok"] });
+    const ok = await ask({ models: ["local/limited", "local/ok"] });
     expect(ok.status).toBe(200);
     const answer = JSON.parse(ok.text) as {
       usage: { prompt_tokens: number; completion_tokens: number; cost: number };
     };
     // Streamed and cut short after output: served, with the error outcome.
-    const cut = await chat({ model: "local/reset", stream: true });
+    const cut = await ask({ model: "local/reset", stream: true });
     expect(cut.status).toBe(200);
     expect(cut.text).toContain('"finish_reason":"error"');
     // Refused before anything is forwarded: only the HTTP answer counts.
-    expect((await chat({ model: "local/ok" }, "sk-gh-v1-not-a-key")).status).toBe(401);
+    expect((await ask({ model: "local/ok" }, "sk-gh-v1-not-a-key")).status).toBe(401);
     await s.app.gateway.recorder.settled();
     const text = await (await scrape(origin)).text();
     const grew = (name: string, labels: Record<string, string>) =>
@@ -220,7 +214,7 @@ describe("GET /metrics with GATEHOUSE_METRICS_TOKEN", () => {
     onTestFinished(() => {
       s.ctx.store.transaction = transaction;
     });
-    expect((await chat({ model: "local/ok" })).status).toBe(200); // answered: the failure follows
+    expect((await ask({ model: "local/ok" })).status).toBe(200); // answered: the failure follows
     await s.app.gateway.recorder.settled();
     await new Promise((done) => setImmediate(done)); // the settle's rejection handler runs
     s.ctx.store.transaction = transaction;

@@ -1,15 +1,8 @@
-import { randomBytes } from "node:crypto";
 import { afterAll, describe, expect, it } from "vitest";
 import { hashKey } from "../../src/lib/ids.js";
 import { TestReceiver, waitFor } from "../helpers/broadcast-receiver.js";
-import {
-  killAll,
-  killServer,
-  startServer,
-  stopServer,
-  tempDataDir,
-  type ChildServer,
-} from "../helpers/child-server.js";
+import { killAll } from "../helpers/child-server.js";
+import { anHourAgo, crashableServer } from "../helpers/crash-restart.js";
 
 /**
  * Broadcast across a crash: the real server (dist/src/main.js) delivers to a local
@@ -18,28 +11,23 @@ import {
  */
 afterAll(killAll);
 
-/** The server on `dataDir` with fast delivery retries, so the test runs in seconds. */
-function start(dataDir: string, bootstrapKey: string): Promise<ChildServer> {
-  return startServer({
-    GATEHOUSE_DATA_DIR: dataDir,
-    GATEHOUSE_BOOTSTRAP_KEY: bootstrapKey,
-    RATE_LIMIT_MANAGEMENT_MAX: "1000000",
-    BROADCAST_POLL_MS: "20",
-    BROADCAST_RETRY_BASE_MS: "10",
-    BROADCAST_RETRY_MAX_MS: "100",
-    BROADCAST_ATTEMPT_TIMEOUT_MS: "500",
-  });
-}
+/** Fast delivery retries, so the test runs in seconds. */
+const FAST_DELIVERY = {
+  BROADCAST_POLL_MS: "20",
+  BROADCAST_RETRY_BASE_MS: "10",
+  BROADCAST_RETRY_MAX_MS: "100",
+  BROADCAST_ATTEMPT_TIMEOUT_MS: "500",
+};
 
 describe("Broadcast survives SIGKILL mid-delivery", () => {
   it("every accepted generation arrives at least once after a kill and a restart", async () => {
-    const dataDir = tempDataDir();
-    const key = `sk-gh-v1-${randomBytes(32).toString("hex")}`;
+    const crashable = crashableServer(FAST_DELIVERY);
+    const { key } = crashable;
     const rx = new TestReceiver();
     rx.okDelayMs = 100; // slow receiver: the kill lands while batches are in flight
     await rx.start();
     try {
-      let s = await start(dataDir, key);
+      let s = await crashable.start();
       const headers = { authorization: `Bearer ${key}`, "content-type": "application/json" };
       const created = await fetch(`${s.base}/observability/destinations`, {
         method: "POST",
@@ -47,7 +35,7 @@ describe("Broadcast survives SIGKILL mid-delivery", () => {
         body: JSON.stringify({ type: "webhook", name: "crash", config: { url: rx.url } }),
       });
       expect(created.status).toBe(201);
-      const createdAt = new Date(Date.now() - 3_600_000).toISOString().replace(/\.\d+Z$/, "Z");
+      const createdAt = anHourAgo();
       const ids: string[] = [];
       for (let b = 0; b < 4; b++) {
         const batch = Array.from({ length: 500 }, (_, i) => {
@@ -73,13 +61,13 @@ describe("Broadcast survives SIGKILL mid-delivery", () => {
         expect(res.status).toBe(200);
       }
       await waitFor(() => rx.delivered.size > 0, 20_000, "delivery to start");
-      await killServer(s);
+      await crashable.kill(s);
       const before = rx.delivered.size;
       expect(before).toBeLessThan(ids.length); // killed mid-delivery
-      s = await start(dataDir, key);
+      s = await crashable.start();
       await waitFor(() => ids.every((id) => rx.delivered.has(id)), 60_000, "every generation delivered");
       expect(ids.filter((id) => !rx.delivered.has(id))).toEqual([]);
-      await stopServer(s);
+      await crashable.stop(s);
     } finally {
       await rx.stop();
     }

@@ -1,17 +1,10 @@
-import { randomBytes } from "node:crypto";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { hashKey } from "../../src/lib/ids.js";
 import { nanoToUsd } from "../../src/lib/money.js";
 import { openDuckDbActivityStore } from "../../src/stores/duckdb/duckdb-store.js";
-import {
-  killAll,
-  killServer,
-  startServer,
-  stopServer,
-  tempDataDir,
-  type ChildServer,
-} from "../helpers/child-server.js";
+import { killAll, stopServer, type ChildServer } from "../helpers/child-server.js";
+import { anHourAgo, crashableServer } from "../helpers/crash-restart.js";
 
 /**
  * Crash safety of ingest: the real server (dist/src/main.js) on a temporary data
@@ -21,14 +14,6 @@ import {
  * stop) each hold every record exactly once.
  */
 afterAll(killAll);
-
-function start(dataDir: string, bootstrapKey: string): Promise<ChildServer> {
-  return startServer({
-    GATEHOUSE_DATA_DIR: dataDir,
-    GATEHOUSE_BOOTSTRAP_KEY: bootstrapKey,
-    RATE_LIMIT_MANAGEMENT_MAX: "1000000",
-  });
-}
 
 /** POST a batch; true on 200, false on a refused or cut connection. Any other status fails the test. */
 async function send(s: ChildServer, key: string, batch: unknown[]): Promise<boolean> {
@@ -58,10 +43,10 @@ async function send(s: ChildServer, key: string, batch: unknown[]): Promise<bool
 
 describe("ingest survives SIGKILL at any moment: nothing lost, nothing counted twice", () => {
   it("ledger and activity store hold every record exactly once after kills, restarts and retries", async () => {
-    const dataDir = tempDataDir();
-    const key = `sk-gh-v1-${randomBytes(32).toString("hex")}`;
+    const crashable = crashableServer();
+    const { dataDir, key } = crashable;
     const hash = hashKey(key);
-    const createdAt = new Date(Date.now() - 3_600_000).toISOString().replace(/\.\d+Z$/, "Z");
+    const createdAt = anHourAgo();
 
     const BATCHES = 60;
     const PER_BATCH = 400;
@@ -95,45 +80,29 @@ describe("ingest survives SIGKILL at any moment: nothing lost, nothing counted t
     );
     const expectedNano = nano;
     const done = new Set<number>();
-    let kills = 0;
 
     for (let round = 0; round < 4; round++) {
-      const server = await start(dataDir, key);
+      const server = await crashable.start();
       const pending = [...Array(BATCHES).keys()].filter((b) => !done.has(b));
       // Retry some that already succeeded too (a client that never saw the 200); once everything is
       // acknowledged, rounds keep killing the server during such retries.
       const resend = [...done].sort(() => Math.random() - 0.5).slice(0, pending.length > 0 ? 3 : 12);
-      let killed = false;
-      const killer = new Promise<void>((r) =>
-        setTimeout(
-          () => {
-            killed = true;
-            kills += 1;
-            void killServer(server).then(r);
-          },
-          300 + Math.floor(Math.random() * 1_700),
-        ),
-      );
+      const killer = crashable.killAfter(server, 300 + Math.floor(Math.random() * 1_700));
       // Two clients in parallel, each working through its share.
       const work = [...resend, ...pending];
       const lanes = [0, 1].map(async (lane) => {
-        for (let i = lane; i < work.length && !killed; i += 2) {
+        for (let i = lane; i < work.length && !killer.killed(); i += 2) {
           const b = work[i] as number;
           if (await send(server, key, batches[b] as unknown[])) done.add(b);
         }
       });
       await Promise.all(lanes);
-      if (!killed) {
-        killed = true;
-        kills += 1;
-        await killServer(server);
-      }
-      await killer;
+      await killer.now();
       if (process.env.INGEST_CRASH_DEBUG) console.log(`round ${round}: ${done.size}/${BATCHES} acknowledged`);
     }
 
     // Final run: retry everything not acknowledged, and a few that were, then read the ledger.
-    const server = await start(dataDir, key);
+    const server = await crashable.start();
     for (let b = 0; b < BATCHES; b++) {
       if (!done.has(b) || b % 10 === 0) {
         expect(await send(server, key, batches[b] as unknown[])).toBe(true);
@@ -143,7 +112,7 @@ describe("ingest survives SIGKILL at any moment: nothing lost, nothing counted t
     const me = (await (
       await fetch(`${server.base}/key`, { headers: { authorization: `Bearer ${key}` } })
     ).json()) as { data: { usage: number; usage_daily: number } };
-    expect(kills).toBeGreaterThanOrEqual(1);
+    expect(crashable.kills).toBeGreaterThanOrEqual(1);
     expect(me.data.usage).toBe(nanoToUsd(expectedNano));
     await stopServer(server);
 

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createOrganization } from "../../src/domain/organizations/create-organization.js";
+import { chat } from "../helpers/gateway-client.js";
 import { startListening, type ListeningApp } from "../helpers/server.js";
 
 /**
@@ -43,13 +44,12 @@ beforeAll(async () => {
     }>().key;
   a1 = await mk("a1");
   a2 = await mk("a2");
-  const chat = await fetch(`${s.baseUrl}/chat/completions`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${a1}`, "content-type": "application/json" },
-    body: JSON.stringify({ model: "mock/echo", messages: [{ role: "user", content: "secret plans" }] }),
+  const answer = await chat(s, a1, {
+    model: "mock/echo",
+    messages: [{ role: "user", content: "secret plans" }],
   });
-  expect(chat.status).toBe(200);
-  generationId = ((await chat.json()) as { id: string }).id;
+  expect(answer.status).toBe(200);
+  generationId = (answer.json as { id: string }).id;
   await s.app.gateway.recorder.settled();
   const created = await s.call({
     method: "POST",

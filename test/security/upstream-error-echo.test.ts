@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { systemClock } from "../../src/lib/clock.js";
 import { sse, startFakeServer, type FakeServer } from "../helpers/fake-upstreams/fake-server.js";
 import { writeProvidersFile, type WrittenProvidersFile } from "../helpers/providers-file.js";
+import { chat } from "../helpers/gateway-client.js";
 import { startListening, type ListeningApp } from "../helpers/server.js";
 
 /**
@@ -124,15 +125,6 @@ afterAll(async () => {
   file?.remove();
 });
 
-async function chat(model: string, stream: boolean): Promise<{ status: number; text: string }> {
-  const r = await fetch(`${s.baseUrl}/chat/completions`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-    body: JSON.stringify({ model, stream, messages: [{ role: "user", content: "Hi" }] }),
-  });
-  return { status: r.status, text: await r.text() };
-}
-
 const expectNoSecret = (text: string) => {
   for (const secret of ALL) expect(text).not.toContain(secret);
   // Not even a recognisable piece of one.
@@ -144,7 +136,7 @@ describe("an upstream's error message that echoes the credential reaches the cli
     for (const stream of [false, true]) {
       it(`${model} (${stream ? "stream" : "full"}): HTTP 401 body quoting the credential`, async () => {
         mode = "http-401";
-        const r = await chat(model, stream);
+        const r = await chat(s, key, { model, stream });
         expect(r.status).toBe(502);
         expect(r.text).toMatch(/upstream answered 401: bad credentials: .*\[redacted\]/);
         expectNoSecret(r.text);
@@ -152,7 +144,7 @@ describe("an upstream's error message that echoes the credential reaches the cli
     }
     it(`${model} (stream): an error event after output quoting the credential`, async () => {
       mode = "mid-stream";
-      const r = await chat(model, true);
+      const r = await chat(s, key, { model, stream: true });
       expect(r.status).toBe(200);
       expect(r.text).toMatch(/Upstream provider failed mid-stream: .*bad credentials: .*\[redacted\]/);
       expectNoSecret(r.text);
@@ -161,7 +153,7 @@ describe("an upstream's error message that echoes the credential reaches the cli
 
   it("echo/chat (full): an error object with status 200 quoting the credential", async () => {
     mode = "inband-200";
-    const r = await chat("echo/chat", false);
+    const r = await chat(s, key, { model: "echo/chat", stream: false });
     expect(r.status).toBe(502);
     expect(r.text).toMatch(/upstream reported an error: bad credentials: .*\[redacted\]/);
     expectNoSecret(r.text);
@@ -178,7 +170,7 @@ describe("an upstream's error message that echoes the credential reaches the cli
     try {
       for (const stream of [false, true]) {
         mode = "http-401";
-        const r = await chat("echo/chat", stream);
+        const r = await chat(s, key, { model: "echo/chat", stream });
         expect(r.status).toBe(502);
         expect(r.text).toMatch(/authorization=Bearer \[redacted\]/);
         expectNoSecret(r.text);
