@@ -23,8 +23,8 @@ import { median } from "../lib/stats.js";
 import { systemClock } from "../../src/lib/clock.js";
 import { hashKey } from "../../src/lib/ids.js";
 import { startIngestBuffer } from "../../src/domain/ingest/pipeline/ingest-buffer.js";
-import { GenerationRecorder } from "../../src/gateway/recorder.js";
-import type { ServedGeneration } from "../../src/gateway/recording.js";
+import { GenerationRecorder } from "../../src/gateway/recording/generation-recorder.js";
+import type { ServedGeneration } from "../../src/gateway/recording/record-generation.js";
 import { openDuckDbActivityStore } from "../../src/stores/duckdb/duckdb-store.js";
 import { openSqliteStore } from "../../src/stores/sqlite/open-sqlite.js";
 import { makeTestApp } from "../../test/helpers/app.js";
@@ -41,7 +41,8 @@ const STATEMENTS = args.includes("--statements");
 function cpuMs(): { main: number; all: number } {
   const main = cpuMsOf(process.pid, process.pid);
   const all = cpuMsOf(process.pid);
-  if (main === null || all === null) throw new Error("bench/experiments/recording.ts reads CPU times from /proc (Linux)");
+  if (main === null || all === null)
+    throw new Error("bench/experiments/recording.ts reads CPU times from /proc (Linux)");
   return { main, all };
 }
 

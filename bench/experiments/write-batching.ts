@@ -7,7 +7,7 @@
  *                (a flush writes what was buffered when it was asked for) against its behaviour
  *                up to this bench's commit (a flush, once asked for, repeated itself at the end of
  *                every write while anything was buffered), to a file.
- *   journal      the recording journal's appends (src/gateway/journal.ts) at 3.4 a turn, the
+ *   journal      the recording journal's appends (src/gateway/recording/journal.ts) at 3.4 a turn, the
  *                average number of answers that finish in one turn at saturation
  *                (docs/performance.md): a SegmentLog gathering a turn's appends into one write
  *                (gatherTurn) against one write per append.

@@ -167,7 +167,7 @@ export interface GatewayConfig {
   /**
    * When an answer is sent relative to its generation record (docs/gateway.md "When the answer is sent"):
    * durable, after the record commits, or on a store this process owns (SQLite) after the record
-   * is in the recording journal (src/gateway/journal.ts; the commit follows, and the next start
+   * is in the recording journal (src/gateway/recording/journal.ts; the commit follows, and the next start
    * records what a crash left there): a crash never loses an answered generation; deferred,
    * before (the record follows in the next group commit; the hold counts until then, reads on
    * this instance wait for it; a kill -9 loses the answers of the last few milliseconds).

@@ -1,4 +1,4 @@
-import type { ServedGeneration } from "./recording.js";
+import type { ServedGeneration } from "./recording/record-generation.js";
 
 /**
  * What the data plane reports as it serves, for the process's metrics (src/metrics/). Called on

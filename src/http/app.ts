@@ -14,7 +14,7 @@ import { healthRoutes } from "./routes/health.js";
 import { validatorCompiler } from "./validation.js";
 import { createGateway, type Gateway } from "../gateway/gateway.js";
 import { buildCatalog, closeCatalog } from "../gateway/catalog/build-catalog.js";
-import { buildFileProviders } from "../gateway/catalog/file-providers.js";
+import { buildFileProviders } from "../gateway/catalog/load-providers-file.js";
 import { GatehouseMetrics } from "../metrics/gatehouse-metrics.js";
 import { broadcastBacklog, broadcastOutbox } from "../broadcast/operations/delivery-status.js";
 import { metricsOffRoute, metricsRoutes } from "./routes/metrics.js";

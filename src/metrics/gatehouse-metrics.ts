@@ -2,7 +2,7 @@ import { Counter, Gauge, Histogram, Registry } from "prom-client";
 import type { BroadcastObserver } from "../broadcast/delivery/broadcaster.js";
 import type { BroadcastBacklog, BroadcastOutbox } from "../broadcast/operations/delivery-status.js";
 import type { GatewayObserver } from "../gateway/observer.js";
-import type { ServedGeneration } from "../gateway/recording.js";
+import type { ServedGeneration } from "../gateway/recording/record-generation.js";
 import { collectProcessMetrics } from "./process-metrics.js";
 import { Tallies } from "./tallies.js";
 import { within } from "../lib/within.js";

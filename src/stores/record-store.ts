@@ -30,7 +30,7 @@ export interface RecordStore {
    */
   afterTransaction?: (trx: Transaction<Database>, then: (committed: boolean) => void) => void;
   /**
-   * Where a journal of writes answered before they commit may live (src/gateway/journal.ts),
+   * Where a journal of writes answered before they commit may live (src/gateway/recording/journal.ts),
    * present where one process owns the store: a directory beside its file, or null for a store in
    * memory (a journal in memory, gone with the store as the store is). Absent where other
    * processes share the store (PostgreSQL): there an answer that must be visible to all of them

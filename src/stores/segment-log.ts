@@ -7,7 +7,7 @@ import { join } from "node:path";
  * users: the embedded store's ingest log (ingest-buffer.ts: batches accepted and not yet in DuckDB,
  * in a directory next to the DuckDB file; the record store's ingest_buffer row names a payload by
  * its token, and the payload is appended before that row commits) and the gateway's recording
- * journal (src/gateway/journal.ts: answered generations whose records are not committed yet).
+ * journal (src/gateway/recording/journal.ts: answered generations whose records are not committed yet).
  * An append is in the file once it resolves: written to the OS, it survives the process being
  * killed; with `sync`, fdatasync'ed too. A segment is deleted once none of its payloads is needed.
  *

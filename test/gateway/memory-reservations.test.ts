@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it, onTestFinished } from "vitest";
-import type { HoldPlan } from "../../src/gateway/enforcement.js";
+import type { HoldPlan } from "../../src/gateway/reservations/enforcement.js";
 import { MemoryReservationStore } from "../../src/gateway/reservations/memory-store.js";
 import type { HoldRequest, Room } from "../../src/gateway/reservations/room.js";
 import type { RecordStore } from "../../src/stores/record-store.js";

@@ -7,7 +7,7 @@ import { systemClock } from "../../src/lib/clock.js";
 import { hashKey } from "../../src/lib/ids.js";
 import type { KeyPolicy } from "../../src/domain/policy/policy.js";
 import { newGenerationId } from "../../src/gateway/chat/serve.js";
-import { GenerationRecorder } from "../../src/gateway/recorder.js";
+import { GenerationRecorder } from "../../src/gateway/recording/generation-recorder.js";
 import { openDuckDbActivityStore } from "../../src/stores/duckdb/duckdb-store.js";
 import { openSqliteStore } from "../../src/stores/sqlite/open-sqlite.js";
 import type { ActivityStore } from "../../src/stores/activity-store.js";
@@ -17,7 +17,7 @@ import { chat } from "../helpers/gateway-client.js";
 import { startListening, type ListeningApp } from "../helpers/server.js";
 
 /**
- * The gateway's group-commit recorder (src/gateway/recorder.ts) on real stores in files, as the
+ * The gateway's group-commit recorder (src/gateway/recording/generation-recorder.ts) on real stores in files, as the
  * server runs them (SQLite, DuckDB and its ingest log: real file writes, so flushes take time and
  * answers finishing meanwhile queue), behind a real listening server: many answers finishing together are each recorded exactly once
  * and in fewer flushes than answers; the key's usage is the sum of the answers' usage.cost; one

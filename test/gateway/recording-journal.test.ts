@@ -4,8 +4,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it, onTestFinished, vi } from "vitest";
 import { systemClock } from "../../src/lib/clock.js";
-import { decodeEntry, encodeEntry, RecordingJournal } from "../../src/gateway/journal.js";
-import type { ServedGeneration } from "../../src/gateway/recording.js";
+import { decodeEntry, encodeEntry, RecordingJournal } from "../../src/gateway/recording/journal.js";
+import type { ServedGeneration } from "../../src/gateway/recording/record-generation.js";
 import { openSqliteStore } from "../../src/stores/sqlite/open-sqlite.js";
 import { makeTestApp, type TestApp } from "../helpers/app.js";
 import { chat } from "../helpers/gateway-client.js";
@@ -13,7 +13,7 @@ import { startListening } from "../helpers/server.js";
 import { gateTransactions, servedGeneration } from "../helpers/recording.js";
 
 /**
- * The recording journal (src/gateway/journal.ts): durable recording on a SQLite file answers once
+ * The recording journal (src/gateway/recording/journal.ts): durable recording on a SQLite file answers once
  * the generation is in the journal, before its commit. A process that stops between the two
  * leaves the journal, and the next app on the same store records it before serving: the key is
  * charged exactly once (also when the first process's commit lands after all), GET /generation

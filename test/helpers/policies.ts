@@ -1,4 +1,4 @@
-import type { HoldPlan } from "../../src/gateway/enforcement.js";
+import type { HoldPlan } from "../../src/gateway/reservations/enforcement.js";
 import type { HoldRequest } from "../../src/gateway/reservations/room.js";
 import type { BudgetPolicy, KeyPolicy, WorkspacePolicy } from "../../src/domain/policy/policy.js";
 

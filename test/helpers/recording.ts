@@ -1,5 +1,5 @@
 import { newGenerationId } from "../../src/gateway/chat/serve.js";
-import type { ServedGeneration } from "../../src/gateway/recording.js";
+import type { ServedGeneration } from "../../src/gateway/recording/record-generation.js";
 import type { RecordStore } from "../../src/stores/record-store.js";
 
 /** A finished generation as the chat path hands it to the recorder (mock/echo, 20,000 nano-USD). */

@@ -5,7 +5,7 @@ import type { BudgetInterval } from "../../src/domain/budgets/budget-intervals.j
 import type { BudgetPolicy, KeyPolicy, WorkspacePolicy } from "../../src/domain/policy/policy.js";
 import { createWorkspace } from "../../src/domain/workspaces/workspace-service.js";
 import { addUsage, readKeyAndWorkspaceUsage } from "../../src/domain/usage/ledger.js";
-import type { HoldPlan } from "../../src/gateway/enforcement.js";
+import type { HoldPlan } from "../../src/gateway/reservations/enforcement.js";
 import { holdsAndUsageQuery } from "../../src/gateway/reservations/holds-and-usage.js";
 import { PostgresReservationStore } from "../../src/gateway/reservations/postgres-store.js";
 import type { Room } from "../../src/gateway/reservations/room.js";

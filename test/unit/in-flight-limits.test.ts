@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { DomainError } from "../../src/domain/errors.js";
-import { InFlightLimits, workspaceCap } from "../../src/gateway/in-flight-limits.js";
+import { InFlightLimits, workspaceCap } from "../../src/gateway/fair-use/in-flight-limits.js";
 
-/** The limiter of requests in flight (src/gateway/in-flight-limits.ts), without a server. */
+/** The limiter of requests in flight (src/gateway/fair-use/in-flight-limits.ts), without a server. */
 const refusalOf = (fn: () => unknown): DomainError => {
   try {
     fn();

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { inspect } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ConfigError, loadConfig } from "../../src/config/config.js";
-import { buildFileProviders, loadProvidersFile } from "../../src/gateway/catalog/file-providers.js";
+import { buildFileProviders, loadProvidersFile } from "../../src/gateway/catalog/load-providers-file.js";
 import { ProvidersFileError, parseProvidersFile } from "../../src/gateway/catalog/providers-file.js";
 
 const EXAMPLE = {

@@ -12,7 +12,7 @@ import { generateRecords, type WireRecord } from "../../demo/generate-records.js
 import type { CliIo } from "../cli-io.js";
 import { startProgress } from "../progress.js";
 import { UsageError } from "../usage-error.js";
-import { parseIntOption, resolveOrganization, withStores } from "../with-stores.js";
+import { parseIntOption, resolveOrganization, withStores } from "../with-all-stores.js";
 import { firstOrganization } from "../../domain/organizations/organization-repo.js";
 
 const DAY_MS = 86_400_000;

@@ -11,8 +11,8 @@ import { parseTimestamp } from "../../lib/time.js";
 import type { CliIo } from "../cli-io.js";
 import { notGatehouseAnswer, parseServerUrl, serverKey } from "../server-url.js";
 import { UsageError } from "../usage-error.js";
-import { withStore } from "../with-store.js";
-import { withStores } from "../with-stores.js";
+import { withStore } from "../with-record-store.js";
+import { withStores } from "../with-all-stores.js";
 
 const TIME_FORMAT = "must be an RFC 3339 timestamp with seconds (2026-11-18T12:00:00Z)";
 

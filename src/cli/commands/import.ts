@@ -11,7 +11,7 @@ import { httpSink, storeSink, type BatchSink } from "../import/sinks.js";
 import { startProgress } from "../progress.js";
 import { parseServerUrl, serverKey } from "../server-url.js";
 import { UsageError } from "../usage-error.js";
-import { parseIntOption, resolveOrganization, withStores } from "../with-stores.js";
+import { parseIntOption, resolveOrganization, withStores } from "../with-all-stores.js";
 
 /** A line longer than this is invalid (a valid record is a few KiB at most). */
 export const MAX_LINE_CHARS = 1024 * 1024;

@@ -5,7 +5,7 @@ import { hashKey, keyLabel, newKeyString } from "../../lib/ids.js";
 import { systemClock } from "../../lib/clock.js";
 import type { CliIo } from "../cli-io.js";
 import { parseName, parseUuid } from "../validate-args.js";
-import { withStore } from "../with-store.js";
+import { withStore } from "../with-record-store.js";
 import { findOrganization } from "../../domain/organizations/organization-repo.js";
 
 /** Raised when --org names no organization: the call was well formed, so exit code 1. */
@@ -31,7 +31,8 @@ export function registerKeysCreateManagement(keys: Command, io: CliIo): void {
       const key = newKeyString();
       const workspaceId = await withStore(io, (store) =>
         store.transaction(async (trx) => {
-          if (!(await findOrganization(trx, organizationId))) throw new OrganizationNotFound(`organization ${organizationId} not found`);
+          if (!(await findOrganization(trx, organizationId)))
+            throw new OrganizationNotFound(`organization ${organizationId} not found`);
           const ws = await findHomeWorkspace(trx, organizationId);
           if (!ws) throw new Error(`organization ${organizationId} has no live workspace to hold the key`);
           await addManagementKey(trx, {

@@ -4,7 +4,7 @@ import { hashKey } from "../../lib/ids.js";
 import { systemClock } from "../../lib/clock.js";
 import type { CliIo } from "../cli-io.js";
 import { parseName } from "../validate-args.js";
-import { withStore } from "../with-store.js";
+import { withStore } from "../with-record-store.js";
 
 /**
  * `gatehouse org create NAME`: a new organization with its default workspace and first management

@@ -1,7 +1,7 @@
 import type { Command } from "commander";
 import { listOrganizations } from "../../domain/organizations/organization-repo.js";
 import type { CliIo } from "../cli-io.js";
-import { withStore } from "../with-store.js";
+import { withStore } from "../with-record-store.js";
 
 /** `gatehouse org list`: every organization, oldest first. Keys are never listed. */
 export function registerOrgList(org: Command, io: CliIo): void {

@@ -9,7 +9,7 @@ import { systemClock } from "../../lib/clock.js";
 import { nanoToUsd } from "../../lib/money.js";
 import type { CliIo } from "../cli-io.js";
 import { UsageError } from "../usage-error.js";
-import { parseIntOption, resolveOrganization, withStores } from "../with-stores.js";
+import { parseIntOption, resolveOrganization, withStores } from "../with-all-stores.js";
 import { listOrganizations } from "../../domain/organizations/organization-repo.js";
 
 /** The ledger and the activity store disagree: exit code 1 after the report. */

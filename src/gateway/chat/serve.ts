@@ -4,11 +4,11 @@ import { estimatePrompt, promptTokensFor, type PromptEstimate } from "../tokens/
 import type { ImageRule } from "../tokens/image-tokens.js";
 import { storedContent } from "../../broadcast/stored-content.js";
 import type { GeneratedOutput } from "./generated.js";
-import { costNano, planHold, worstCase, type HoldAsk, type Prices } from "../enforcement.js";
+import { costNano, planHold, worstCase, type HoldAsk, type Prices } from "../reservations/enforcement.js";
 import type { Gateway } from "../gateway.js";
-import type { HoldHandle } from "../hold.js";
+import type { HoldHandle } from "../reservations/hold.js";
 import type { KeyPolicy } from "../../domain/policy/policy.js";
-import { keyWorkspace } from "../policy.js";
+import { keyWorkspace } from "../inference-auth.js";
 import {
   UpstreamError,
   UpstreamTimeout,
@@ -18,12 +18,12 @@ import {
   type ProviderUsage,
   type UpstreamCall,
 } from "../providers/provider.js";
-import type { ServedGeneration } from "../recording.js";
+import type { ServedGeneration } from "../recording/record-generation.js";
 import { planAttempts, type Attempt, type ProviderPrefs } from "./attempts.js";
 import { requestParameters } from "../catalog/parameters.js";
 import type { Charge } from "./wire.js";
 import type { CancelSignal } from "../cancellation.js";
-import type { RequestSlots } from "../in-flight-limits.js";
+import type { RequestSlots } from "../fair-use/in-flight-limits.js";
 
 /** A validated chat request (schemas/chat.ts) and who sent it. */
 export interface ChatBody extends ChatRequestBody {

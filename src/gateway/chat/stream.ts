@@ -6,7 +6,7 @@ import {
   type ProviderChunk,
   type ProviderUsage,
 } from "../providers/provider.js";
-import type { HoldHandle } from "../hold.js";
+import type { HoldHandle } from "../reservations/hold.js";
 import type { Attempt } from "./attempts.js";
 import { GeneratedOutput } from "./generated.js";
 import { ChatRun, pricesOf, upstreamFailure, withoutReasoning, type ChatCall } from "./serve.js";

@@ -1,6 +1,6 @@
 import { nanoToUsd } from "../../lib/money.js";
 import type { ProviderChunk, ProviderUsage } from "../providers/provider.js";
-import { costNano, type Prices } from "../enforcement.js";
+import { costNano, type Prices } from "../reservations/enforcement.js";
 
 /** Chat answers on the wire, as strict as the SDK (docs/wire-compatibility.md "Chat answers"). */
 

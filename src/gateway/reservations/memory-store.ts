@@ -2,7 +2,7 @@ import { committedUsageOf, type CommittedUsage } from "../../domain/usage/commit
 import { readKeyAndWorkspaceUsage } from "../../domain/usage/ledger.js";
 import { dayIndex, windowDays, type WindowKind } from "../../domain/usage/windows.js";
 import type { RecordStore } from "../../stores/record-store.js";
-import type { HoldPlan } from "../enforcement.js";
+import type { HoldPlan } from "./enforcement.js";
 import type { ReservationStore } from "./reservation-store.js";
 import { keyWindow, roomOf, type Held, type HoldRequest, type Room } from "./room.js";
 

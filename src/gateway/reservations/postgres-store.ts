@@ -1,7 +1,7 @@
 import { sql } from "kysely";
 import { lockWorkspaceRow } from "../../domain/workspaces/workspace-repo.js";
 import type { RecordStore } from "../../stores/record-store.js";
-import type { HoldPlan } from "../enforcement.js";
+import type { HoldPlan } from "./enforcement.js";
 import type { ReservationStore } from "./reservation-store.js";
 import { roomOf, type HoldRequest, type Room } from "./room.js";
 import { readHoldsAndUsage } from "./holds-and-usage.js";

@@ -1,4 +1,4 @@
-import type { HoldPlan } from "../enforcement.js";
+import type { HoldPlan } from "./enforcement.js";
 import type { HoldRequest, Room } from "./room.js";
 
 /**
@@ -13,7 +13,7 @@ import type { HoldRequest, Room } from "./room.js";
  * amount instead of its worst case while the charge runs, since the answer's size is known by
  * then (the memory store does: its records may gather for a while before they commit; PostgreSQL
  * keeps the worst case, whose durable answers wait for their commit anyway). `release` drops a
- * hold with no charge. The caller guarantees one settle or release per hold (src/gateway/hold.ts).
+ * hold with no charge. The caller guarantees one settle or release per hold (src/gateway/reservations/hold.ts).
  */
 export interface ReservationStore {
   readonly kind: "memory" | "postgres";

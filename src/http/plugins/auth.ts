@@ -4,13 +4,13 @@ import { authenticate } from "../../domain/auth/authenticate.js";
 import { DomainError, MANAGEMENT_ONLY } from "../../domain/errors.js";
 import type { Principal } from "../../domain/auth/principal.js";
 import type { AppContext } from "../context.js";
-import { authenticateInference } from "../../gateway/policy.js";
+import { authenticateInference } from "../../gateway/inference-auth.js";
 import type { KeyPolicy } from "../../domain/policy/policy.js";
 import type { Gateway } from "../../gateway/gateway.js";
 
 /**
  * Who may call a route: a management key, any valid key, anyone, or an ordinary key making an
- * inference request (disabled 403, management key 403: src/gateway/policy.ts). A route that says
+ * inference request (disabled 403, management key 403: src/gateway/inference-auth.ts). A route that says
  * nothing requires a management key (fail closed); public routes opt out with `auth: "none"`.
  */
 export type AuthMode = "management" | "any" | "none" | "inference";

@@ -10,7 +10,7 @@ import { ChatRequestBody } from "../schemas/chat.js";
 import { routeLimit } from "../plugins/rate-limit.js";
 import { sseResponse } from "./sse-response.js";
 import { Cancellation } from "../../gateway/cancellation.js";
-import type { RequestSlots } from "../../gateway/in-flight-limits.js";
+import type { RequestSlots } from "../../gateway/fair-use/in-flight-limits.js";
 
 /**
  * A chat request's body at most: images travel inside it as base64 data URLs (a 3 MB photo is

@@ -8,7 +8,7 @@ import {
   modelEndpointsView,
   oneModelView,
   type ModelFilter,
-} from "../../gateway/catalog-views.js";
+} from "../../gateway/catalog/catalog-views.js";
 import { notFound } from "../../domain/errors.js";
 import type { Gateway } from "../../gateway/gateway.js";
 import { getGeneration } from "../../gateway/generation-lookup.js";

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createAnthropicAdapter } from "../../../src/gateway/providers/anthropic.js";
+import { createAnthropicAdapter } from "../../../src/gateway/providers/anthropic/anthropic.js";
 import {
   type ProviderAdapter,
   type ProviderChunk,

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadProvidersFile, type FileCatalogPart } from "../../../src/gateway/catalog/file-providers.js";
+import { loadProvidersFile, type FileCatalogPart } from "../../../src/gateway/catalog/load-providers-file.js";
 import { UpstreamTimeout } from "../../../src/gateway/providers/provider.js";
 import { FAKE_ANTHROPIC_KEY, startFakeAnthropic } from "../../helpers/fake-upstreams/anthropic.js";
 import type { FakeServer } from "../../helpers/fake-upstreams/fake-server.js";

@@ -1,7 +1,7 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createOpenAICompatibleAdapter } from "../../../src/gateway/providers/openai-compatible.js";
+import { createOpenAICompatibleAdapter } from "../../../src/gateway/providers/openai/openai-compatible.js";
 import {
   type ProviderAdapter,
   type ProviderChunk,

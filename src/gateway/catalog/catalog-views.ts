@@ -1,5 +1,5 @@
-import type { Catalog, ModelEntry } from "./catalog/catalog.js";
-import { canonical, supportsAll } from "./catalog/parameters.js";
+import type { Catalog, ModelEntry } from "./catalog.js";
+import { canonical, supportsAll } from "./parameters.js";
 
 /** Wire views of the catalog: GET /models (the SDK's Model) and GET /providers. */
 

@@ -1,4 +1,9 @@
-import { recordBatch, recordGeneration, type RecordingDeps, type ServedGeneration } from "./recording.js";
+import {
+  recordBatch,
+  recordGeneration,
+  type RecordingDeps,
+  type ServedGeneration,
+} from "./record-generation.js";
 
 /** Generations per ingest batch at most (ingest is built for batches of about this size). */
 export const MAX_RECORD_BATCH = 1_000;

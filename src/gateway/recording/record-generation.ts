@@ -1,14 +1,14 @@
 import { hash } from "node:crypto";
-import type { LiveContext } from "../broadcast/live-context.js";
-import type { BroadcastMessage } from "../broadcast/encoders/encoder.js";
+import type { LiveContext } from "../../broadcast/live-context.js";
+import type { BroadcastMessage } from "../../broadcast/encoders/encoder.js";
 import {
   insertGenerationDetails,
   type GenerationDetail,
-} from "../domain/generation-details/generation-details-repo.js";
-import { ingestGenerations, type IngestDeps } from "../domain/ingest/ingest-generations.js";
-import { nanoToUsd } from "../lib/money.js";
-import type { Db } from "../stores/record-store.js";
-import type { KeyPolicy } from "../domain/policy/policy.js";
+} from "../../domain/generation-details/generation-details-repo.js";
+import { ingestGenerations, type IngestDeps } from "../../domain/ingest/ingest-generations.js";
+import { nanoToUsd } from "../../lib/money.js";
+import type { Db } from "../../stores/record-store.js";
+import type { KeyPolicy } from "../../domain/policy/policy.js";
 
 /** Everything known of a finished request (success, error after output, cancelled). */
 export interface ServedGeneration {

@@ -1,6 +1,11 @@
-import { DomainError } from "../domain/errors.js";
-import { SegmentLog } from "../stores/segment-log.js";
-import { recordBatch, recordGeneration, type RecordingDeps, type ServedGeneration } from "./recording.js";
+import { DomainError } from "../../domain/errors.js";
+import { SegmentLog } from "../../stores/segment-log.js";
+import {
+  recordBatch,
+  recordGeneration,
+  type RecordingDeps,
+  type ServedGeneration,
+} from "./record-generation.js";
 
 /**
  * Segments rotate at 1 MiB (about 1,500 generations): a segment is deleted once all its entries

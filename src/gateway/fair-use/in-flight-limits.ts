@@ -1,5 +1,5 @@
-import { DomainError } from "../domain/errors.js";
-import { DEFAULT_UPSTREAM_CONNECTIONS } from "./providers/upstream-http.js";
+import { DomainError } from "../../domain/errors.js";
+import { DEFAULT_UPSTREAM_CONNECTIONS } from "../providers/upstream-http.js";
 
 /** Why a model request was refused before anything was reserved or forwarded. */
 export type InFlightRefusal = "in_flight_per_key" | "in_flight_per_workspace_provider";

@@ -1,9 +1,13 @@
 import { toAnthropicRequest } from "./anthropic-request.js";
 import { AnthropicStream, fromAnthropicMessage } from "./anthropic-response.js";
-import { malformed, notJson } from "./malformed.js";
-import { DEFAULT_IDLE_TIMEOUT_MS, joinUrl, type UpstreamEndpointOptions } from "./openai-compatible.js";
-import type { ProviderAdapter, UpstreamCall } from "./provider.js";
-import { sseEvents } from "./sse-events.js";
+import { malformed, notJson } from "../malformed.js";
+import {
+  DEFAULT_IDLE_TIMEOUT_MS,
+  joinUrl,
+  type UpstreamEndpointOptions,
+} from "../openai/openai-compatible.js";
+import type { ProviderAdapter, UpstreamCall } from "../provider.js";
+import { sseEvents } from "../sse-events.js";
 import {
   createUpstreamPool,
   readWholeBody,
@@ -11,8 +15,8 @@ import {
   sentCredentials,
   withoutSecrets,
   type UpstreamExchange,
-} from "./upstream-http.js";
-import type { CancelSignal } from "../cancellation.js";
+} from "../upstream-http.js";
+import type { CancelSignal } from "../../cancellation.js";
 
 /**
  * Anthropic's Messages API: POST {base}/v1/messages with `x-api-key` and

@@ -1,7 +1,7 @@
-import { DomainError } from "../domain/errors.js";
-import { BUDGET_INTERVALS, type BudgetInterval } from "../domain/budgets/budget-intervals.js";
-import { nanoToUsd } from "../lib/money.js";
-import type { Room, Scope } from "./reservations/room.js";
+import { DomainError } from "../../domain/errors.js";
+import { BUDGET_INTERVALS, type BudgetInterval } from "../../domain/budgets/budget-intervals.js";
+import { nanoToUsd } from "../../lib/money.js";
+import type { Room, Scope } from "./room.js";
 
 /** Prices of one endpoint, nano-USD per million tokens. */
 export interface Prices {

@@ -1,6 +1,6 @@
 import type { HoldPlan } from "./enforcement.js";
-import type { ReservationStore } from "./reservations/reservation-store.js";
-import type { HoldRequest, Room } from "./reservations/room.js";
+import type { ReservationStore } from "./reservation-store.js";
+import type { HoldRequest, Room } from "./room.js";
 
 /**
  * One attempt's hold, finished exactly once: the first settle or release wins and every later

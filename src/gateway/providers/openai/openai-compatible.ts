@@ -7,9 +7,9 @@ import {
   type ProviderUsage,
   type MaxTokensField,
   type UpstreamCall,
-} from "./provider.js";
-import { malformed, notJson } from "./malformed.js";
-import { sseEvents } from "./sse-events.js";
+} from "../provider.js";
+import { malformed, notJson } from "../malformed.js";
+import { sseEvents } from "../sse-events.js";
 import {
   createUpstreamPool,
   readWholeBody,
@@ -18,8 +18,8 @@ import {
   sentCredentials,
   withoutSecrets,
   type UpstreamExchange,
-} from "./upstream-http.js";
-import type { CancelSignal } from "../cancellation.js";
+} from "../upstream-http.js";
+import type { CancelSignal } from "../../cancellation.js";
 
 /**
  * OpenAI's chat-completions wire format, spoken by OpenAI, Groq, DeepInfra, Together, Fireworks,

@@ -1,12 +1,12 @@
-import { malformed } from "./malformed.js";
+import { malformed } from "../malformed.js";
 import { ANTHROPIC_REASONING_FORMAT } from "./anthropic-request.js";
 import {
   UpstreamError,
   type ProviderChunk,
   type ProviderCompletion,
   type ProviderUsage,
-} from "./provider.js";
-import { isRetryableStatus } from "./upstream-http.js";
+} from "../provider.js";
+import { isRetryableStatus } from "../upstream-http.js";
 
 /**
  * Anthropic Messages answers → the OpenAI shape: text blocks → content, tool_use → tool_calls

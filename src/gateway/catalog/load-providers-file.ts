@@ -1,8 +1,8 @@
-import { createAnthropicAdapter } from "../providers/anthropic.js";
+import { createAnthropicAdapter } from "../providers/anthropic/anthropic.js";
 import {
   createOpenAICompatibleAdapter,
   type UpstreamEndpointOptions,
-} from "../providers/openai-compatible.js";
+} from "../providers/openai/openai-compatible.js";
 import type { ProviderAdapter } from "../providers/provider.js";
 import type { ModelEntry, ProviderEntry } from "./catalog.js";
 import { DEFAULT_PARAMETERS } from "./parameters.js";

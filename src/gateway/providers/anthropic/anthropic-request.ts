@@ -1,4 +1,4 @@
-import { UpstreamError, type UpstreamCall } from "./provider.js";
+import { UpstreamError, type UpstreamCall } from "../provider.js";
 
 /**
  * An OpenAI chat request → an Anthropic Messages request (POST /v1/messages).
