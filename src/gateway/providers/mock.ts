@@ -1,4 +1,4 @@
-import { contentText } from "../chat/content-text.js";
+import { contentText } from "./content-text.js";
 import { countPromptTokens, countTextTokens } from "../tokens/count-tokens.js";
 import {
   UpstreamCancelled,
