@@ -1,8 +1,8 @@
-import { request, type ClientRequest, type ServerResponse } from "node:http";
+import { type ClientRequest, type ServerResponse } from "node:http";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createOrganization } from "../../src/domain/organizations/create-organization.js";
 import { waitFor } from "../helpers/broadcast-receiver.js";
-import { leaveStreamAfter } from "../helpers/leave-stream.js";
+import { leaveStreamAfter, sendChat } from "../helpers/leave-stream.js";
 import { sleep, sse, startFakeServer, type FakeServer } from "../helpers/fake-upstreams/fake-server.js";
 import { writeProvidersFile, type WrittenProvidersFile } from "../helpers/providers-file.js";
 import { startListening, type ListeningApp } from "../helpers/server.js";
@@ -97,19 +97,8 @@ describe("fair use of upstream connections", () => {
   let hashA = "";
 
   /** A request whose client will leave (`destroy()`), as a browser tab that closes. */
-  const send = (key: string, model: string, stream: boolean): ClientRequest => {
-    const url = new URL(`${s.baseUrl}/chat/completions`);
-    const req = request({
-      host: url.hostname,
-      port: url.port,
-      path: url.pathname,
-      method: "POST",
-      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-    });
-    req.on("error", () => undefined);
-    req.end(JSON.stringify({ model, messages: [{ role: "user", content: "hello" }], stream }));
-    return req;
-  };
+  const send = (key: string, model: string, stream: boolean): ClientRequest =>
+    sendChat(s.baseUrl, key, { model, messages: [{ role: "user", content: "hello" }], stream });
   const post = async (key: string, model: string, stream = false): Promise<Answered> => {
     const t0 = performance.now();
     const r = await fetch(`${s.baseUrl}/chat/completions`, {

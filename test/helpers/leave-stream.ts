@@ -1,4 +1,4 @@
-import { request } from "node:http";
+import { request, type ClientRequest } from "node:http";
 
 /**
  * A streamed chat completion whose client walks away: POST `body` (with `stream: true`) to the
@@ -40,6 +40,25 @@ export function leaveStreamAfter(
 }
 
 /**
+ * POST `body` to `baseUrl`/chat/completions with `key` over node:http, the request left to the
+ * caller, who may `destroy()` it to leave (as a closed browser tab does; fetch's abort can leave
+ * the server's connection open). Socket errors after that are ignored.
+ */
+export function sendChat(baseUrl: string, key: string, body: Record<string, unknown>): ClientRequest {
+  const url = new URL(`${baseUrl}/chat/completions`);
+  const req = request({
+    host: url.hostname,
+    port: url.port,
+    path: url.pathname,
+    method: "POST",
+    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+  });
+  req.on("error", () => undefined);
+  req.end(JSON.stringify(body));
+  return req;
+}
+
+/**
  * A chat completion whose client walks away before any answer: POST `body` (streamed or not) to
  * the listening server at `baseUrl` (…/api/v1) with `key`, and destroy the request as soon as
  * `reached()` says the upstream has it (polled every 5 ms). Resolves once the request is closed;
@@ -51,18 +70,9 @@ export function leaveOnceSent(
   body: Record<string, unknown>,
   reached: () => boolean,
 ): Promise<void> {
-  const url = new URL(`${baseUrl}/chat/completions`);
   return new Promise<void>((resolve, reject) => {
-    const req = request({
-      host: url.hostname,
-      port: url.port,
-      path: url.pathname,
-      method: "POST",
-      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-    });
-    req.on("error", () => undefined);
+    const req = sendChat(baseUrl, key, body);
     req.on("close", () => resolve());
-    req.end(JSON.stringify(body));
     const t0 = Date.now();
     const poll = setInterval(() => {
       if (reached()) {
