@@ -236,7 +236,7 @@ compare(
 
 // --- a model request's metrics
 const served = servedGeneration(
-  { hash: "h", organizationId: "o", workspaceId: "w" },
+  { id: 1, hash: "h", organizationId: "o", workspaceId: "w", creatorUserId: null },
   { model: "bench/tiny", provider: "local", promptTokens: 12, latencyMs: 3 },
 );
 const tallied = new GatehouseMetrics();

@@ -106,7 +106,7 @@ describe("gateway recorder: group commit", () => {
     expect(await s.app.gateway.holds.store.openCount()).toBe(0);
   });
 
-  it("a batch with one record ingest refuses: the others are stored, only that one fails", async () => {
+  it("a batch with one record the row builder refuses: the others are stored, only that one fails", async () => {
     const key = await createKey("one-bad");
     const policy = await policyOf(key);
     const recorder = new GenerationRecorder(s.app.gateway.recording);

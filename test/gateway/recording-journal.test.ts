@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { describe, expect, it, onTestFinished, vi } from "vitest";
 import { systemClock } from "../../src/lib/clock.js";
 import { decodeEntry, encodeEntry, RecordingJournal } from "../../src/gateway/recording/journal.js";
-import type { ServedGeneration } from "../../src/gateway/recording/record-generation.js";
+import type { JournaledGeneration, ServedGeneration } from "../../src/gateway/recording/record-generation.js";
 import { openSqliteStore } from "../../src/stores/sqlite/open-sqlite.js";
 import { makeTestApp, type TestApp } from "../helpers/app.js";
 import { chat } from "../helpers/gateway-client.js";
@@ -315,7 +315,7 @@ describe("recording journal: answered before the commit, recorded by the next st
     const { store, t } = await appOnFile(join(dir, "gatehouse.sqlite"));
     const created = await t.call({ method: "POST", url: "/api/v1/keys", payload: { name: "k" } });
     const { key, data } = created.json<{ key: string; data: { hash: string } }>();
-    const served = (over: Partial<ServedGeneration> = {}): ServedGeneration =>
+    const served = (over: Partial<ServedGeneration> = {}): JournaledGeneration =>
       servedGeneration(
         { hash: data.hash, organizationId: t.organizationId, workspaceId: t.workspaceId },
         {

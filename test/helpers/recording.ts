@@ -1,12 +1,15 @@
 import { newGenerationId } from "../../src/gateway/chat/serve.js";
-import type { ServedGeneration } from "../../src/gateway/recording/record-generation.js";
+import type {
+  JournaledGeneration,
+  ServedGeneration,
+} from "../../src/gateway/recording/record-generation.js";
 import type { RecordStore } from "../../src/stores/record-store.js";
 
 /** A finished generation as the chat path hands it to the recorder (mock/echo, 20,000 nano-USD). */
-export const servedGeneration = (
-  key: ServedGeneration["key"],
-  over: Partial<ServedGeneration> = {},
-): ServedGeneration => ({
+export const servedGeneration = <K extends JournaledGeneration["key"]>(
+  key: K,
+  over: Partial<Omit<ServedGeneration, "key">> = {},
+): Omit<ServedGeneration, "key"> & { key: K } => ({
   id: newGenerationId(),
   key,
   model: "mock/echo",

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { sha256Hex } from "../../src/broadcast/encoders/ids.js";
-import { appIdOf } from "../../src/gateway/recording/record-generation.js";
+import { appIdOf } from "../../src/gateway/recording/served-generation.js";
 import { hashKey } from "../../src/lib/ids.js";
 
 /** The stored and derived hashes: SHA-256 of the UTF-8 text, as a Hash object computes it. */

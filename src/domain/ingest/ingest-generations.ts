@@ -4,7 +4,12 @@ import type { Db, RecordStore } from "../../stores/record-store.js";
 import { payloadOfRows } from "../../stores/column-texts.js";
 import type { LiveContext } from "../../broadcast/live-context.js";
 import type { AcceptedOffer, AcceptedSink } from "./pipeline/accepted-sink.js";
-import { inlinePreparer, type BatchPreparer } from "./pipeline/preparer-port.js";
+import {
+  inlinePreparer,
+  preparedBatchOf,
+  type BatchPreparer,
+  type PreparedBatch,
+} from "./pipeline/preparer-port.js";
 import { writeExclusive } from "./pipeline/ingest-buffer.js";
 import { recordAcceptance } from "./pipeline/record-acceptance.js";
 import {
@@ -22,7 +27,7 @@ import { claimGenerationIds } from "./repos/seen-repo.js";
 import { keysByHashes } from "../keys/key-repo.js";
 import { activityDefaultWorkspaceId, workspaceIdsIn } from "../workspaces/workspace-repo.js";
 
-export type { IngestInput };
+export type { Batch, IngestInput };
 
 export interface IngestResult {
   accepted: number;
@@ -190,38 +195,68 @@ export async function ingestGenerations(
   const { store, activity, clock } = deps;
   const input: IngestInput = isRecordList(body) ? { format: "records", records: body } : body;
   const nowMs = clock.now().getTime();
-  if (options.broadcast && !deps.accepted) {
-    throw new Error("ingest: a batch offered on (broadcast) needs deps.accepted, the accepted-batch sink");
-  }
-  const offer: AcceptedOffer | undefined =
-    options.broadcast && deps.accepted
-      ? { sink: deps.accepted, nowMs, contexts: options.liveContexts ?? null }
-      : undefined;
+  const offer = offerOf(deps, options, nowMs);
   const resolve = (refs: RefsNeeded) => resolveRefs(store, organizationId, refs);
-  let total: number;
-  let accepted: number;
   if (activity.exclusive) {
     const batch = await (deps.preparer ?? inlinePreparer).prepare(input, organizationId, nowMs, resolve);
-    try {
-      total = batch.received;
-      accepted = await writeExclusive(
-        store,
-        activity.exclusive,
-        organizationId,
-        batch,
-        offer,
-        options.alsoInTransaction,
-      );
-    } finally {
-      batch.release();
-    }
-  } else {
-    const checked = checkRecords(input, nowMs);
-    const batch = normaliseBatch(checked, organizationId, await resolve(checked.refs));
-    total = batch.received;
-    accepted = await ingestChecked(store, activity, batch, offer, options.alsoInTransaction);
+    return acceptPrepared(deps, organizationId, batch, offer, options);
   }
-  return { accepted, duplicates: total - accepted };
+  const checked = checkRecords(input, nowMs);
+  const batch = normaliseBatch(checked, organizationId, await resolve(checked.refs));
+  const accepted = await ingestChecked(store, activity, batch, offer, options.alsoInTransaction);
+  return { accepted, duplicates: batch.received - accepted };
+}
+
+/**
+ * Ingests rows a trusted producer built from its own typed data (the gateway's served
+ * generations: src/gateway/recording/generation-row.ts): no wire records to parse, check or
+ * resolve, and money already in nano-USD. From here on the same acceptance as ingestGenerations:
+ * ids claimed, ledger, labels, activity store, the accepted-batch sink, all or nothing.
+ */
+export async function ingestRows(
+  deps: IngestDeps,
+  batch: Batch,
+  options: IngestOptions = {},
+): Promise<IngestResult> {
+  const offer = offerOf(deps, options, deps.clock.now().getTime());
+  if (deps.activity.exclusive) {
+    return acceptPrepared(deps, batch.organizationId, preparedBatchOf(batch), offer, options);
+  }
+  const accepted = await ingestChecked(deps.store, deps.activity, batch, offer, options.alsoInTransaction);
+  return { accepted, duplicates: batch.received - accepted };
+}
+
+/** How an accepted batch is offered on (options.broadcast), or undefined. */
+function offerOf(deps: IngestDeps, options: IngestOptions, nowMs: number): AcceptedOffer | undefined {
+  if (!options.broadcast) return undefined;
+  if (!deps.accepted) {
+    throw new Error("ingest: a batch offered on (broadcast) needs deps.accepted, the accepted-batch sink");
+  }
+  return { sink: deps.accepted, nowMs, contexts: options.liveContexts ?? null };
+}
+
+/** The single-writer path (embedded DuckDB) for a prepared batch; releases it. */
+async function acceptPrepared(
+  deps: IngestDeps,
+  organizationId: string,
+  batch: PreparedBatch,
+  offer: AcceptedOffer | undefined,
+  options: IngestOptions,
+): Promise<IngestResult> {
+  try {
+    const exclusive = deps.activity.exclusive as NonNullable<ActivityStore["exclusive"]>;
+    const accepted = await writeExclusive(
+      deps.store,
+      exclusive,
+      organizationId,
+      batch,
+      offer,
+      options.alsoInTransaction,
+    );
+    return { accepted, duplicates: batch.received - accepted };
+  } finally {
+    batch.release();
+  }
 }
 
 const isRecordList = (b: IngestInput | readonly unknown[]): b is readonly unknown[] => Array.isArray(b);

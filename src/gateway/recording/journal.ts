@@ -1,10 +1,9 @@
 import { DomainError } from "../../domain/errors.js";
 import { SegmentLog } from "../../stores/segment-log.js";
 import {
-  recordBatch,
-  recordGeneration,
+  recordJournaled,
+  type JournaledGeneration,
   type RecordingDeps,
-  type ServedGeneration,
 } from "./record-generation.js";
 
 /**
@@ -47,7 +46,7 @@ export class RecordingJournal {
   }
 
   /** Resolves once the generation is in the journal's file. */
-  append(g: ServedGeneration): Promise<void> {
+  append(g: JournaledGeneration): Promise<void> {
     return this.log.append(g.id, encodeEntry(g), false);
   }
 
@@ -72,7 +71,7 @@ export class RecordingJournal {
     deps: RecordingDeps,
     refused: (err: unknown, generationId: string) => void,
   ): Promise<{ recorded: number; refused: number }> {
-    const byOrg = new Map<string, ServedGeneration[]>();
+    const byOrg = new Map<string, JournaledGeneration[]>();
     const unreadable: string[] = [];
     for (const [id, payload] of this.log.held()) {
       const g = decodeEntry(payload);
@@ -90,7 +89,7 @@ export class RecordingJournal {
     let refusedCount = unreadable.length;
     for (const [org, gs] of byOrg) {
       try {
-        await recordBatch(deps, org, gs);
+        await recordJournaled(deps, org, gs);
         recorded += gs.length;
         this.log.release(gs.map((g) => g.id));
         continue;
@@ -99,7 +98,7 @@ export class RecordingJournal {
       }
       for (const g of gs) {
         try {
-          await recordGeneration(deps, g);
+          await recordJournaled(deps, org, [g]);
           recorded++;
         } catch (err) {
           if (!(err instanceof DomainError)) throw err;
@@ -124,7 +123,7 @@ export class RecordingJournal {
 
 /** What a journal entry holds: the ServedGeneration without its Broadcast-only content. */
 type Entry = Omit<
-  ServedGeneration,
+  JournaledGeneration,
   "createdAt" | "costNano" | "byokCostNano" | "input" | "output" | "params"
 > & {
   createdAt: string;
@@ -132,7 +131,7 @@ type Entry = Omit<
   byokCostNano: string;
 };
 
-export function encodeEntry(g: ServedGeneration): string {
+export function encodeEntry(g: JournaledGeneration): string {
   // Every field of the record, named one by one (half the CPU of a rest-spread copy, ~2 µs, and
   // the type makes a field added to ServedGeneration a compile error here); the Broadcast-only
   // content (input, output, params) left out.
@@ -166,7 +165,7 @@ export function encodeEntry(g: ServedGeneration): string {
 }
 
 /** The generation an entry holds, or null when it is not one (a file damaged by hand). */
-export function decodeEntry(payload: string): ServedGeneration | null {
+export function decodeEntry(payload: string): JournaledGeneration | null {
   let e: Entry;
   try {
     e = JSON.parse(payload) as Entry;

@@ -1,89 +1,19 @@
-import { hash } from "node:crypto";
 import type { LiveContext } from "../../broadcast/live-context.js";
 import type { BroadcastMessage } from "../../broadcast/encoders/encoder.js";
 import {
   insertGenerationDetails,
   type GenerationDetail,
 } from "../../domain/generation-details/generation-details-repo.js";
-import { ingestGenerations, type IngestDeps } from "../../domain/ingest/ingest-generations.js";
+import { ingestGenerations, ingestRows, type IngestDeps } from "../../domain/ingest/ingest-generations.js";
 import { nanoToUsd } from "../../lib/money.js";
 import type { Db } from "../../stores/record-store.js";
-import type { KeyPolicy } from "../../domain/policy/policy.js";
+import { servedBatch } from "./generation-row.js";
+import { appIdOf, cut, type JournaledGeneration, type ServedGeneration } from "./served-generation.js";
 
-/** Everything known of a finished request (success, error after output, cancelled). */
-export interface ServedGeneration {
-  id: string;
-  /** The key that made it (what the record and its details name). */
-  key: Pick<KeyPolicy, "hash" | "organizationId" | "workspaceId">;
-  model: string;
-  /** Provider slug and display name. */
-  provider: string;
-  providerName: string;
-  createdAt: Date;
-  appTitle: string | null;
-  referer: string | null;
-  externalUser: string | null;
-  sessionId: string | null;
-  promptTokens: number;
-  completionTokens: number;
-  cachedTokens: number;
-  reasoningTokens: number;
-  /** Charged to the key's usage (0 for BYOK). */
-  costNano: bigint;
-  /** Billed to the organization's own provider key (BYOK only). */
-  byokCostNano: bigint;
-  isByok: boolean;
-  /** Time to first token. */
-  latencyMs: number;
-  generationTimeMs: number;
-  finishReason: string | null;
-  streamed: boolean;
-  cancelled: boolean;
-  upstreamId: string | null;
-  /** Every attempt, in order; `byok`: made with the organization's own key. */
-  attempts: { provider: string; model: string; status: number | null; durationMs: number; byok: boolean }[];
-  /**
-   * For Broadcast only (LiveContext): never written to analytics. Text only, within
-   * BROADCAST_MAX_CONTEXT_BYTES (src/broadcast/stored-content.ts builds them when a request settles).
-   */
-  input: readonly unknown[];
-  output: string | null;
-  params: Record<string, number | string | boolean> | null;
-}
-
-/** A stable positive app id for a referer (analytics `app_id`): 48 bits of its SHA-256. */
-export function appIdOf(referer: string | null, title: string | null): number | null {
-  const basis = referer ?? title;
-  if (basis === null) return null;
-  const n = hash("sha256", basis, "buffer").readUIntBE(0, 6);
-  return n === 0 ? 1 : n;
-}
-
-// eslint-disable-next-line no-control-regex
-const CONTROL = /[\u0000-\u001f\u007f]/g;
-
-/**
- * A text the client (a header, the body's `user`) or the upstream (`finish_reason`) chose, as the
- * record holds it: at most `max` characters, each control character (a tab in a header, a newline
- * in `user`) a space. The ingest path refuses control characters, and a refused record was a
- * generation answered but never recorded nor charged (its hold left open).
- */
-const cut = (s: string | null, max = 1024): string | null =>
-  s === null ? null : firstUnits(s, max).replace(CONTROL, " ");
-
-/**
- * At most `max` UTF-16 units of `s`, never half a character: a cut between a surrogate pair's
- * halves would leave a lone surrogate, which JSON carries as `\ud83d` and ClickHouse's
- * JSONEachRow refuses (with the whole Broadcast batch it is in).
- */
-function firstUnits(s: string, max: number): string {
-  if (s.length <= max) return s;
-  const last = s.charCodeAt(max - 1);
-  return s.slice(0, last >= 0xd800 && last <= 0xdbff ? max - 1 : max);
-}
+export type { JournaledGeneration, ServedGeneration };
 
 /** The generation record in the ingest wire format (docs/generation-record.md); no prompt or completion. */
-export function generationRecord(g: ServedGeneration): Record<string, unknown> {
+export function generationRecord(g: JournaledGeneration): Record<string, unknown> {
   const appId = appIdOf(g.referer, g.appTitle);
   return {
     id: g.id,
@@ -111,7 +41,7 @@ export function generationRecord(g: ServedGeneration): Record<string, unknown> {
 }
 
 /** The gateway-only facts GET /generation shows beside the record. */
-export function generationDetail(g: ServedGeneration): GenerationDetail {
+export function generationDetail(g: JournaledGeneration): GenerationDetail {
   return {
     model: g.model,
     provider_name: g.providerName,
@@ -137,8 +67,8 @@ export function generationDetail(g: ServedGeneration): GenerationDetail {
   };
 }
 
-/** What Broadcast may send about this generation (the lead wires the hand-off). */
-export function liveContextOf(g: ServedGeneration): LiveContext {
+/** What Broadcast may send about this generation (content and request details). */
+export function liveContextOf(g: JournaledGeneration): LiveContext {
   return {
     input: g.input as BroadcastMessage[],
     output: g.output,
@@ -159,16 +89,9 @@ export interface RecordingDeps extends IngestDeps {
 }
 
 /**
- * Batches up to this size are prepared on the main thread: a few records take microseconds to
- * check and encode, less than the prepare pool's round trip (postMessage there and back, twice).
- * The pool is for large bodies still to parse (POST /activity), and for the gateway's rare large
- * batches.
- */
-export const INLINE_PREPARE_MAX = 100;
-
-/**
- * Records served generations of one organization through the one accounting path
- * (ingestGenerations: ledger, activity, idempotent id) as ONE batch, offered to Broadcast with
+ * Records served generations of one organization through the one accounting path (ingest's
+ * acceptance: ledger, activity, idempotent id) as ONE batch of rows built from the typed
+ * generations (generation-row.ts: no wire JSON, no second validation), offered to Broadcast with
  * their LiveContexts (content and request details) and with their gateway-only details (one
  * insert), all in the acceptance transaction: all or nothing. Idempotent: a repeated id is a
  * duplicate for ingest and ignored for the details, so a batch may be retried (whole or record by
@@ -181,13 +104,49 @@ export async function recordBatch(
 ): Promise<void> {
   if (gs.length === 0) return;
   const lives = new Map(gs.map((g) => [g.id, liveContextOf(g)]));
-  const ingest = gs.length <= INLINE_PREPARE_MAX ? { ...deps, preparer: undefined } : deps;
-  await ingestGenerations(ingest, organizationId, gs.map(generationRecord), {
+  await ingestRows(deps, servedBatch(organizationId, gs), {
     broadcast: true,
     liveContexts: lives,
     // One commit for both: the batch and its details are stored together or not at all.
     alsoInTransaction: (trx) => insertDetails(trx, gs),
   });
+  announce(deps, organizationId, lives);
+}
+
+/** One generation alone (the recorder's retry path; see generation-recorder.ts for the batched one). */
+export function recordGeneration(deps: RecordingDeps, g: ServedGeneration): Promise<void> {
+  return recordBatch(deps, g.key.organizationId, [g]);
+}
+
+/**
+ * Batches up to this size are prepared on the main thread: a few records take microseconds to
+ * check and encode, less than the prepare pool's round trip (postMessage there and back, twice).
+ */
+export const INLINE_PREPARE_MAX = 100;
+
+/**
+ * Records generations read back from the recording journal (journal.ts) at start: a file, so
+ * they go through ingest's full validation as wire records (a damaged entry is refused, not
+ * stored), their keys looked up. Otherwise as recordBatch.
+ */
+export async function recordJournaled(
+  deps: RecordingDeps,
+  organizationId: string,
+  gs: readonly JournaledGeneration[],
+): Promise<void> {
+  if (gs.length === 0) return;
+  const lives = new Map(gs.map((g) => [g.id, liveContextOf(g)]));
+  const ingest = gs.length <= INLINE_PREPARE_MAX ? { ...deps, preparer: undefined } : deps;
+  await ingestGenerations(ingest, organizationId, gs.map(generationRecord), {
+    broadcast: true,
+    liveContexts: lives,
+    alsoInTransaction: (trx) => insertDetails(trx, gs),
+  });
+  announce(deps, organizationId, lives);
+}
+
+/** Tells the listener of each stored generation's LiveContext. */
+function announce(deps: RecordingDeps, organizationId: string, lives: ReadonlyMap<string, LiveContext>): void {
   // Stored by now: a listener that throws must not fail (or make a retry repeat) the record.
   for (const [id, live] of lives) {
     try {
@@ -198,13 +157,8 @@ export async function recordBatch(
   }
 }
 
-/** One generation alone (the recorder's retry path; see recorder.ts for the batched one). */
-export function recordGeneration(deps: RecordingDeps, g: ServedGeneration): Promise<void> {
-  return recordBatch(deps, g.key.organizationId, [g]);
-}
-
 /** The details of served generations, as their repository stores them. */
-function insertDetails(db: Db, gs: readonly ServedGeneration[]): Promise<void> {
+function insertDetails(db: Db, gs: readonly JournaledGeneration[]): Promise<void> {
   return insertGenerationDetails(
     db,
     gs.map((g) => ({

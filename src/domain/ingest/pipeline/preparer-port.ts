@@ -1,5 +1,6 @@
 import {
   checkRecords,
+  type Batch,
   normaliseBatch,
   preparedRowsOf,
   type PreparedRows,
@@ -35,16 +36,20 @@ export interface BatchPreparer {
   close(): Promise<void>;
 }
 
+/** A normalised batch prepared on this thread: its rows tallied and encoded. */
+export function preparedBatchOf(batch: Batch): PreparedBatch {
+  return {
+    ...preparedRowsOf(batch),
+    subset: async (ids) => preparedRowsOf(batch, ids),
+    release: () => undefined,
+  };
+}
+
 /** Prepares on the calling thread (CLI import, tests, INGEST_WORKERS=0). */
 export const inlinePreparer: BatchPreparer = {
   async prepare(input, organizationId, nowMs, resolve) {
     const checked = checkRecords(input, nowMs);
-    const batch = normaliseBatch(checked, organizationId, await resolve(checked.refs));
-    return {
-      ...preparedRowsOf(batch),
-      subset: async (ids) => preparedRowsOf(batch, ids),
-      release: () => undefined,
-    };
+    return preparedBatchOf(normaliseBatch(checked, organizationId, await resolve(checked.refs)));
   },
   close: async () => undefined,
 };

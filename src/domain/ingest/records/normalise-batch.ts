@@ -123,14 +123,23 @@ export function checkRecords(input: IngestInput, nowMs: number): CheckedRecords 
   return { parsed, problems, refs: { hashes: [...hashes], workspaceIds: [...workspaceIds], legacy } };
 }
 
-/** A validated batch, normalised: one row per distinct id (the first record wins). */
+/** The labels a record gives its app and user (the latest seen wins: labels-repo.ts). */
+export type RowLabels = Pick<ParsedRecord, "appTitle" | "userName" | "userEmail">;
+
+/**
+ * A batch of stored rows ready for acceptance, one row per distinct id (the first record wins):
+ * normalised from validated wire records (normaliseBatch), or built by a trusted producer from
+ * its own typed data (the gateway's served generations: src/gateway/recording/generation-row.ts).
+ */
 export interface Batch {
   organizationId: string;
   /** Records in the request (repeated ids included). */
   received: number;
   rows: ActivityRow[];
   tagsById: Map<string, ClassificationRow[]>;
-  labelSource: Map<string, ParsedRecord>;
+  /** Each row's labels, by id. */
+  labelSource: Map<string, RowLabels>;
+  /** The keys the rows name (for legacy rows' workspace: acceptanceOf). */
   keys: Map<string, KeyRef>;
   legacyWorkspace: string | null;
 }
@@ -158,7 +167,7 @@ export function normaliseBatch(checked: CheckedRecords, organizationId: string, 
   // A repeated id inside the batch keeps its first record.
   const rows: ActivityRow[] = [];
   const tagsById = new Map<string, ClassificationRow[]>();
-  const labelSource = new Map<string, ParsedRecord>();
+  const labelSource = new Map<string, RowLabels>();
   for (const r of parsed) {
     if (labelSource.has(r.id)) continue;
     labelSource.set(r.id, r);
@@ -220,7 +229,7 @@ export function acceptanceOf(batch: Batch, rows: readonly ActivityRow[]): Accept
       r.usage_nano,
       r.byok_usage_inference_nano,
     );
-    const src = batch.labelSource.get(r.id) as ParsedRecord;
+    const src = batch.labelSource.get(r.id) as RowLabels;
     if (r.app_id !== null && src.appTitle !== null) apps.set(r.app_id, src.appTitle);
     if (r.user_id !== null && (src.userName !== null || src.userEmail !== null)) {
       const prev = users.get(r.user_id);
