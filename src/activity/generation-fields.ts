@@ -1,5 +1,4 @@
 import { HASH_RE } from "../lib/ids.js";
-import type { ActivityRow } from "./activity-row.js";
 
 /**
  * The generation record (POST /api/v1/activity/generations) as data: one entry per wire field,
@@ -15,8 +14,6 @@ import type { ActivityRow } from "./activity-row.js";
 export type ColumnKind =
   "string" | "string?" | "timestamp" | "int64" | "int64?" | "bool" | "float64" | "float64?";
 
-/** A column of `generations` (ActivityRow's fields are all named by strings). */
-export type ColumnName = Extract<keyof ActivityRow, string>;
 
 /** A text value must match `re` (JSON Schema: `pattern`, the same expression); `message` says how. */
 export interface TextPattern {
@@ -59,8 +56,8 @@ export type Absent =
 
 /** Where a field's value goes. */
 export type FieldTarget =
-  /** A column of `generations`. */
-  | { column: ColumnName; kind: ColumnKind }
+  /** A column of `generations` (ActivityRow is derived from these: activity-row.ts). */
+  | { column: string; kind: ColumnKind }
   /** The label of another field (the latest seen wins), in app_labels / user_labels. */
   | { label: "app_title" | "user_name" | "user_email" }
   /** The rows of `generation_tags`. */
@@ -92,70 +89,81 @@ export const COUNTRY_PATTERN: TextPattern = {
   message: "must be an ISO 3166-1 alpha-2 code",
 };
 
-const col = (column: ColumnName, kind: ColumnKind): FieldTarget => ({ column, kind });
+/*
+ * The helpers below keep each row's column name and storage kind as literal types, so that
+ * ActivityRow (activity-row.ts) is computed from this table: a field added here is a column of
+ * the row type, of every engine's DDL and of every inserter, with nothing else to edit.
+ */
+const col = <C extends string, K extends ColumnKind>(column: C, kind: K) => ({ column, kind });
 
-const text = (
+const text = <C extends string, R extends boolean>(
   wire: string,
-  column: ColumnName,
-  required: boolean,
+  column: C,
+  required: R,
   max: number,
   description: string,
   pattern?: TextPattern,
-): GenerationField => ({
+) => ({
   wire,
   required,
-  check: pattern ? { type: "text", max, pattern } : { type: "text", max },
-  absent: required ? "none" : "null",
-  target: col(column, required ? "string" : "string?"),
+  check: (pattern ? { type: "text", max, pattern } : { type: "text", max }) as WireCheck & { type: "text" },
+  absent: (required ? "none" : "null") as Absent,
+  target: col(column, (required ? "string" : "string?") as R extends true ? "string" : "string?"),
   description,
 });
 
-const label = (wire: "app_title" | "user_name" | "user_email", description: string): GenerationField => ({
+const label = <W extends "app_title" | "user_name" | "user_email">(wire: W, description: string) => ({
   wire,
   required: false,
-  check: { type: "text", max: MAX_TEXT },
-  absent: "null",
+  check: { type: "text", max: MAX_TEXT } as WireCheck,
+  absent: "null" as Absent,
   target: { label: wire },
   description,
 });
 
-const count = (wire: ColumnName, required: boolean, description: string): GenerationField => ({
+const count = <C extends string>(wire: C, required: boolean, description: string) => ({
   wire,
   required,
-  check: { type: "integer", min: 0 },
-  absent: required ? "none" : "zero",
+  check: { type: "integer", min: 0 } as const,
+  absent: (required ? "none" : "zero") as Absent,
   target: col(wire, "int64"),
   description,
 });
 
-const usd = (wire: string, required: boolean, description: string, signed = false): GenerationField => ({
+/** Money: USD on the wire, integer nano-USD in the column `<wire>_nano` (a bigint in the row). */
+const usd = <W extends string>(wire: W, required: boolean, description: string, signed = false) => ({
   wire,
   required,
-  check: { type: "usd", signed },
-  absent: required ? "none" : "zero",
-  target: col(`${wire}_nano` as ColumnName, "int64"),
+  check: { type: "usd", signed } as const,
+  absent: (required ? "none" : "zero") as Absent,
+  target: col(`${wire}_nano`, "int64"),
   description,
 });
 
-const flag = (wire: ColumnName, description: string): GenerationField => ({
+const flag = <C extends string>(wire: C, description: string) => ({
   wire,
   required: false,
-  check: { type: "flag" },
-  absent: "false",
+  check: { type: "flag" } as const,
+  absent: "false" as Absent,
   target: col(wire, "bool"),
   description,
 });
 
-export const GENERATION_FIELDS: readonly GenerationField[] = [
+/** A row of the table whose helper is not above: its column and kind kept as literal types. */
+const field = <C extends string, K extends ColumnKind>(
+  f: Omit<GenerationField, "target"> & { target: { column: C; kind: K } },
+) => f;
+
+export const GENERATION_FIELDS = [
   text("id", "id", true, 128, "Idempotency key, unique within the organization"),
-  {
+  field({
     wire: "created_at",
     required: true,
     check: { type: "timestamp" },
     absent: "none",
     target: col("created_at_ms", "timestamp"),
     description: "When the request started",
-  },
+  }),
   text(
     "api_key_hash",
     "api_key_hash",
@@ -164,46 +172,46 @@ export const GENERATION_FIELDS: readonly GenerationField[] = [
     "SHA-256 (hex) of the key that made the request",
     HASH_PATTERN,
   ),
-  {
+  field({
     wire: "workspace_id",
     required: false,
     check: { type: "uuid" },
     absent: "key-workspace",
     target: col("workspace_id", "string?"),
     description: "Omitted: the key's workspace; null: legacy activity (shown in the default workspace)",
-  },
+  }),
   text("model", "model", true, 256, "provider/model permaslug", MODEL_PATTERN),
   text("provider", "provider", true, 256, "The provider that served the request"),
   text("variant", "variant", false, 256, "Model variant (free, thinking, ...)"),
-  {
+  field({
     wire: "app_id",
     required: false,
     check: { type: "integer", min: 1 },
     absent: "null",
     target: col("app_id", "int64?"),
     description: "The calling app",
-  },
+  }),
   label("app_title", "Label of app_id; the latest seen wins"),
-  {
+  field({
     wire: "user_id",
     required: false,
     check: { type: "text", max: MAX_TEXT },
     absent: "key-creator",
     target: col("user_id", "string?"),
     description: "Default (omitted, null or empty): the key's creator_user_id",
-  },
+  }),
   label("user_name", "Label of user_id; the latest seen wins"),
   label("user_email", "Label of user_id; the latest seen wins"),
   text("external_user", "external_user", false, MAX_TEXT, "End-user id supplied by the caller"),
   text("origin", "origin", false, MAX_TEXT, "Where the request came from"),
-  {
+  field({
     wire: "country",
     required: false,
     check: { type: "text", max: 2, pattern: COUNTRY_PATTERN, upper: true },
     absent: "null",
     target: col("country", "string?"),
     description: "ISO 3166-1 alpha-2 (stored upper case)",
-  },
+  }),
   text("finish_reason", "finish_reason", false, 64, "stop, length, tool_calls, content_filter, error, ..."),
   count("tokens_prompt", true, "Prompt tokens"),
   count("tokens_completion", true, "Completion tokens"),
@@ -221,22 +229,22 @@ export const GENERATION_FIELDS: readonly GenerationField[] = [
   usd("usage_web_fetch", false, "USD"),
   usd("usage_upstream_web_fetch", false, "USD"),
   usd("usage_data", false, "USD; may be negative", true),
-  {
+  field({
     wire: "latency_ms",
     required: true,
     check: { type: "millis" },
     absent: "none",
     target: col("latency_ms", "float64"),
     description: "Time to first token",
-  },
-  {
+  }),
+  field({
     wire: "generation_time_ms",
     required: false,
     check: { type: "millis" },
     absent: "null",
     target: col("generation_time_ms", "float64?"),
     description: "Time from the first token to the last",
-  },
+  }),
   flag("streamed", "Streamed response"),
   flag("cancelled", "Cancelled by the caller"),
   flag("response_cached", "Served from the response cache"),
@@ -246,10 +254,10 @@ export const GENERATION_FIELDS: readonly GenerationField[] = [
     required: false,
     check: { type: "classifications" },
     absent: "none",
-    target: { tags: "generation_tags" },
+    target: { tags: "generation_tags" } as const,
     description: `Classifier tags, at most ${MAX_CLASSIFICATIONS}: classifier_id (UUID), dimension_name (snake_case, at most 64 characters), value (1 to 256 characters)`,
   },
-];
+] as const satisfies readonly GenerationField[];
 
 /**
  * Columns of `generations` that no wire field fills: computed at ingest (ingest/records/
@@ -260,4 +268,4 @@ export const DERIVED_COLUMNS = {
   api_key_id: "int64",
   context_length_bucket: "string",
   throughput: "float64?",
-} as const satisfies Partial<Record<keyof ActivityRow, ColumnKind>>;
+} as const satisfies Record<string, ColumnKind>;

@@ -1,34 +1,9 @@
-import type { ActivityRow } from "../activity/activity-row.js";
+import { MONEY_COLUMNS, type ActivityRow, type ColumnName } from "../activity/activity-row.js";
 import { GENERATION_COLUMNS } from "../stores/activity-columns.js";
 import { encodedOf, NULL_MARK, VALUE_SEPARATOR } from "../stores/column-texts.js";
 
-/** The fields of a generation row Broadcast reads (selection and BroadcastGeneration). */
-export type OutboxRow = Pick<
-  ActivityRow,
-  | "id"
-  | "created_at_ms"
-  | "api_key_hash"
-  | "workspace_id"
-  | "model"
-  | "provider"
-  | "app_id"
-  | "user_id"
-  | "external_user"
-  | "finish_reason"
-  | "tokens_prompt"
-  | "tokens_completion"
-  | "tokens_reasoning"
-  | "tokens_cached"
-  | "is_byok"
-  | "streamed"
-  | "cancelled"
-  | "usage_nano"
-  | "byok_usage_inference_nano"
-  | "latency_ms"
-  | "generation_time_ms"
->;
-
-const READ: readonly (keyof OutboxRow)[] = [
+/** The columns of a generation row Broadcast reads (selection and BroadcastGeneration). */
+const READ = [
   "id",
   "created_at_ms",
   "api_key_hash",
@@ -50,9 +25,10 @@ const READ: readonly (keyof OutboxRow)[] = [
   "byok_usage_inference_nano",
   "latency_ms",
   "generation_time_ms",
-];
+] as const satisfies readonly ColumnName[];
 
-const MONEY = new Set<string>(["usage_nano", "byok_usage_inference_nano"]);
+/** A generation row as Broadcast reads it: those columns of ActivityRow, typed as there. */
+export type OutboxRow = Pick<ActivityRow, (typeof READ)[number]>;
 
 /**
  * The rows of an outbox payload (ingest column texts, column-texts.ts), only the columns Broadcast
@@ -73,7 +49,7 @@ export function rowsOfPayload(payload: string): OutboxRow[] {
       if (t === NULL_MARK) v = null;
       else if (col.kind === "string" || col.kind === "string?") v = t;
       else if (col.kind === "bool") v = t === "true";
-      else if (MONEY.has(col.field)) v = BigInt(t);
+      else if (MONEY_COLUMNS.has(col.field)) v = BigInt(t);
       else v = Number(t);
       (out[i] as Record<string, unknown>)[col.field] = v;
     }

@@ -1,12 +1,10 @@
-import { ACTIVITY_COLUMNS, type ActivityRow } from "../activity/activity-row.js";
+import { ACTIVITY_COLUMNS, MONEY_COLUMNS, type ActivityRow } from "../activity/activity-row.js";
 import { GENERATION_COLUMNS } from "./activity-columns.js";
 
 /** The stored columns of `generations` a query selects by name: all but the timestamp. */
 export const COLUMNS_BUT_CREATED_AT: string = ACTIVITY_COLUMNS.filter((c) => c !== "created_at_ms").join(
   ", ",
 );
-
-const MONEY = new Set(GENERATION_COLUMNS.filter((c) => c.field.endsWith("_nano")).map((c) => c.field));
 
 /**
  * A row of a query over `generations` (in ActivityStore.query's representation, `created_at_ms`
@@ -17,7 +15,7 @@ export function activityRowOf(r: Record<string, unknown>): ActivityRow {
   for (const c of GENERATION_COLUMNS) {
     const v = r[c.field];
     if (v === null || v === undefined) out[c.field] = null;
-    else if (MONEY.has(c.field)) out[c.field] = BigInt(v as bigint | number | string);
+    else if (MONEY_COLUMNS.has(c.field)) out[c.field] = BigInt(v as bigint | number | string);
     else if (c.kind === "bool") out[c.field] = Boolean(v);
     else if (c.kind === "string" || c.kind === "string?")
       out[c.field] = typeof v === "string" ? v : JSON.stringify(v);

@@ -1,4 +1,5 @@
 import type { ActivityRow } from "../../activity/activity-row.js";
+import type { FloatColumn } from "../model/columns.js";
 import type { Flag, Measure } from "../model/measures.js";
 
 /** A measure over one group's generations (docs/wire-compatibility.md "Metrics and dimensions"). */
@@ -33,7 +34,7 @@ export function evaluateMeasure(m: Measure, rows: readonly ActivityRow[]): bigin
   }
 }
 
-function values(rows: readonly ActivityRow[], column: "latency_ms" | "throughput"): number[] {
+function values(rows: readonly ActivityRow[], column: FloatColumn): number[] {
   const out: number[] = [];
   for (const r of rows) {
     const v = r[column];
