@@ -1,5 +1,5 @@
-import { UpstreamError } from "../providers/provider.js";
 import type { Gateway } from "../gateway.js";
+import { firstStarted } from "./fallbacks.js";
 import { GeneratedOutput } from "./generated.js";
 import { ChatRun, pricesOf, upstreamFailure, type ChatCall } from "./serve.js";
 import { usageWire } from "./wire.js";
@@ -21,71 +21,70 @@ export interface Answer {
  */
 export async function completeChat(gw: Gateway, call: ChatCall): Promise<Answer> {
   const run = await new ChatRun(gw, call).withByok();
-  let lastError: UpstreamError | null = null;
-  for (const [n, a] of run.attempts.entries()) {
-    if (call.clientGone.aborted) break;
-    const { hold, body } = await run.hold(a, n);
-    const t0 = performance.now();
-    try {
-      // The adapter enforces the provider's first-byte deadline (UpstreamTimeout), and stops when a
-      // shutdown's grace runs out.
-      const res = await a.provider.adapter.complete(run.upstreamCall(a, body), call.upstreamStop);
-      const elapsed = performance.now() - t0;
-      run.noteAttempt(a, 200, elapsed);
-      const first = res.choices[0];
-      // Counted (when the upstream reported no usage): every choice, its reasoning and tool calls.
-      const output = new GeneratedOutput();
-      for (const c of res.choices) output.addMessage(c.index, c.message);
-      const charge = run.chargeOf(a, run.usageOf(res.usage, output, hold.plan.maxTokens));
-      await run.settle(hold, a, charge, {
-        finishReason: first?.finish_reason ?? null,
-        streamed: false,
-        cancelled: call.clientGone.aborted,
-        upstreamId: res.upstreamId,
-        latencyMs: elapsed,
-        generationTimeMs: elapsed,
-        output: output.text(),
-      });
-      return {
-        headers: {
-          ...run.holdHeaders,
-          "x-gatehouse-overhead-ms": run.overheadMs.toFixed(3),
-          "x-gatehouse-generation-id": run.id,
-        },
-        body: {
-          id: run.id,
-          provider: a.provider.name,
-          model: a.model.id,
-          object: "chat.completion",
-          created: run.created,
-          system_fingerprint: null,
-          choices: res.choices.map((c) => ({
-            index: c.index,
-            message: {
-              role: "assistant",
-              content: c.message.content,
-              ...(c.message.tool_calls && c.message.tool_calls.length > 0
-                ? { tool_calls: c.message.tool_calls }
-                : {}),
-              // Left out when the client asked not to see it (charged all the same).
-              ...(c.message.reasoning && !run.hideReasoning ? { reasoning: c.message.reasoning } : {}),
-              ...(c.message.reasoning_details && !run.hideReasoning
-                ? { reasoning_details: c.message.reasoning_details }
-                : {}),
-              ...(typeof c.message.refusal === "string" ? { refusal: c.message.refusal } : {}),
-            },
-            finish_reason: c.finish_reason,
-            ...(c.logprobs ? { logprobs: c.logprobs } : {}),
-          })),
-          usage: usageWire(charge, pricesOf(a)),
-        },
-      };
-    } catch (err) {
-      // Settled above on success; on every other path released, or charged the prompt when the
-      // provider had it (ChatRun.attemptFailed). Finishing a hold is idempotent.
-      lastError = await run.attemptFailed(a, n, hold, err, performance.now() - t0, false);
-      if (!run.mayTryNext(lastError)) break;
-    }
+  // The adapter enforces the provider's first-byte deadline (UpstreamTimeout), and stops when a
+  // shutdown's grace runs out.
+  const s = await firstStarted(
+    run,
+    () => call.clientGone.aborted,
+    false,
+    (a, body) => a.provider.adapter.complete(run.upstreamCall(a, body), call.upstreamStop),
+  );
+  if ("stoppedAfter" in s) throw upstreamFailure(s.stoppedAfter);
+  const { a, hold, started: res } = s;
+  const elapsed = performance.now() - s.t0;
+  try {
+    const first = res.choices[0];
+    // Counted (when the upstream reported no usage): every choice, its reasoning and tool calls.
+    const output = new GeneratedOutput();
+    for (const c of res.choices) output.addMessage(c.index, c.message);
+    const charge = run.chargeOf(a, run.usageOf(res.usage, output, hold.plan.maxTokens));
+    await run.settle(hold, a, charge, {
+      finishReason: first?.finish_reason ?? null,
+      streamed: false,
+      cancelled: call.clientGone.aborted,
+      upstreamId: res.upstreamId,
+      latencyMs: elapsed,
+      generationTimeMs: elapsed,
+      output: output.text(),
+    });
+    return {
+      headers: {
+        ...run.holdHeaders,
+        "x-gatehouse-overhead-ms": run.overheadMs.toFixed(3),
+        "x-gatehouse-generation-id": run.id,
+      },
+      body: {
+        id: run.id,
+        provider: a.provider.name,
+        model: a.model.id,
+        object: "chat.completion",
+        created: run.created,
+        system_fingerprint: null,
+        choices: res.choices.map((c) => ({
+          index: c.index,
+          message: {
+            role: "assistant",
+            content: c.message.content,
+            ...(c.message.tool_calls && c.message.tool_calls.length > 0
+              ? { tool_calls: c.message.tool_calls }
+              : {}),
+            // Left out when the client asked not to see it (charged all the same).
+            ...(c.message.reasoning && !run.hideReasoning ? { reasoning: c.message.reasoning } : {}),
+            ...(c.message.reasoning_details && !run.hideReasoning
+              ? { reasoning_details: c.message.reasoning_details }
+              : {}),
+            ...(typeof c.message.refusal === "string" ? { refusal: c.message.refusal } : {}),
+          },
+          finish_reason: c.finish_reason,
+          ...(c.logprobs ? { logprobs: c.logprobs } : {}),
+        })),
+        usage: usageWire(charge, pricesOf(a)),
+      },
+    };
+  } catch (err) {
+    // Settled above; should anything fail before that, the hold is released (finishing a hold is
+    // idempotent) and the error is the request's.
+    await hold.release();
+    throw err;
   }
-  throw upstreamFailure(lastError);
 }

@@ -9,8 +9,10 @@ import {
 import type { HoldHandle } from "../reservations/hold.js";
 import type { Attempt } from "./attempts.js";
 import { GeneratedOutput } from "./generated.js";
-import { ChatRun, pricesOf, upstreamFailure, withoutReasoning, type ChatCall } from "./serve.js";
-import { ChunkEncoder, SSE_DONE, errorChunk, sse, usageWire, type ChunkHead } from "./wire.js";
+import { ChatRun, pricesOf, withoutReasoning, type ChatCall } from "./serve.js";
+import { firstStarted } from "./fallbacks.js";
+import { chatStream, type StreamEncoder, type StreamEncoderFor } from "./stream-encoder.js";
+import { usageWire } from "./wire.js";
 
 /** Where a stream goes: the HTTP response, opened on the first upstream byte. */
 export interface SseSink {
@@ -42,32 +44,34 @@ export interface SseSink {
  * client that goes away cancels the upstream. Every such end records what was generated and
  * settles the hold, once.
  */
-export async function streamChat(gw: Gateway, call: ChatCall, sink: SseSink): Promise<void> {
+export async function streamChat(
+  gw: Gateway,
+  call: ChatCall,
+  sink: SseSink,
+  encoderFor: StreamEncoderFor = chatStream,
+): Promise<void> {
   const run = await new ChatRun(gw, call).withByok();
-  let lastError: UpstreamError | null = null;
-  for (const [n, a] of run.attempts.entries()) {
-    if (call.upstreamStop.aborted) return;
-    const { hold, body } = await run.hold(a, n);
-    body.stream = true;
-    const t0 = performance.now();
-    let it: AsyncIterator<ProviderChunk> | null = null;
-    let first: IteratorResult<ProviderChunk>;
-    try {
-      // The adapter enforces the provider's first-byte deadline (UpstreamTimeout), and stops when
-      // the client goes (or a shutdown's grace runs out: the same signal).
-      it = a.provider.adapter.stream(run.upstreamCall(a, body), call.upstreamStop)[Symbol.asyncIterator]();
-      first = await it.next();
-    } catch (err) {
-      // Released, or charged the prompt when the provider had it (ChatRun.attemptFailed).
-      lastError = await run.attemptFailed(a, n, hold, err, performance.now() - t0, true);
-      if (!run.mayTryNext(lastError)) break;
-      continue;
-    }
-    run.noteAttempt(a, 200, performance.now() - t0);
-    await forward(run, a, hold, it, first, t0, sink);
-    return;
-  }
-  throw upstreamFailure(lastError);
+  // The adapter enforces the provider's first-byte deadline (UpstreamTimeout), and stops when the
+  // client goes (or a shutdown's grace runs out: the same signal).
+  const s = await firstStarted(
+    run,
+    () => call.upstreamStop.aborted,
+    true,
+    async (a, body) => {
+      body.stream = true;
+      const chunks = a.provider.adapter.stream(run.upstreamCall(a, body), call.upstreamStop);
+      const it = chunks[Symbol.asyncIterator]();
+      return { it, first: await it.next() };
+    },
+  );
+  if ("stoppedAfter" in s) return;
+  const encoder = encoderFor({
+    id: run.id,
+    created: run.created,
+    model: s.a.model.id,
+    provider: s.a.provider.name,
+  });
+  await forward(run, s.a, s.hold, s.started.it, s.started.first, s.t0, sink, encoder);
 }
 
 /** The open stream: forward, then record and settle on whichever way it ends. */
@@ -79,17 +83,18 @@ async function forward(
   first: IteratorResult<ProviderChunk>,
   t0: number,
   sink: SseSink,
+  encoder: StreamEncoder,
 ): Promise<void> {
   // The client leaving, or a shutdown's grace running out (ChatCall.upstreamStop).
   const stop = run.call.upstreamStop;
-  const h: ChunkHead = { id: run.id, created: run.created, model: a.model.id, provider: a.provider.name };
-  const encode = new ChunkEncoder(h);
   const latencyMs = performance.now() - t0;
   sink.start({
     ...run.holdHeaders,
     "x-gatehouse-overhead-ms": run.overheadMs.toFixed(3),
     "x-gatehouse-generation-id": run.id,
   });
+  const opening = encoder.open();
+  if (opening !== "") sink.write(opening);
   // What was generated, gathered for the counted fallback (counted once, at the end).
   const output = new GeneratedOutput();
   let usage: ProviderUsage | null = null;
@@ -122,7 +127,10 @@ async function forward(
         for (const ch of c.choices) ch.delta = withoutReasoning(ch.delta);
         visible = c.choices.some((ch) => ch.finish_reason !== null || Object.keys(ch.delta).length > 0);
       }
-      if (visible && !stop.aborted) sink.write(encode.content(c));
+      if (visible && !stop.aborted) {
+        const text = encoder.chunk(c);
+        if (text !== "") sink.write(text);
+      }
       if (stop.aborted) break;
       const drained = sink.ready(stop);
       if (drained) await drained;
@@ -154,32 +162,26 @@ async function forward(
   if (failure) {
     finishReason = "error";
     sink.write(
-      sse(
-        errorChunk(
-          h,
-          // A stall past the provider's idle_timeout_ms is a timeout (524), anything else 502.
-          failure instanceof UpstreamTimeout ? 524 : 502,
-          `Upstream provider failed mid-stream: ${failure.message}`,
-          failure instanceof UpstreamTimeout ? "timeout" : "provider_unavailable",
-          usageWireObj,
-        ),
+      // A stall past the provider's idle_timeout_ms is a timeout (524), anything else 502.
+      encoder.fail(
+        failure instanceof UpstreamTimeout ? 524 : 502,
+        `Upstream provider failed mid-stream: ${failure.message}`,
+        failure instanceof UpstreamTimeout ? "timeout" : "provider_unavailable",
+        usageWireObj,
       ),
     );
   } else if (shutDown) {
     finishReason = "error";
     sink.write(
-      sse(
-        errorChunk(
-          h,
-          503,
-          "Gatehouse is shutting down: the answer was cut short (what was generated is charged)",
-          "server",
-          usageWireObj,
-        ),
+      encoder.fail(
+        503,
+        "Gatehouse is shutting down: the answer was cut short (what was generated is charged)",
+        "server",
+        usageWireObj,
       ),
     );
   } else if (!cancelled) {
-    sink.write(encode.usage(usageWireObj));
+    sink.write(encoder.finish(usageWireObj, finishReason));
   }
   sink.settling();
   try {
@@ -193,7 +195,8 @@ async function forward(
       output: output.text(),
     });
   } finally {
-    sink.end(cancelled && !shutDown ? undefined : SSE_DONE);
+    const done = cancelled && !shutDown ? "" : encoder.done;
+    sink.end(done === "" ? undefined : done);
   }
 }
 
