@@ -12,7 +12,8 @@ import {
 } from "../../src/broadcast/operations/delivery-status.js";
 import { claimDeliveries } from "../../src/broadcast/outbox/claims-repo.js";
 import { dueDestinations } from "../../src/broadcast/outbox/due-destinations.js";
-import { pruneDeliveries, releaseBatches } from "../../src/broadcast/outbox/queue-upkeep.js";
+import { releaseBatches } from "../../src/broadcast/outbox/batches-repo.js";
+import { pruneDeliveries } from "../../src/broadcast/outbox/queue-upkeep.js";
 import { insertDestination } from "../../src/domain/destinations/destination-repo.js";
 import { createOrganization } from "../../src/domain/organizations/create-organization.js";
 import { systemClock } from "../../src/lib/clock.js";

@@ -10,7 +10,8 @@ import { claimDeliveries, type ClaimedDelivery, type ClaimedDestination } from "
 import { dueDestinations, type DueDestination, type Ripeness } from "../outbox/due-destinations.js";
 import { fanOutOnce } from "../outbox/fan-out.js";
 import type { OutboxSignal } from "../outbox/outbox-signal.js";
-import { enforceCaps, pruneDeliveries, releaseBatches } from "../outbox/queue-upkeep.js";
+import { releaseBatches } from "../outbox/batches-repo.js";
+import { enforceCaps, pruneDeliveries } from "../outbox/queue-upkeep.js";
 import { CircuitBreaker } from "./backoff.js";
 import { BatchCache } from "./batch-cache.js";
 import { openClaim } from "./claim.js";

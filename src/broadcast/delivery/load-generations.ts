@@ -2,6 +2,7 @@ import type { RecordStore } from "../../stores/record-store.js";
 import { toBroadcastGeneration, type GenerationFlags } from "../broadcast-generation.js";
 import type { BroadcastGeneration } from "../encoders/encoder.js";
 import type { LiveContext } from "../live-context.js";
+import { outboxBatchPayloads } from "../outbox/batches-repo.js";
 import type { ClaimedDelivery } from "../outbox/claims-repo.js";
 import { keyNames } from "../outbox/fan-out.js";
 import { rowsOfPayload, type OutboxRow } from "../payload-rows.js";
@@ -27,18 +28,13 @@ async function batchesOf(
   }
   const missing = seqs.filter((s) => !batches.has(s));
   if (missing.length === 0) return batches;
-  const rows = await store.db
-    .selectFrom("broadcast_batches")
-    .select(["seq", "payload", "contexts"])
-    .where("seq", "in", missing)
-    .execute();
-  for (const r of rows) {
+  for (const r of await outboxBatchPayloads(store.db, missing)) {
     const batch: DecodedBatch = {
       rows: new Map(rowsOfPayload(r.payload).map((x) => [x.id, x])),
       contexts: r.contexts === null ? {} : (JSON.parse(r.contexts) as Record<string, LiveContext>),
     };
-    batches.set(Number(r.seq), batch);
-    cache.remember(Number(r.seq), batch, r.payload.length + (r.contexts?.length ?? 0));
+    batches.set(r.seq, batch);
+    cache.remember(r.seq, batch, r.payload.length + (r.contexts?.length ?? 0));
   }
   return batches;
 }

@@ -6,7 +6,8 @@ import {
   splitDelivery,
   type ClaimedDelivery,
 } from "../outbox/claims-repo.js";
-import { recordError, releaseBatches } from "../outbox/queue-upkeep.js";
+import { releaseBatches } from "../outbox/batches-repo.js";
+import { recordError } from "../outbox/queue-upkeep.js";
 import type { CircuitBreaker } from "./backoff.js";
 import type { OpenedClaim } from "./claim.js";
 import type { BreakerVerdict, Fate, Outcomes } from "./outcomes.js";

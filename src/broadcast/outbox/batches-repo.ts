@@ -81,3 +81,44 @@ export async function waitingOutboxSummary(
     oldestCreatedAtMs: oldest ? Number(oldest.created_at_ms) : null,
   };
 }
+
+/** A batch's stored payload and contexts (column texts and JSON), for delivery. */
+export interface StoredOutboxBatch {
+  seq: number;
+  payload: string;
+  contexts: string | null;
+}
+
+/** The stored payloads of these batches (those still in the outbox). */
+export async function outboxBatchPayloads(db: Db, seqs: readonly number[]): Promise<StoredOutboxBatch[]> {
+  if (seqs.length === 0) return [];
+  const rows = await db
+    .selectFrom("broadcast_batches")
+    .select(["seq", "payload", "contexts"])
+    .where("seq", "in", seqs)
+    .execute();
+  return rows.map((r) => ({ seq: Number(r.seq), payload: r.payload, contexts: r.contexts }));
+}
+
+/** Deletes outbox batches (and so their content) that no pending delivery needs any more. */
+export async function releaseBatches(db: Db, seqs?: readonly number[]): Promise<void> {
+  let q = db
+    .deleteFrom("broadcast_batches")
+    .where("fanned_out", "=", 1)
+    .where((eb) =>
+      eb.not(
+        eb.exists(
+          eb
+            .selectFrom("broadcast_deliveries")
+            .select("broadcast_deliveries.id")
+            .whereRef("broadcast_deliveries.batch_seq", "=", "broadcast_batches.seq")
+            .where("broadcast_deliveries.state", "=", "pending"),
+        ),
+      ),
+    );
+  if (seqs !== undefined) {
+    if (seqs.length === 0) return;
+    q = q.where("seq", "in", seqs);
+  }
+  await q.execute();
+}

@@ -2,34 +2,11 @@ import { sql } from "kysely";
 import type { Db, RecordStore } from "../../stores/record-store.js";
 
 /**
- * Upkeep of the Broadcast queue: releasing outbox batches no pending delivery needs, the
- * destinations' statistics, pruning past retention and the queue caps.
+ * Upkeep of the Broadcast queue: the destinations' statistics, pruning past retention and the
+ * queue caps (releasing outbox batches is batches-repo.ts releaseBatches).
  */
 
 const num = (v: unknown): number => Number(v);
-
-/** Deletes outbox batches (and so their content) that no pending delivery needs any more. */
-export async function releaseBatches(db: Db, seqs?: readonly number[]): Promise<void> {
-  let q = db
-    .deleteFrom("broadcast_batches")
-    .where("fanned_out", "=", 1)
-    .where((eb) =>
-      eb.not(
-        eb.exists(
-          eb
-            .selectFrom("broadcast_deliveries")
-            .select("broadcast_deliveries.id")
-            .whereRef("broadcast_deliveries.batch_seq", "=", "broadcast_batches.seq")
-            .where("broadcast_deliveries.state", "=", "pending"),
-        ),
-      ),
-    );
-  if (seqs !== undefined) {
-    if (seqs.length === 0) return;
-    q = q.where("seq", "in", seqs);
-  }
-  await q.execute();
-}
 
 export async function recordError(
   db: Db,
