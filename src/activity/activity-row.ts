@@ -22,7 +22,9 @@ type WireColumns = {
     : KindValue[F["target"]["kind"]];
 };
 
-type DerivedColumns = { -readonly [C in keyof typeof DERIVED_COLUMNS]: KindValue[(typeof DERIVED_COLUMNS)[C]] };
+type DerivedColumns = {
+  -readonly [C in keyof typeof DERIVED_COLUMNS]: KindValue[(typeof DERIVED_COLUMNS)[C]];
+};
 
 /**
  * A generation as the activity store holds it: the wire record of docs/generation-record.md,
@@ -40,7 +42,9 @@ export type ColumnName = Extract<keyof ActivityRow, string>;
 /** The columns of one storage kind (a derived column counts with its kind). */
 export type ColumnsOfKind<K extends ColumnKind> =
   | Extract<ColumnField, { target: { kind: K } }>["target"]["column"]
-  | { [C in keyof typeof DERIVED_COLUMNS]: (typeof DERIVED_COLUMNS)[C] extends K ? C : never }[keyof typeof DERIVED_COLUMNS];
+  | {
+      [C in keyof typeof DERIVED_COLUMNS]: (typeof DERIVED_COLUMNS)[C] extends K ? C : never;
+    }[keyof typeof DERIVED_COLUMNS];
 
 /** Money columns (integer nano-USD, bigint in the row): the fields with a `usd` check. */
 export type MoneyColumnName = Extract<ColumnField, { check: { type: "usd" } }>["target"]["column"];
@@ -64,10 +68,11 @@ export interface ClassificationRow {
 /**
  * The columns of the first schema, in its storage order, which existing activity files keep
  * (DuckDB's appender writes by position). Not a second definition of the columns: a column added
- * to the field table goes after these (ACTIVITY_COLUMNS), and the check below fails the build
- * when one named here is no longer in the table.
+ * to the field table goes after these (ACTIVITY_COLUMNS), and every engine adds it to an existing
+ * table (its DDL's ADD COLUMN); the type check fails the build when one named here is no longer in
+ * the table. An added column must be nullable: rows stored before it have no value.
  */
-const FIRST_STORAGE_ORDER = [
+export const FIRST_STORAGE_ORDER = [
   "organization_id",
   "id",
   "created_at_ms",

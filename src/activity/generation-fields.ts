@@ -14,7 +14,6 @@ import { HASH_RE } from "../lib/ids.js";
 export type ColumnKind =
   "string" | "string?" | "timestamp" | "int64" | "int64?" | "bool" | "float64" | "float64?";
 
-
 /** A text value must match `re` (JSON Schema: `pattern`, the same expression); `message` says how. */
 export interface TextPattern {
   re: RegExp;
@@ -83,6 +82,10 @@ export const HASH_PATTERN: TextPattern = { re: HASH_RE, message: "must be 64 low
 export const MODEL_PATTERN: TextPattern = {
   re: /^[^\s/]+\/\S+$/,
   message: "must be a provider/model permaslug",
+};
+export const API_PATTERN: TextPattern = {
+  re: /^[a-z][a-z0-9_.]*$/,
+  message: "must be a lowercase API name (chat, responses, messages, embeddings)",
 };
 export const COUNTRY_PATTERN: TextPattern = {
   re: /^[A-Za-z]{2}$/,
@@ -213,6 +216,14 @@ export const GENERATION_FIELDS = [
     description: "ISO 3166-1 alpha-2 (stored upper case)",
   }),
   text("finish_reason", "finish_reason", false, 64, "stop, length, tool_calls, content_filter, error, ..."),
+  text(
+    "api",
+    "api",
+    false,
+    32,
+    "The API surface the request came through: chat, responses, messages, embeddings",
+    API_PATTERN,
+  ),
   count("tokens_prompt", true, "Prompt tokens"),
   count("tokens_completion", true, "Completion tokens"),
   count("tokens_reasoning", false, "Reasoning tokens"),

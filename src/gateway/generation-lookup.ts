@@ -28,7 +28,8 @@ export async function getGeneration(db: Db, who: Principal, id: string): Promise
     usage,
     is_byok: d.is_byok,
     data_region: "global",
-    api_type: "completions",
+    // The hosted original's enum: embeddings, or completions for every text-generating API.
+    api_type: d.api === "embeddings" ? "embeddings" : "completions",
     app_id: d.app_id,
     cache_discount: null,
     generation_time: d.generation_time_ms,

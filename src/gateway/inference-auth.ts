@@ -17,19 +17,27 @@ export const MANAGEMENT_KEY_INFERENCE =
 
 /**
  * The caller of an inference route: unknown, deleted or expired key 401; disabled key 403;
- * management key 403 (saying so).
+ * management key 403 (saying so). The key comes as `Authorization: Bearer <key>`, or as
+ * `x-api-key: <key>` (what the Anthropic client and Claude Code send with ANTHROPIC_API_KEY);
+ * Authorization wins when both are there.
  */
 export async function authenticateInference(
   policy: GatewayPolicy,
   clock: Clock,
   header: string | undefined,
+  apiKeyHeader?: string,
 ): Promise<KeyPolicy> {
-  if (header === undefined || header === "") {
+  let secret: string;
+  if (header !== undefined && header !== "") {
+    const m = BEARER_RE.exec(header);
+    if (!m?.[1]) throw new DomainError("unauthorized", "Authorization header must be 'Bearer <key>'");
+    secret = m[1];
+  } else if (apiKeyHeader !== undefined && apiKeyHeader.trim() !== "") {
+    secret = apiKeyHeader.trim();
+  } else {
     throw new DomainError("unauthorized", "Missing Authentication header");
   }
-  const m = BEARER_RE.exec(header);
-  if (!m?.[1]) throw new DomainError("unauthorized", "Authorization header must be 'Bearer <key>'");
-  const key = await policy.keyByHash(hashKey(m[1]));
+  const key = await policy.keyByHash(hashKey(secret));
   const now = clock.now();
   // Disabled is told apart (403) from unknown, deleted or expired (401).
   if (!key || !keyUsable({ ...key, disabled: false }, now)) {

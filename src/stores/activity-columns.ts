@@ -1,4 +1,9 @@
-import { ACTIVITY_COLUMNS, type ActivityRow, type ClassificationRow } from "../activity/activity-row.js";
+import {
+  ACTIVITY_COLUMNS,
+  FIRST_STORAGE_ORDER,
+  type ActivityRow,
+  type ClassificationRow,
+} from "../activity/activity-row.js";
 import { DERIVED_COLUMNS, GENERATION_FIELDS, type ColumnKind } from "../activity/generation-fields.js";
 
 export type { ColumnKind };
@@ -43,6 +48,13 @@ export const GENERATION_COLUMNS: readonly StorageColumn<ActivityRow>[] = ACTIVIT
   field,
   kind: kindOf(field),
 }));
+
+/**
+ * The columns of the first schema (each engine's CREATE TABLE) and those added since, which each
+ * engine adds to an existing table (ALTER TABLE … ADD COLUMN IF NOT EXISTS), after the others.
+ */
+export const FIRST_GENERATION_COLUMNS = GENERATION_COLUMNS.slice(0, FIRST_STORAGE_ORDER.length);
+export const ADDED_GENERATION_COLUMNS = GENERATION_COLUMNS.slice(FIRST_STORAGE_ORDER.length);
 
 /** Columns of `generation_tags`. */
 export const TAG_COLUMNS: readonly StorageColumn<ClassificationRow>[] = (

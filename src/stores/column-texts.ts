@@ -122,8 +122,24 @@ export function encodedOf(payload: string): EncodedActivity {
     const texts = lengths.map((n) => payload.slice(at, (at += n)));
     return { count: count as number, texts };
   };
-  const generations = table(header.g);
-  const tags = table(header.t);
+  const generations = withAddedColumns(table(header.g), GENERATION_COLUMNS.length);
+  const tags = withAddedColumns(table(header.t), TAG_COLUMNS.length);
   if (at !== payload.length) throw new Error("encodedOf: payload length does not match its header");
   return { generations, tags };
+}
+
+/**
+ * A payload written before columns were added (a batch buffered or in the outbox across an
+ * upgrade) has fewer texts than the table has columns now: columns are only ever added at the
+ * end (activity-row.ts ACTIVITY_COLUMNS), so the missing ones are the last, null in its rows.
+ */
+function withAddedColumns(
+  t: { count: number; texts: string[] },
+  columns: number,
+): { count: number; texts: string[] } {
+  if (t.count === 0 || t.texts.length >= columns) return t;
+  const nulls = new Array<string>(t.count).fill(NULL_MARK).join(VALUE_SEPARATOR);
+  const texts = [...t.texts];
+  while (texts.length < columns) texts.push(nulls);
+  return { count: t.count, texts };
 }

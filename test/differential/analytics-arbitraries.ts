@@ -30,6 +30,7 @@ export const DOMAIN = {
   apiKey: [1, 2, 3],
   text: TEXT,
   finish: ["stop", "length", "error"],
+  api: ["chat", "responses", "messages", "embeddings"],
   bucket: ["0-1K", "1K-4K", "4K-16K"],
 };
 
@@ -58,6 +59,7 @@ export const rowArb: fc.Arbitrary<GeneratedRow> = fc
     origin: nullable(fc.constantFrom(...TEXT)),
     country: nullable(fc.constantFrom("DE", "US", "a'b")),
     finish_reason: nullable(fc.constantFrom(...DOMAIN.finish)),
+    api: nullable(fc.constantFrom(...DOMAIN.api)),
     tokens_prompt: fc.constantFrom(0, 10, 999, 1000, 3999, 5000, 20_000),
     tokens_completion: fc.integer({ min: 0, max: 4000 }),
     tokens_reasoning: fc.integer({ min: 0, max: 100 }),
@@ -151,6 +153,8 @@ function valuesFor(dim: string): fc.Arbitrary<string | number> {
       return fc.constantFrom("DE", "US", "a'b", "E");
     case "finish_reason":
       return fc.constantFrom(...DOMAIN.finish);
+    case "api":
+      return fc.constantFrom(...DOMAIN.api);
     case "context_length_bucket":
       return fc.constantFrom(...DOMAIN.bucket);
     default:

@@ -111,6 +111,8 @@ function validValue(f: (typeof GENERATION_FIELDS)[number]): fc.Arbitrary<unknown
       if (c.pattern?.message.includes("hex")) return hex64;
       if (c.pattern?.message.includes("permaslug"))
         return fc.constantFrom("openai/gpt-4o", "a/b:free", "x/y/z");
+      if (c.pattern?.message.includes("API name"))
+        return fc.constantFrom("chat", "responses", "messages", "embeddings", null);
       if (c.pattern) return fc.constantFrom("US", "de", "Fr");
       return f.required ? text(1, Math.min(c.max, 12)) : fc.oneof(text(0, 12), fc.constant(null));
     case "timestamp":

@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
 import { BODY_LIMIT } from "../../src/http/app.js";
-import { CHAT_BODY_LIMIT } from "../../src/http/routes/chat.js";
+import { MODEL_BODY_LIMIT as CHAT_BODY_LIMIT } from "../../src/http/routes/model-requests.js";
 import { INGEST_BODY_LIMIT } from "../../src/http/routes/ingest.js";
 import { validFor } from "./helpers-arbitraries.js";
 import { ANY_KEY_RECORD_ROUTES, fillPath, routeName, sendChecked, type FuzzRoute } from "./helpers.js";

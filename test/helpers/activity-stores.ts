@@ -118,6 +118,7 @@ export function activityRow(over: Partial<ActivityRow> = {}): ActivityRow {
     origin: null,
     country: null,
     finish_reason: "stop",
+    api: "chat",
     context_length_bucket: contextLengthBucket(tokensPrompt),
     tokens_prompt: tokensPrompt,
     tokens_completion: tokensCompletion,

@@ -29,6 +29,7 @@ export function gen(over: Partial<ActivityRow> = {}): ActivityRow {
     origin: null,
     country: null,
     finish_reason: null,
+    api: null,
     context_length_bucket: contextLengthBucket(tokensPrompt),
     tokens_prompt: tokensPrompt,
     tokens_completion: tokensCompletion,

@@ -1,8 +1,5 @@
 import { newGenerationId } from "../../src/gateway/chat/serve.js";
-import type {
-  JournaledGeneration,
-  ServedGeneration,
-} from "../../src/gateway/recording/record-generation.js";
+import type { JournaledGeneration, ServedGeneration } from "../../src/gateway/recording/record-generation.js";
 import type { RecordStore } from "../../src/stores/record-store.js";
 
 /** A finished generation as the chat path hands it to the recorder (mock/echo, 20,000 nano-USD). */
@@ -13,6 +10,7 @@ export const servedGeneration = <K extends JournaledGeneration["key"]>(
   id: newGenerationId(),
   key,
   model: "mock/echo",
+  api: "chat",
   provider: "mock",
   providerName: "Mock",
   createdAt: new Date(),

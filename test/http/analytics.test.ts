@@ -69,7 +69,7 @@ describe("analytics over HTTP", () => {
         is_rate: false,
         display_format: "number",
       });
-      expect(body.data.dimensions).toHaveLength(13);
+      expect(body.data.dimensions).toHaveLength(14);
       expect(body.data.operators).toHaveLength(8);
       expect(body.data.granularities.map((g: { name: string }) => g.name)).toEqual([
         "minute",

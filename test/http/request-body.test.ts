@@ -2,7 +2,7 @@ import { Agent, createServer, request, type IncomingMessage, type ServerResponse
 import { connect, type AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { readWholeBody } from "../../src/http/request-body.js";
-import { CHAT_BODY_LIMIT } from "../../src/http/routes/chat.js";
+import { MODEL_BODY_LIMIT as CHAT_BODY_LIMIT } from "../../src/http/routes/model-requests.js";
 import { startListening } from "../helpers/server.js";
 
 /**

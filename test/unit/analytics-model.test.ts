@@ -77,10 +77,12 @@ const DIMENSION_NAMES = [
   "finish_reason",
   "external_user",
   "context_length_bucket",
+  // Gatehouse's own: the API surface a generation came through (docs/analytics.md).
+  "api",
 ];
 
 describe("analytics model", () => {
-  it("lists every metric and dimension of compatibility-facts §B", () => {
+  it("lists every metric and dimension of compatibility-facts §B, then Gatehouse's api", () => {
     expect(METRICS.map((m) => m.name)).toEqual(METRIC_NAMES);
     expect(DIMENSIONS.map((d) => d.name)).toEqual(DIMENSION_NAMES);
   });
@@ -106,7 +108,7 @@ describe("analytics model", () => {
     expect(METRICS.find((m) => m.name === "request_count")!.display_label).toBe("Request Count");
   });
 
-  it("unset buckets: variant, user, app, origin, country, finish_reason, external_user", () => {
+  it("unset buckets: variant, user, app, origin, country, finish_reason, external_user, api", () => {
     expect(DIMENSIONS.filter((d) => d.has_unset).map((d) => d.name)).toEqual([
       "variant",
       "user",
@@ -115,6 +117,7 @@ describe("analytics model", () => {
       "country",
       "finish_reason",
       "external_user",
+      "api",
     ]);
     expect(DIMENSIONS.filter((d) => d.label !== "none").map((d) => [d.name, d.label])).toEqual([
       ["api_key_id", "api_key"],

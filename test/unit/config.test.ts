@@ -133,7 +133,9 @@ describe("loadConfig", () => {
     }
     expect(loadConfig({ BROADCAST_MAX_CONTEXT_BYTES: "4096" }).gateway.broadcastMaxContextBytes).toBe(4096);
     for (const bad of ["4095", "67108865", "lots"]) {
-      expect(() => loadConfig({ BROADCAST_MAX_CONTEXT_BYTES: bad }), bad).toThrow(/BROADCAST_MAX_CONTEXT_BYTES/);
+      expect(() => loadConfig({ BROADCAST_MAX_CONTEXT_BYTES: bad }), bad).toThrow(
+        /BROADCAST_MAX_CONTEXT_BYTES/,
+      );
     }
     expect(loadConfig({ GATEHOUSE_RECORDING_MAX_QUEUED: "1" }).gateway.recordingMaxQueued).toBe(1);
     for (const bad of ["0", "100001", "many"]) {

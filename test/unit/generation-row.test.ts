@@ -1,6 +1,10 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { checkRecords, normaliseBatch, type KeyRef } from "../../src/domain/ingest/records/normalise-batch.js";
+import {
+  checkRecords,
+  normaliseBatch,
+  type KeyRef,
+} from "../../src/domain/ingest/records/normalise-batch.js";
 import { activityRowOf, servedBatch } from "../../src/gateway/recording/generation-row.js";
 import { generationRecord } from "../../src/gateway/recording/record-generation.js";
 import type { ServedGeneration } from "../../src/gateway/recording/served-generation.js";
@@ -28,7 +32,10 @@ function validatedRow(g: ServedGeneration) {
     legacyWorkspace: null,
   });
   const l = batch.labelSource.get(g.id);
-  return { row: batch.rows[0], labels: l && { appTitle: l.appTitle, userName: l.userName, userEmail: l.userEmail } };
+  return {
+    row: batch.rows[0],
+    labels: l && { appTitle: l.appTitle, userName: l.userName, userEmail: l.userEmail },
+  };
 }
 
 /** Texts a client or an upstream may choose: control characters, surrogate pairs, long ones. */

@@ -4,7 +4,7 @@ import { csvCell, toCsv } from "../../web/src/lib/csv.js";
 /** The dashboard's CSV export (web/src/lib/csv.ts): RFC 4180 cells that no spreadsheet runs. */
 describe("dashboard CSV export", () => {
   it.each([
-    ["=HYPERLINK(\"http://127.0.0.1/x\",\"click\")", `"'=HYPERLINK(""http://127.0.0.1/x"",""click"")"`],
+    ['=HYPERLINK("http://127.0.0.1/x","click")', `"'=HYPERLINK(""http://127.0.0.1/x"",""click"")"`],
     ["+1+2", "'+1+2"],
     ["-2+3", "'-2+3"],
     ["@SUM(A1:A2)", "'@SUM(A1:A2)"],
@@ -24,10 +24,13 @@ describe("dashboard CSV export", () => {
   });
 
   it("neutralises formulas in the header and in every row", () => {
-    const csv = toCsv(["app", "total_usage"], [
-      { app: "=cmd|' /C calc'!A0", total_usage: 0.5 },
-      { app: "ok", total_usage: -0.25 },
-    ]);
+    const csv = toCsv(
+      ["app", "total_usage"],
+      [
+        { app: "=cmd|' /C calc'!A0", total_usage: 0.5 },
+        { app: "ok", total_usage: -0.25 },
+      ],
+    );
     expect(csv.split("\r\n")).toEqual(["app,total_usage", "'=cmd|' /C calc'!A0,0.5", "ok,-0.25"]);
     expect(toCsv(["=x"], [])).toBe("'=x");
   });

@@ -69,6 +69,8 @@ export const DIMENSIONS: readonly DimensionDef[] = [
   d("finish_reason", "Finish Reason", "finish_reason", perGeneration),
   d("external_user", "External User", "external_user", perGeneration),
   d("context_length_bucket", "Context Length", "context_length_bucket", { max_range_days: 31 }),
+  // Null for ingested records that do not say, and for activity stored before it was kept.
+  d("api", "API", "api", { has_unset: true }),
 ];
 
 export const DIMENSION_BY_NAME: ReadonlyMap<string, DimensionDef> = new Map(

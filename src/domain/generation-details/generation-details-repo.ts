@@ -9,6 +9,8 @@ import { QueryTemplate } from "../../stores/query-template.js";
 export interface GenerationDetail {
   model: string;
   provider_name: string;
+  /** The API surface (absent from details stored before it was kept: chat completions). */
+  api?: string;
   app_id: number | null;
   http_referer: string | null;
   external_user: string | null;

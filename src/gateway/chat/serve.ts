@@ -24,6 +24,7 @@ import { requestParameters } from "../catalog/parameters.js";
 import type { Charge } from "./wire.js";
 import type { CancelSignal } from "../cancellation.js";
 import type { RequestSlots } from "../fair-use/in-flight-limits.js";
+import type { Api } from "../surfaces/api.js";
 
 /** A validated chat request (schemas/chat.ts) and who sent it. */
 export interface ChatBody extends ChatRequestBody {
@@ -38,6 +39,8 @@ export interface ChatBody extends ChatRequestBody {
 export interface ChatCall {
   key: KeyPolicy;
   body: ChatBody;
+  /** The API surface the request came through (recorded with the generation). */
+  api: Api;
   referer: string | null;
   appTitle: string | null;
   /** process.hrtime.bigint() when the request arrived. */
@@ -390,6 +393,7 @@ export class ChatRun {
       id: f.id ?? this.id,
       key,
       model: a.model.id,
+      api: this.call.api,
       provider: a.provider.slug,
       providerName: a.provider.name,
       createdAt: this.createdAt,

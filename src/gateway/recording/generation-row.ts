@@ -35,6 +35,7 @@ export function activityRowOf(g: ServedGeneration): ActivityRow {
     origin: optional(g.referer),
     country: null,
     finish_reason: optional(g.finishReason, 64),
+    api: g.api,
     context_length_bucket: contextLengthBucket(g.promptTokens),
     tokens_prompt: g.promptTokens,
     tokens_completion: g.completionTokens,
@@ -97,7 +98,11 @@ export function servedBatch(organizationId: string, gs: readonly ServedGeneratio
     // A repeated id keeps its first record, as in ingest.
     if (labelSource.has(g.id)) continue;
     labelSource.set(g.id, { appTitle: optional(g.appTitle), userName: null, userEmail: null });
-    keys.set(g.key.hash, { id: g.key.id, workspaceId: g.key.workspaceId, creatorUserId: g.key.creatorUserId });
+    keys.set(g.key.hash, {
+      id: g.key.id,
+      workspaceId: g.key.workspaceId,
+      creatorUserId: g.key.creatorUserId,
+    });
     rows.push(activityRowOf(g));
   }
   return {

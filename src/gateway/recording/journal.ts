@@ -1,10 +1,6 @@
 import { DomainError } from "../../domain/errors.js";
 import { SegmentLog } from "../../stores/segment-log.js";
-import {
-  recordJournaled,
-  type JournaledGeneration,
-  type RecordingDeps,
-} from "./record-generation.js";
+import { recordJournaled, type JournaledGeneration, type RecordingDeps } from "./record-generation.js";
 
 /**
  * Segments rotate at 1 MiB (about 1,500 generations): a segment is deleted once all its entries
@@ -139,6 +135,7 @@ export function encodeEntry(g: JournaledGeneration): string {
     id: g.id,
     key: { hash: g.key.hash, organizationId: g.key.organizationId, workspaceId: g.key.workspaceId },
     model: g.model,
+    api: g.api,
     provider: g.provider,
     providerName: g.providerName,
     createdAt: g.createdAt.toISOString(),
@@ -188,6 +185,8 @@ export function decodeEntry(payload: string): JournaledGeneration | null {
   }
   return {
     ...e,
+    // Entries journaled before the API was kept came from chat completions, the only API then.
+    api: typeof e.api === "string" ? e.api : "chat",
     createdAt,
     costNano: BigInt(e.costNano),
     byokCostNano: BigInt(e.byokCostNano),

@@ -26,6 +26,7 @@ export function generationRecord(g: JournaledGeneration): Record<string, unknown
     ...(g.externalUser !== null ? { external_user: cut(g.externalUser) } : {}),
     ...(g.referer !== null ? { origin: cut(g.referer) } : {}),
     ...(g.finishReason !== null ? { finish_reason: cut(g.finishReason, 64) } : {}),
+    api: g.api,
     tokens_prompt: g.promptTokens,
     tokens_completion: g.completionTokens,
     tokens_reasoning: g.reasoningTokens,
@@ -45,6 +46,7 @@ export function generationDetail(g: JournaledGeneration): GenerationDetail {
   return {
     model: g.model,
     provider_name: g.providerName,
+    api: g.api,
     app_id: appIdOf(g.referer, g.appTitle),
     // As the record has them (GET /generation shows what analytics shows).
     http_referer: cut(g.referer),
@@ -146,7 +148,11 @@ export async function recordJournaled(
 }
 
 /** Tells the listener of each stored generation's LiveContext. */
-function announce(deps: RecordingDeps, organizationId: string, lives: ReadonlyMap<string, LiveContext>): void {
+function announce(
+  deps: RecordingDeps,
+  organizationId: string,
+  lives: ReadonlyMap<string, LiveContext>,
+): void {
   // Stored by now: a listener that throws must not fail (or make a retry repeat) the record.
   for (const [id, live] of lives) {
     try {

@@ -10,6 +10,8 @@ export interface ServedGeneration {
   /** The key that made it (what the record and its details name). */
   key: ServedKey;
   model: string;
+  /** The API surface it came through (src/gateway/surfaces/api.ts): chat, responses, messages, embeddings. */
+  api: string;
   /** Provider slug and display name. */
   provider: string;
   providerName: string;

@@ -78,7 +78,13 @@ export const authPlugin = fp(async (app: FastifyInstance, ctx: AppContext & { ga
     if (mode === "none") return;
     if (mode === "inference") {
       request.arrivedNs = process.hrtime.bigint();
-      const key = await authenticateInference(ctx.gateway.policy, ctx.clock, request.headers.authorization);
+      const apiKey = request.headers["x-api-key"];
+      const key = await authenticateInference(
+        ctx.gateway.policy,
+        ctx.clock,
+        request.headers.authorization,
+        typeof apiKey === "string" ? apiKey : undefined,
+      );
       request.inferenceKey = key;
       request.principalOrNull = {
         keyHash: key.hash,

@@ -3,6 +3,7 @@ import type { AppContext } from "../context.js";
 import { analyticsRoutes } from "./analytics.js";
 import { broadcastRoutes } from "./broadcast.js";
 import { chatRoutes } from "./chat.js";
+import { ModelRequests } from "./model-requests.js";
 import { byokRoutes } from "./byok.js";
 import { gatewayReadRoutes } from "./gateway-reads.js";
 import type { Gateway } from "../../gateway/gateway.js";
@@ -22,7 +23,9 @@ export async function apiRoutes(app: FastifyInstance, ctx: AppContext & { gatewa
   await broadcastRoutes(app, ctx);
   await ingestRoutes(app, ctx);
   await analyticsRoutes(app, ctx);
-  await chatRoutes(app, ctx, ctx.gateway);
+  // Every API surface serves model requests through one handler (slots, cancellation, shutdown).
+  const requests = new ModelRequests(app, ctx, ctx.gateway);
+  chatRoutes(app, ctx, requests);
   await gatewayReadRoutes(app, ctx, ctx.gateway);
   await byokRoutes(app, ctx, ctx.gateway);
 }

@@ -1,4 +1,10 @@
-import { GENERATION_COLUMNS, TAG_COLUMNS, type ColumnKind, type StorageColumn } from "../activity-columns.js";
+import {
+  ADDED_GENERATION_COLUMNS,
+  FIRST_GENERATION_COLUMNS,
+  TAG_COLUMNS,
+  type ColumnKind,
+  type StorageColumn,
+} from "../activity-columns.js";
 
 const TYPE: Record<ColumnKind, string> = {
   string: "String",
@@ -31,6 +37,10 @@ const table = (name: string, cols: readonly StorageColumn<never>[], orderBy: str
  * check read only the granules they need.
  */
 export const CLICKHOUSE_DDL: readonly string[] = [
-  table("generations", GENERATION_COLUMNS, "organization_id, created_at, id"),
+  table("generations", FIRST_GENERATION_COLUMNS, "organization_id, created_at, id"),
+  // Columns added since the first schema, in order (rows stored before hold null).
+  ...ADDED_GENERATION_COLUMNS.map(
+    (c) => `ALTER TABLE generations ADD COLUMN IF NOT EXISTS ${c.name} ${columnType(c)}`,
+  ),
   table("generation_tags", TAG_COLUMNS, "organization_id, created_at, generation_id, classifier_id"),
 ];

@@ -1,4 +1,10 @@
-import { GENERATION_COLUMNS, TAG_COLUMNS, type ColumnKind, type StorageColumn } from "../activity-columns.js";
+import {
+  ADDED_GENERATION_COLUMNS,
+  FIRST_GENERATION_COLUMNS,
+  TAG_COLUMNS,
+  type ColumnKind,
+  type StorageColumn,
+} from "../activity-columns.js";
 
 const TYPE: Record<ColumnKind, string> = {
   string: "VARCHAR NOT NULL",
@@ -21,7 +27,12 @@ const table = (name: string, cols: readonly StorageColumn<never>[]): string =>
  * TIMESTAMP values with millisecond precision.
  */
 export const DUCKDB_DDL: readonly string[] = [
-  table("generations", GENERATION_COLUMNS),
+  table("generations", FIRST_GENERATION_COLUMNS),
+  // Columns added since the first schema, in order: a new file ends up with the same columns in
+  // the same order as an old one (the appender writes by position).
+  ...ADDED_GENERATION_COLUMNS.map(
+    (c) => `ALTER TABLE generations ADD COLUMN IF NOT EXISTS ${c.name} ${TYPE[c.kind]}`,
+  ),
   table("generation_tags", TAG_COLUMNS),
   // Record-store buffer rows already written here (src/domain/ingest/pipeline/ingest-buffer.ts).
   "CREATE TABLE IF NOT EXISTS ingest_applied (seq BIGINT NOT NULL)",

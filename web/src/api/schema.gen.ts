@@ -542,6 +542,7 @@ export interface paths {
                             origin?: string | null;
                             country?: string | null;
                             finish_reason?: string | null;
+                            api?: string | null;
                             /** @description Prompt tokens */
                             tokens_prompt: number;
                             /** @description Completion tokens */

@@ -1,0 +1,136 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { completeChat, type Answer } from "../../gateway/chat/complete.js";
+import type { ChatBody, ChatCall } from "../../gateway/chat/serve.js";
+import { streamChat } from "../../gateway/chat/stream.js";
+import type { StreamEncoderFor } from "../../gateway/chat/stream-encoder.js";
+import type { Gateway } from "../../gateway/gateway.js";
+import type { KeyPolicy } from "../../domain/policy/policy.js";
+import { Cancellation } from "../../gateway/cancellation.js";
+import type { RequestSlots } from "../../gateway/fair-use/in-flight-limits.js";
+import type { Api } from "../../gateway/surfaces/api.js";
+import type { AppContext } from "../context.js";
+import { sseResponse } from "./sse-response.js";
+
+/**
+ * A model request's body at most, on every API surface: images travel inside it as base64 data
+ * URLs (a 3 MB photo is 4 MB of text), so the management routes' 1 MiB refused ordinary vision
+ * requests. The prompt estimate counts an image part as a fixed number of tokens whatever its size
+ * (count-tokens.ts).
+ */
+export const MODEL_BODY_LIMIT = 32 * 1024 * 1024;
+
+/** What an API surface's route hands the data plane, translated from its own request shape. */
+export interface SurfaceRequest {
+  api: Api;
+  /** The chat request the data plane runs. */
+  body: ChatBody;
+  /** Whether the client asked for a stream (in the surface's own field). */
+  stream: boolean;
+  /** How the surface writes an open stream (default: chat completions chunks). */
+  encoderFor?: StreamEncoderFor;
+  /** The surface's whole answer, from the data plane's chat completion (default: that as is). */
+  answer?: (chat: Answer) => Answer;
+  /** Headers every answer of this request carries (e.g. what a translation left out). */
+  headers?: Record<string, string>;
+}
+
+const header = (v: string | string[] | undefined): string | null =>
+  typeof v === "string" && v.length > 0 ? v.slice(0, 1024) : null;
+
+/**
+ * Serves model requests for every API surface the same way: the key's in-flight slot (429 when it
+ * has its maximum), cancellation (a stream stops when its client goes: what was generated is
+ * charged; a whole answer once asked for is generated, charged and recorded even so, and only a
+ * shutdown's grace running out cancels it), the shutdown's wait for requests in flight, and the
+ * HTTP response for a stream or a whole answer. Registered once per server (its preClose hook).
+ */
+export class ModelRequests {
+  constructor(
+    root: FastifyInstance,
+    private readonly ctx: AppContext,
+    private readonly gw: Gateway,
+  ) {
+    // A shutdown waits for the requests in flight, then cancels what outlives the grace period.
+    const inFlight = gw.inFlight;
+    root.addHook("preClose", async () => {
+      if (inFlight.size === 0) return;
+      const graceMs = ctx.config.gateway.shutdownGraceMs;
+      root.log.info({ requests: inFlight.size, grace_ms: graceMs }, "waiting for model requests in flight");
+      const { cancelled } = await inFlight.drain(graceMs);
+      if (cancelled > 0)
+        root.log.warn({ cancelled }, "model requests cancelled at shutdown (usage recorded)");
+    });
+  }
+
+  async serve(request: FastifyRequest, reply: FastifyReply, surface: SurfaceRequest): Promise<unknown> {
+    const key = request.inferenceKey as KeyPolicy;
+    // Refused 429 here, before anything is reserved or forwarded, when the key has its maximum
+    // of requests in flight; given back in `finally`, however the request ends.
+    const slots = this.gw.limits.admit(key.hash, key.workspaceId);
+    const gone = new Cancellation();
+    const stop = new Cancellation();
+    reply.raw.on("close", () => {
+      if (reply.raw.writableFinished) return;
+      gone.abort();
+      if (surface.stream) stop.abort();
+    });
+    const untrack = this.gw.inFlight.track(stop);
+    try {
+      return await this.run(request, reply, surface, { gone, stop, slots });
+    } finally {
+      untrack();
+      slots.release();
+    }
+  }
+
+  private async run(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    surface: SurfaceRequest,
+    s: { gone: Cancellation; stop: Cancellation; slots: RequestSlots },
+  ): Promise<unknown> {
+    const call: ChatCall = {
+      key: request.inferenceKey as KeyPolicy,
+      body: surface.body,
+      api: surface.api,
+      referer: header(request.headers["http-referer"]) ?? header(request.headers.referer),
+      appTitle: header(request.headers["x-openrouter-title"]) ?? header(request.headers["x-title"]),
+      arrivedNs: request.arrivedNs,
+      clientGone: s.gone,
+      upstreamStop: s.stop,
+      slots: s.slots,
+    };
+    const extra = surface.headers ?? {};
+    if (surface.stream) {
+      let opened = false;
+      const res = reply.raw;
+      await streamChat(
+        this.gw,
+        call,
+        sseResponse(res, (headers) => {
+          opened = true;
+          void reply.hijack();
+          res.writeHead(200, {
+            "content-type": "text/event-stream",
+            "cache-control": "no-cache",
+            connection: "keep-alive",
+            "x-request-id": String(request.id),
+            ...extra,
+            ...headers,
+          });
+        }),
+        surface.encoderFor,
+      );
+      if (!opened) {
+        // The client left (or the server is shutting down) before any answer: nothing to send.
+        void reply.hijack();
+        res.destroy();
+      }
+      return reply;
+    }
+    const chat = await completeChat(this.gw, call);
+    const answer = surface.answer ? surface.answer(chat) : chat;
+    void reply.headers({ ...extra, ...answer.headers });
+    return answer.body;
+  }
+}
