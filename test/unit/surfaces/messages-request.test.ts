@@ -655,3 +655,18 @@ describe("messagesToChat: Claude Code 2.1.328's recorded turns", () => {
     expect(leftOut).toEqual(expect.arrayContaining(["cache_control", "context_management", "output_config"]));
   });
 });
+
+describe("messagesToChat: leftOut is safe to put in a header", () => {
+  it("names are cut to header-safe characters and 64 of them", () => {
+    const { leftOut } = messagesToChat({ ...base, "bad\r\nx-injected: 1": true, ["é".repeat(100)]: 1 });
+    expect(leftOut).toEqual(["bad__x-injected:_1", "_".repeat(64)]);
+  });
+
+  it("at most 32 names are listed, the rest counted", () => {
+    const many = Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`extra_${i}`, i]));
+    const { leftOut } = messagesToChat({ ...base, ...many, extra_0_again: undefined });
+    expect(leftOut).toHaveLength(33);
+    expect(leftOut.slice(0, 2)).toEqual(["extra_0", "extra_1"]);
+    expect(leftOut.at(-1)).toBe("and 8 more");
+  });
+});
