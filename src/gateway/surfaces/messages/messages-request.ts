@@ -204,49 +204,48 @@ export function messagesToChat(body: unknown): { chat: ChatBody; leftOut: string
     throw fieldError("messages", "required: a non-empty list of messages");
   if (body.messages.length > MAX_MESSAGES) throw fieldError("messages", `at most ${MAX_MESSAGES} messages`);
   const chat: ChatBody = { model, messages: turnsToChat(body.system, body.messages, left) };
-  const b: Json = body;
 
-  if (!absent(b.max_tokens)) chat.max_tokens = integerFrom(b.max_tokens, "max_tokens", 1, MAX_TOKENS);
-  if (!absent(b.stream)) {
-    if (typeof b.stream !== "boolean") throw fieldError("stream", "must be a boolean");
-    chat.stream = b.stream;
+  if (!absent(body.max_tokens)) chat.max_tokens = integerFrom(body.max_tokens, "max_tokens", 1, MAX_TOKENS);
+  if (!absent(body.stream)) {
+    if (typeof body.stream !== "boolean") throw fieldError("stream", "must be a boolean");
+    chat.stream = body.stream;
   }
   // Anthropic's sampling ranges: temperature and top_p 0-1, top_k a count.
-  if (!absent(b.temperature)) chat.temperature = numberIn(b.temperature, "temperature", 0, 1);
-  if (!absent(b.top_p)) chat.top_p = numberIn(b.top_p, "top_p", 0, 1);
-  if (!absent(b.top_k)) chat.top_k = integerFrom(b.top_k, "top_k", 0);
-  if (!absent(b.stop_sequences)) {
-    const stop = strings(b.stop_sequences, "stop_sequences");
+  if (!absent(body.temperature)) chat.temperature = numberIn(body.temperature, "temperature", 0, 1);
+  if (!absent(body.top_p)) chat.top_p = numberIn(body.top_p, "top_p", 0, 1);
+  if (!absent(body.top_k)) chat.top_k = integerFrom(body.top_k, "top_k", 0);
+  if (!absent(body.stop_sequences)) {
+    const stop = strings(body.stop_sequences, "stop_sequences");
     if (stop.length > 0) chat.stop = stop;
   }
-  if (!absent(b.tools)) {
-    const { tools, hosted } = toolsOf(b.tools, left);
+  if (!absent(body.tools)) {
+    const { tools, hosted } = toolsOf(body.tools, left);
     if (tools.length > 0) chat.tools = tools;
-    if (!absent(b.tool_choice)) toolChoiceOf(b.tool_choice, tools, hosted, chat, left);
-  } else if (!absent(b.tool_choice)) {
-    toolChoiceOf(b.tool_choice, [], new Set(), chat, left);
+    if (!absent(body.tool_choice)) toolChoiceOf(body.tool_choice, tools, hosted, chat, left);
+  } else if (!absent(body.tool_choice)) {
+    toolChoiceOf(body.tool_choice, [], new Set(), chat, left);
   }
-  if (!absent(b.thinking)) {
-    const reasoning = reasoningOf(b.thinking, left);
+  if (!absent(body.thinking)) {
+    const reasoning = reasoningOf(body.thinking, left);
     if (reasoning) chat.reasoning = reasoning;
   }
 
   // The router's extras, as the chat surface takes them.
-  const models = modelsOf(b);
+  const models = modelsOf(body);
   if (models) chat.models = models;
-  if (!absent(b.provider)) chat.provider = providerOf(b.provider);
-  if (!absent(b.session_id)) chat.session_id = stringField(b.session_id, "session_id", 256);
-  if (!absent(b.trace)) {
-    if (!isObject(b.trace)) throw fieldError("trace", "must be an object");
-    chat.trace = b.trace;
+  if (!absent(body.provider)) chat.provider = providerOf(body.provider);
+  if (!absent(body.session_id)) chat.session_id = stringField(body.session_id, "session_id", 256);
+  if (!absent(body.trace)) {
+    if (!isObject(body.trace)) throw fieldError("trace", "must be an object");
+    chat.trace = body.trace;
   }
   // Who the end user is: the router's `user`, else Anthropic's metadata.user_id.
-  if (!absent(b.metadata)) {
-    if (!isObject(b.metadata)) throw fieldError("metadata", "must be an object");
-    left.extras(b.metadata, METADATA_KEYS, "metadata");
-    if (!absent(b.metadata.user_id) && b.metadata.user_id !== "")
-      chat.user = stringField(b.metadata.user_id, "metadata.user_id", 1024);
+  if (!absent(body.metadata)) {
+    if (!isObject(body.metadata)) throw fieldError("metadata", "must be an object");
+    left.extras(body.metadata, METADATA_KEYS, "metadata");
+    if (!absent(body.metadata.user_id) && body.metadata.user_id !== "")
+      chat.user = stringField(body.metadata.user_id, "metadata.user_id", 1024);
   }
-  if (!absent(b.user)) chat.user = stringField(b.user, "user", 1024);
+  if (!absent(body.user)) chat.user = stringField(body.user, "user", 1024);
   return { chat, leftOut: left.list() };
 }
