@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
 import { DomainError } from "../domain/errors.js";
+import { anthropicErrorBody } from "../gateway/surfaces/messages/messages-errors.js";
 import { envelope } from "./envelope.js";
 import { formatValidationErrors } from "./validation.js";
 
@@ -12,6 +13,26 @@ const FRAMEWORK_MESSAGES: Record<string, string> = {
   FST_ERR_CTP_INVALID_TYPE: "Content-Type: must be a string",
 };
 
+declare module "fastify" {
+  interface FastifyContextConfig {
+    /** The error body's shape on this route: Anthropic's (the Messages API), else the envelope. */
+    errorShape?: "anthropic";
+  }
+}
+
+/** An error body in the route's shape (FastifyContextConfig.errorShape). */
+function errorBody(
+  request: FastifyRequest,
+  status: number,
+  message: string,
+  metadata?: Record<string, unknown> | null,
+): unknown {
+  if (request.routeOptions?.config?.errorShape === "anthropic") {
+    return anthropicErrorBody(status, message, null, metadata ?? null);
+  }
+  return envelope(status, message, metadata ?? undefined);
+}
+
 /**
  * The only place where failures become HTTP responses. Every response uses the envelope; a 5xx
  * says nothing of internals and carries the request id that the log line also has.
@@ -21,12 +42,12 @@ export function errorHandler(err: FastifyError, request: FastifyRequest, reply: 
     // A 429 that knows when to come back says so (an upstream's Retry-After, passed on).
     const retryAfter = err.metadata?.retry_after_seconds;
     if (err.status === 429 && typeof retryAfter === "number") void reply.header("retry-after", retryAfter);
-    void reply.status(err.status).send(envelope(err.status, err.message, err.metadata));
+    void reply.status(err.status).send(errorBody(request, err.status, err.message, err.metadata));
     return;
   }
   if (err.validation) {
     const message = formatValidationErrors(err.validation as never, err.validationContext ?? "body");
-    void reply.status(400).send(envelope(400, message));
+    void reply.status(400).send(errorBody(request, 400, message));
     return;
   }
   const status = typeof err.statusCode === "number" ? err.statusCode : 500;
@@ -37,11 +58,13 @@ export function errorHandler(err: FastifyError, request: FastifyRequest, reply: 
       message = "body: is not valid JSON";
     }
     const metadata = (err as { metadata?: Record<string, unknown> }).metadata ?? null;
-    void reply.status(status).send(envelope(status, message, metadata));
+    void reply.status(status).send(errorBody(request, status, message, metadata));
     return;
   }
   request.log.error({ err, reqId: request.id }, "unhandled error");
-  void reply.status(500).send(envelope(500, "Internal Server Error", { request_id: String(request.id) }));
+  void reply
+    .status(500)
+    .send(errorBody(request, 500, "Internal Server Error", { request_id: String(request.id) }));
 }
 
 /**

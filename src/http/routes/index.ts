@@ -3,6 +3,7 @@ import type { AppContext } from "../context.js";
 import { analyticsRoutes } from "./analytics.js";
 import { broadcastRoutes } from "./broadcast.js";
 import { chatRoutes } from "./chat.js";
+import { messagesRoutes } from "./messages.js";
 import { ModelRequests } from "./model-requests.js";
 import { byokRoutes } from "./byok.js";
 import { gatewayReadRoutes } from "./gateway-reads.js";
@@ -26,6 +27,7 @@ export async function apiRoutes(app: FastifyInstance, ctx: AppContext & { gatewa
   // Every API surface serves model requests through one handler (slots, cancellation, shutdown).
   const requests = new ModelRequests(app, ctx, ctx.gateway);
   chatRoutes(app, ctx, requests);
+  messagesRoutes(app, ctx, requests);
   await gatewayReadRoutes(app, ctx, ctx.gateway);
   await byokRoutes(app, ctx, ctx.gateway);
 }

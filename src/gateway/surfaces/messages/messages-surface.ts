@@ -1,0 +1,68 @@
+import type { Answer } from "../../chat/complete.js";
+import type { ChatBody } from "../../chat/serve.js";
+import type { StreamEncoder, StreamEncoderFor } from "../../chat/stream-encoder.js";
+import type { ProviderChunk } from "../../providers/provider.js";
+import { estimatePrompt, promptTokensFor } from "../../tokens/count-tokens.js";
+import { leftOutHeader } from "../left-out.js";
+import { messagesToChat } from "./messages-request.js";
+import { chatToMessage } from "./messages-response.js";
+import { MessagesStreamEncoder } from "./messages-stream.js";
+
+/**
+ * The Anthropic Messages API as an inbound adapter (docs/gateway.md "Anthropic Messages"): the
+ * request translated to the chat request the data plane runs (messages-request.ts), its whole
+ * answer translated back (messages-response.ts), its stream written as Anthropic's named events
+ * (messages-stream.ts). What the translation could not carry is named in a header.
+ */
+export interface MessagesRequest {
+  body: ChatBody;
+  stream: boolean;
+  headers: Record<string, string>;
+  encoderFor: StreamEncoderFor;
+  answer: (chat: Answer) => Answer;
+}
+
+/** Translates a Messages request body (throws the 400 naming the field). */
+export function messagesRequest(raw: unknown): MessagesRequest {
+  const { chat, leftOut } = messagesToChat(raw);
+  return {
+    body: chat,
+    stream: chat.stream === true,
+    headers: leftOutHeader(leftOut),
+    encoderFor: (h) => new MessagesStream(new MessagesStreamEncoder(h)),
+    answer: (a) => ({ headers: a.headers, body: chatToMessage(a.body) }),
+  };
+}
+
+/** The Messages stream as the data plane's StreamEncoder. */
+class MessagesStream implements StreamEncoder {
+  readonly done = "";
+
+  constructor(private readonly enc: MessagesStreamEncoder) {}
+
+  open(): string {
+    // message_start waits for the first chunk: an Anthropic upstream's first chunk carries the
+    // prompt's counts, which message_start reports.
+    return "";
+  }
+
+  chunk(c: ProviderChunk): string {
+    return this.enc.start(c.prompt) + this.enc.chunk(c);
+  }
+
+  finish(usage: Record<string, unknown>, finishReason: string | null): string {
+    return this.enc.end(usage, finishReason);
+  }
+
+  fail(status: number, message: string, errorType: string): string {
+    return this.enc.start() + this.enc.fail(status, message, errorType);
+  }
+}
+
+/** POST /messages/count_tokens: the prompt's tokens as Gatehouse estimates them (nothing is charged). */
+export function countMessageTokens(raw: unknown): { input_tokens: number } {
+  const { chat } = messagesToChat(
+    typeof raw === "object" && raw !== null && !Array.isArray(raw) ? { max_tokens: 1, ...raw } : raw,
+  );
+  return { input_tokens: promptTokensFor(estimatePrompt(chat.messages, chat.tools), "anthropic") };
+}
