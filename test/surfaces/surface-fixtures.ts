@@ -26,7 +26,10 @@ export const COMPLETION_NANO = 12_700;
 const NAMES = ["ok", "tools", "thinking", "reasoning", "never-ends", "no-usage"];
 
 export async function startSurfaceRig(): Promise<SurfaceRig> {
-  const [openai, anthropic]: FakeServer[] = await Promise.all([startFakeOpenAI(), startFakeAnthropic()]);
+  const [openai, anthropic]: [FakeServer, FakeServer] = await Promise.all([
+    startFakeOpenAI(),
+    startFakeAnthropic(),
+  ]);
   const priced = { prompt_price: "0.0000031", completion_price: "0.0000127" };
   const file: WrittenProvidersFile = writeProvidersFile(
     [
@@ -74,7 +77,7 @@ export async function startSurfaceRig(): Promise<SurfaceRig> {
     async apiOf(id) {
       await s.app.gateway.recorder.settled();
       const [row] = await s.ctx.activity.query(
-        { sql: "SELECT api FROM generations WHERE id = $id", params: { id } as never },
+        { sql: "SELECT api FROM generations WHERE id = $id", params: { id } },
         { timeoutMs: 10_000 },
       );
       return (row?.api as string | null | undefined) ?? null;
