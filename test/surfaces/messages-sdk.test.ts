@@ -128,4 +128,72 @@ describe("Messages API with @anthropic-ai/sdk", () => {
     expect(r.headers.get("x-gatehouse-left-out")).toContain("cache_control");
     expect(((await r.json()) as { type: string }).type).toBe("message");
   });
+
+  it("an anthropic provider gets the request as sent: cache_control, signed thinking, betas, context_management", async () => {
+    const signed = { type: "thinking", thinking: "Earlier thought.", signature: "sig-earlier" };
+    const body = {
+      model: "anthropic/ok",
+      max_tokens: 2000,
+      system: [{ type: "text", text: "Be brief.", cache_control: { type: "ephemeral" } }],
+      thinking: { type: "enabled", budget_tokens: 1024 },
+      context_management: { edits: [{ type: "clear_tool_uses_20250919" }] },
+      session_id: "router-only",
+      messages: [
+        { role: "user", content: "Weather?" },
+        {
+          role: "assistant",
+          content: [
+            signed,
+            { type: "tool_use", id: "toolu_1", name: "get_weather", input: { city: "Paris" } },
+          ],
+        },
+        {
+          role: "user",
+          content: [
+            {
+              type: "tool_result",
+              tool_use_id: "toolu_1",
+              content: "sunny",
+              cache_control: { type: "ephemeral" },
+            },
+          ],
+        },
+      ],
+      tools: [WEATHER],
+    };
+    const seen = rig.anthropic.requests.length;
+    const r = await fetch(`${rig.s.baseUrl}/messages`, {
+      method: "POST",
+      headers: {
+        authorization: `Bearer ${key}`,
+        "content-type": "application/json",
+        "anthropic-beta": "context-management-2025-06-27",
+      },
+      body: JSON.stringify(body),
+    });
+    expect(r.status).toBe(200);
+    const sent = rig.anthropic.requests.slice(seen).at(-1)!;
+    expect(sent.headers["anthropic-beta"]).toBe("context-management-2025-06-27");
+    expect(sent.body.model).toBe("ok");
+    expect(sent.body.system).toEqual(body.system);
+    expect(sent.body.context_management).toEqual(body.context_management);
+    expect(sent.body.thinking).toEqual(body.thinking);
+    expect(sent.body.messages[1].content[0]).toEqual(signed);
+    expect(sent.body.messages[2].content[0].cache_control).toEqual({ type: "ephemeral" });
+    expect(sent.body.session_id).toBeUndefined();
+    expect(sent.body.max_tokens).toBeLessThanOrEqual(2000);
+
+    // The same request to a chat-completions provider is translated: nothing of Anthropic's own.
+    const seenLocal = rig.openai.requests.length;
+    const t = await fetch(`${rig.s.baseUrl}/messages`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: JSON.stringify({ ...body, model: "local/ok" }),
+    });
+    expect(t.status).toBe(200);
+    expect(t.headers.get("x-gatehouse-left-out")).toContain("context_management");
+    const translated = JSON.stringify(rig.openai.requests.slice(seenLocal).at(-1)!.body);
+    expect(translated).not.toContain("cache_control");
+    expect(translated).not.toContain("context_management");
+  });
 });

@@ -13,6 +13,9 @@ import { systemClock } from "../../src/lib/clock.js";
  */
 export interface SurfaceRig {
   s: ListeningApp;
+  /** The fakes: what each received (`requests`). */
+  openai: FakeServer;
+  anthropic: FakeServer;
   close(): Promise<void>;
   key(name: string, body?: Record<string, unknown>): Promise<string>;
   /** Usage of a key (GET /key), USD. */
@@ -60,6 +63,8 @@ export async function startSurfaceRig(): Promise<SurfaceRig> {
   });
   return {
     s,
+    openai,
+    anthropic,
     async close() {
       await s.close();
       await Promise.all([openai.close(), anthropic.close()]);

@@ -14,6 +14,7 @@ import {
   UpstreamTimeout,
   abandonedAfterSending,
   type ChatRequestBody,
+  type NativeRequest,
   type ProviderChunk,
   type ProviderUsage,
   type UpstreamCall,
@@ -41,6 +42,8 @@ export interface ChatCall {
   body: ChatBody;
   /** The API surface the request came through (recorded with the generation). */
   api: Api;
+  /** The request in a provider's own API, for attempts on a provider of that kind (UpstreamCall.native). */
+  native?: NativeRequest;
   referer: string | null;
   appTitle: string | null;
   /** process.hrtime.bigint() when the request arrived. */
@@ -354,6 +357,7 @@ export class ChatRun {
       body,
       timeoutMs: timeoutOf(this.gw, a),
       ...(a.byok ? { apiKey: a.byok.secret } : {}),
+      ...(this.call.native?.kind === a.provider.kind ? { native: this.call.native } : {}),
     };
   }
 

@@ -90,6 +90,22 @@ export interface UpstreamCall {
   maxCompletionTokens?: number;
   /** The organization's own credential (BYOK) to use instead of the provider's configured one. */
   apiKey?: string;
+  /**
+   * The request as the client sent it, when it speaks this provider's own API (the Messages API
+   * to an `anthropic` provider): the adapter forwards it as sent (cache_control, signed thinking,
+   * blocks the chat shape has no place for), setting only the model, the completion cap the hold
+   * reserved (`body`'s) and `stream`. `body` still holds the translation, for everything the
+   * gateway itself reads (the prompt estimate, counting, Broadcast).
+   */
+  native?: NativeRequest;
+}
+
+/** A client's request in a provider's own API (UpstreamCall.native). */
+export interface NativeRequest {
+  kind: "anthropic";
+  body: Record<string, unknown>;
+  /** Headers of the client's to pass on (anthropic-beta). */
+  headers: Record<string, string>;
 }
 
 /**

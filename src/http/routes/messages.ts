@@ -36,9 +36,11 @@ export function messagesRoutes(app: FastifyInstance, ctx: AppContext, requests: 
       },
     },
     (request, reply) => {
-      const m = messagesRequest(request.body);
+      const beta = request.headers["anthropic-beta"];
+      const m = messagesRequest(request.body, typeof beta === "string" ? beta : undefined);
       return requests.serve(request, reply, {
         api: "messages",
+        native: m.native,
         body: m.body,
         stream: m.stream,
         headers: m.headers,

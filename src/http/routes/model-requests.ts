@@ -8,6 +8,7 @@ import type { KeyPolicy } from "../../domain/policy/policy.js";
 import { Cancellation } from "../../gateway/cancellation.js";
 import type { RequestSlots } from "../../gateway/fair-use/in-flight-limits.js";
 import type { Api } from "../../gateway/surfaces/api.js";
+import type { NativeRequest } from "../../gateway/providers/provider.js";
 import type { AppContext } from "../context.js";
 import { sseResponse } from "./sse-response.js";
 
@@ -32,6 +33,8 @@ export interface SurfaceRequest {
   answer?: (chat: Answer) => Answer;
   /** Headers every answer of this request carries (e.g. what a translation left out). */
   headers?: Record<string, string>;
+  /** The request in a provider's own API (forwarded as sent to a provider of that kind). */
+  native?: NativeRequest;
 }
 
 const header = (v: string | string[] | undefined): string | null =>
@@ -93,6 +96,7 @@ export class ModelRequests {
       key: request.inferenceKey as KeyPolicy,
       body: surface.body,
       api: surface.api,
+      ...(surface.native ? { native: surface.native } : {}),
       referer: header(request.headers["http-referer"]) ?? header(request.headers.referer),
       appTitle: header(request.headers["x-openrouter-title"]) ?? header(request.headers["x-title"]),
       arrivedNs: request.arrivedNs,

@@ -276,7 +276,39 @@ function thinkingOf(reasoning: unknown, maxTokens: number): Json | undefined {
   return { type: "enabled", budget_tokens: budget };
 }
 
+/**
+ * What a native Messages request keeps of the client's body: everything but the router's own
+ * fields (fallbacks, provider preferences, attribution), which Anthropic does not know.
+ */
+const ROUTER_FIELDS = new Set([
+  "models",
+  "fallbacks",
+  "provider",
+  "plugins",
+  "session_id",
+  "trace",
+  "user",
+  "safeguards",
+  "stop_server_tools_when",
+  "debug",
+  "route",
+  "transforms",
+  "usage",
+]);
+
+/** A Messages request forwarded as the client sent it (UpstreamCall.native). */
+function nativeRequest(call: UpstreamCall, native: Json, stream: boolean): Json {
+  const req: Json = {};
+  for (const [k, v] of Object.entries(native)) if (!ROUTER_FIELDS.has(k)) req[k] = v;
+  req.model = call.upstreamModel;
+  // The completion cap the hold reserved (capMaxTokens): never more than was reserved.
+  req.max_tokens = call.body.max_tokens ?? call.maxCompletionTokens ?? FALLBACK_MAX_TOKENS;
+  req.stream = stream;
+  return req;
+}
+
 export function toAnthropicRequest(call: UpstreamCall, stream: boolean): Json {
+  if (call.native?.kind === "anthropic") return nativeRequest(call, call.native.body, stream);
   const b = call.body;
   if (!Array.isArray(b.messages)) throw invalid("messages", "required");
   const { system, messages } = translateMessages(b.messages);

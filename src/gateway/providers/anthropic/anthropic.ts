@@ -47,6 +47,8 @@ export function createAnthropicAdapter(opts: UpstreamEndpointOptions): ProviderA
           "content-type": "application/json",
           accept: stream ? "text/event-stream" : "application/json",
           "anthropic-version": ANTHROPIC_VERSION,
+          // A native Messages request's betas (context management, …) go with it.
+          ...(call.native?.kind === "anthropic" ? call.native.headers : {}),
           ...(apiKey !== null ? { "x-api-key": apiKey } : {}),
         },
         body,

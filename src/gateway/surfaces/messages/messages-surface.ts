@@ -1,7 +1,7 @@
 import type { Answer } from "../../chat/complete.js";
 import type { ChatBody } from "../../chat/serve.js";
 import type { StreamEncoder, StreamEncoderFor } from "../../chat/stream-encoder.js";
-import type { ProviderChunk } from "../../providers/provider.js";
+import type { NativeRequest, ProviderChunk } from "../../providers/provider.js";
 import { estimatePrompt, promptTokensFor } from "../../tokens/count-tokens.js";
 import { leftOutHeader } from "../left-out.js";
 import { messagesToChat } from "./messages-request.js";
@@ -16,17 +16,28 @@ import { MessagesStreamEncoder } from "./messages-stream.js";
  */
 export interface MessagesRequest {
   body: ChatBody;
+  /** The request as sent, for attempts on an `anthropic` provider (forwarded natively). */
+  native: NativeRequest;
   stream: boolean;
   headers: Record<string, string>;
   encoderFor: StreamEncoderFor;
   answer: (chat: Answer) => Answer;
 }
 
-/** Translates a Messages request body (throws the 400 naming the field). */
-export function messagesRequest(raw: unknown): MessagesRequest {
+/** Header-safe text: a beta list is letters, digits, dashes and commas. */
+const BETA_RE = /^[A-Za-z0-9_.,\- ]{1,2048}$/;
+
+/**
+ * Translates a Messages request body (throws the 400 naming the field). `anthropicBeta` is the
+ * client's `anthropic-beta` header, passed on with the native request.
+ */
+export function messagesRequest(raw: unknown, anthropicBeta?: string): MessagesRequest {
   const { chat, leftOut } = messagesToChat(raw);
+  const beta: Record<string, string> =
+    anthropicBeta !== undefined && BETA_RE.test(anthropicBeta) ? { "anthropic-beta": anthropicBeta } : {};
   return {
     body: chat,
+    native: { kind: "anthropic", body: raw as Record<string, unknown>, headers: beta },
     stream: chat.stream === true,
     headers: leftOutHeader(leftOut),
     encoderFor: (h) => new MessagesStream(new MessagesStreamEncoder(h)),
