@@ -107,6 +107,19 @@ describe("providers file: model kind", () => {
     }
   });
 
+  it("an embedding model on an anthropic provider is refused at start, naming the provider", () => {
+    const text = JSON.stringify({
+      providers: [
+        PROVIDER,
+        { slug: "claude", kind: "anthropic", base_url: "https://api.anthropic.com", api_key: "k" },
+      ],
+      models: [EMBED, { ...EMBED, provider: "claude" }, { ...CHAT, provider: "claude" }],
+    });
+    expect(problemsOf(text)).toEqual([
+      'models[1].provider: "claude" is kind anthropic, which has no embeddings API (an embedding model needs an openai-compatible provider)',
+    ]);
+  });
+
   it("an unknown kind is named with the kinds there are", () => {
     expect(problemsOf(fileOf({ ...CHAT, kind: "rerank" }))).toEqual([
       "models[0].kind: must be one of chat, embedding (default chat)",

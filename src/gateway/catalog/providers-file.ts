@@ -167,6 +167,7 @@ function validate(json: unknown, env: Env, path: string, report: Report): Provid
       isObject(p) ? p.slug : undefined,
     ),
   );
+  const providerKinds = new Map(spec.providers.map((p) => [p.slug, p.kind]));
   const served = new Map<string, number>();
   /** Each id's kind and where it was first given: one id is one kind on every provider. */
   const kinds = new Map<string, { kind: ModelKind; at: number }>();
@@ -187,6 +188,13 @@ function validate(json: unknown, env: Env, path: string, report: Report): Provid
       return;
     }
     if (!slugs.has(m.provider)) return;
+    if (m.kind === "embedding" && providerKinds.get(m.provider) === "anthropic") {
+      report(
+        `models[${i}].provider`,
+        `"${m.provider}" is kind anthropic, which has no embeddings API (an embedding model needs an openai-compatible provider)`,
+      );
+      return;
+    }
     const key = `${m.id}\u0000${m.provider}`;
     const seen = served.get(key);
     if (seen !== undefined) {
