@@ -1865,7 +1865,7 @@ export interface operations {
                 limit?: number;
                 /** @description Comma-separated: only models that honour every one (on one endpoint) */
                 supported_parameters?: string;
-                /** @description Comma-separated: only models that output one of them (`all`: any) */
+                /** @description Comma-separated: only models that output one of them (`all`: any); default `text`, chat models only (`embeddings`: the embedding models) */
                 output_modalities?: string;
                 /** @description Comma-separated: only models that take one of them (`all`: any) */
                 input_modalities?: string;
@@ -1938,7 +1938,7 @@ export interface operations {
             query?: {
                 /** @description Comma-separated: only models that honour every one (on one endpoint) */
                 supported_parameters?: string;
-                /** @description Comma-separated: only models that output one of them (`all`: any) */
+                /** @description Comma-separated: only models that output one of them (`all`: any); default `text`, chat models only (`embeddings`: the embedding models) */
                 output_modalities?: string;
                 /** @description Comma-separated: only models that take one of them (`all`: any) */
                 input_modalities?: string;
@@ -2011,7 +2011,7 @@ export interface operations {
                 limit?: number;
                 /** @description Comma-separated: only models that honour every one (on one endpoint) */
                 supported_parameters?: string;
-                /** @description Comma-separated: only models that output one of them (`all`: any) */
+                /** @description Comma-separated: only models that output one of them (`all`: any); default `text`, chat models only (`embeddings`: the embedding models) */
                 output_modalities?: string;
                 /** @description Comma-separated: only models that take one of them (`all`: any) */
                 input_modalities?: string;
