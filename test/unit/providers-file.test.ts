@@ -61,6 +61,7 @@ describe("providers file", () => {
       {
         id: "local/tiny",
         name: "local/tiny",
+        kind: "chat",
         provider: "local",
         upstreamModel: "tiny",
         promptPricePerMTokNano: 1_000_000_000n,

@@ -1,9 +1,13 @@
 import type { GatewayConfig } from "../../config/config.js";
 import { MockAdapter } from "../providers/mock.js";
 import type { Catalog, ModelEntry, ProviderEntry } from "./catalog.js";
+import type { ModelKind } from "./model-kind.js";
 import { DEFAULT_PARAMETERS } from "./parameters.js";
 
-/** Prices of the mock: 0.000001 USD per prompt token, 0.000002 per completion token. */
+/**
+ * Prices of the mock: 0.000001 USD per prompt token, 0.000002 per completion token; `mock/embed`
+ * (an embedding model: no completion) the same prompt price.
+ */
 const MOCK_PROMPT_PRICE_NANO_PER_MTOK = 1_000_000_000n;
 const MOCK_COMPLETION_PRICE_NANO_PER_MTOK = 2_000_000_000n;
 
@@ -16,19 +20,24 @@ function mockEntries(latencyMs: number): { provider: ProviderEntry; models: Mode
     connections: null,
     adapter: new MockAdapter({ latencyMs }),
   };
-  const model = (id: string, name: string, upstreamModel: string): ModelEntry => ({
+  const model = (id: string, name: string, upstreamModel: string, kind: ModelKind = "chat"): ModelEntry => ({
     id,
     name,
+    kind,
     isMock: true,
     endpoints: [
       {
         provider: "mock",
         upstreamModel,
         promptPricePerMTokNano: MOCK_PROMPT_PRICE_NANO_PER_MTOK,
-        completionPricePerMTokNano: MOCK_COMPLETION_PRICE_NANO_PER_MTOK,
+        ...(kind === "chat"
+          ? {
+              completionPricePerMTokNano: MOCK_COMPLETION_PRICE_NANO_PER_MTOK,
+              maxCompletionTokens: 1024,
+              supportedParameters: DEFAULT_PARAMETERS.mock,
+            }
+          : { completionPricePerMTokNano: 0n, maxCompletionTokens: 0, supportedParameters: [] }),
         contextLength: 8192,
-        maxCompletionTokens: 1024,
-        supportedParameters: DEFAULT_PARAMETERS.mock,
       },
     ],
   });
@@ -37,6 +46,7 @@ function mockEntries(latencyMs: number): { provider: ProviderEntry; models: Mode
     models: [
       model("mock/echo", "Mock: Echo", "echo"),
       model("mock/unavailable", "Mock: Always unavailable (503)", "unavailable"),
+      model("mock/embed", "Mock: Embeddings", "embed", "embedding"),
     ],
   };
 }

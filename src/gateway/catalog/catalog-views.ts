@@ -1,12 +1,14 @@
+import { invalid } from "../../domain/errors.js";
 import type { Catalog, ModelEntry } from "./catalog.js";
+import type { ModelKind } from "./model-kind.js";
 import { canonical, supportsAll } from "./parameters.js";
 
-/** Wire views of the catalog: GET /models (the SDK's Model) and GET /providers. */
+/**
+ * Wire views of the catalog: GET /models (the SDK's Model), GET /embeddings/models (the same
+ * shape, embedding models only) and GET /providers.
+ */
 
 const SCALE = 1_000_000_000_000_000n;
-
-/** What every catalog model outputs (the adapters speak chat completions: text). */
-const OUTPUT_MODALITIES = ["text"];
 
 /** Catalog models are listed in id order; `created` is the process start (the catalog's build). */
 const STARTED = Math.floor(Date.now() / 1000);
@@ -18,20 +20,45 @@ export function perTokenUsd(nanoPerMTok: bigint): string {
   return frac === "" ? whole.toString() : `${whole}.${frac}`;
 }
 
-/** Every catalog model's architecture (the adapters speak chat completions: text in, text out). */
-const ARCHITECTURE = {
-  input_modalities: ["text"],
-  output_modalities: OUTPUT_MODALITIES,
-  modality: "text->text",
-  tokenizer: "Other",
+/**
+ * Each kind's architecture: the adapters take text; a chat model outputs text, an embedding model
+ * vectors (the hosted original's output modality `embeddings`).
+ */
+const ARCHITECTURE: Record<
+  ModelKind,
+  { input_modalities: string[]; output_modalities: string[]; modality: string; tokenizer: string }
+> = {
+  chat: {
+    input_modalities: ["text"],
+    output_modalities: ["text"],
+    modality: "text->text",
+    tokenizer: "Other",
+  },
+  embedding: {
+    input_modalities: ["text"],
+    output_modalities: ["embeddings"],
+    modality: "text->embeddings",
+    tokenizer: "Other",
+  },
 };
+
+/**
+ * The output modalities /models lists when the query names none: the hosted original's default
+ * (its `output_modalities` "defaults to text"), so chat clients never see embedding models
+ * unless they ask (`output_modalities=embeddings`, or `all`).
+ */
+export const DEFAULT_OUTPUT_MODALITIES: readonly string[] = ["text"];
+
+/** A completion limit that does not apply (an embedding model) is null on the wire. */
+const completionCap = (kind: ModelKind, tokens: number): number | null =>
+  kind === "embedding" ? null : tokens;
 
 /** A model's `context_length` as /models shows it: the largest of its endpoints'. */
 const contextOf = (m: ModelEntry): number => Math.max(...m.endpoints.map((x) => x.contextLength));
 
 const descriptionOf = (m: ModelEntry): string =>
   m.isMock
-    ? "Built-in mock model (no provider account needed): deterministic answers, for trials and tests."
+    ? `Built-in mock model (no provider account needed): deterministic ${m.kind === "embedding" ? "vectors" : "answers"}, for trials and tests.`
     : `${m.name}, served by ${m.endpoints.map((x) => x.provider).join(", ")}.`;
 
 /** A catalog model as the SDK's Model (docs/wire-compatibility.md "Model list"); first endpoint's prices. */
@@ -44,7 +71,7 @@ export function modelView(m: ModelEntry, created: number): Record<string, unknow
     created,
     description: descriptionOf(m),
     context_length: contextOf(m),
-    architecture: ARCHITECTURE,
+    architecture: ARCHITECTURE[m.kind],
     pricing: {
       prompt: e ? perTokenUsd(e.promptPricePerMTokNano) : "0",
       completion: e ? perTokenUsd(e.completionPricePerMTokNano) : "0",
@@ -52,7 +79,7 @@ export function modelView(m: ModelEntry, created: number): Record<string, unknow
     top_provider: {
       is_moderated: false,
       context_length: e?.contextLength ?? null,
-      max_completion_tokens: e?.maxCompletionTokens ?? null,
+      max_completion_tokens: e ? completionCap(m.kind, e.maxCompletionTokens) : null,
     },
     per_request_limits: null,
     // What at least one endpoint honours (`provider.require_parameters` routes to those that do).
@@ -69,7 +96,7 @@ export function modelView(m: ModelEntry, created: number): Record<string, unknow
         completion: perTokenUsd(x.completionPricePerMTokNano),
       },
       context_length: x.contextLength,
-      max_completion_tokens: x.maxCompletionTokens,
+      max_completion_tokens: completionCap(m.kind, x.maxCompletionTokens),
       supported_parameters: [...x.supportedParameters],
     })),
   };
@@ -86,7 +113,7 @@ export function modelEndpointsView(catalog: Catalog, m: ModelEntry): Record<stri
     name: m.name,
     created: STARTED,
     description: descriptionOf(m),
-    architecture: { ...ARCHITECTURE, instruct_type: null },
+    architecture: { ...ARCHITECTURE[m.kind], instruct_type: null },
     endpoints: m.endpoints.map((e) => {
       const provider = catalog.providers.get(e.provider);
       const name = provider?.name ?? e.provider;
@@ -98,7 +125,7 @@ export function modelEndpointsView(catalog: Catalog, m: ModelEntry): Record<stri
         provider_name: name,
         tag: e.provider,
         context_length: e.contextLength,
-        max_completion_tokens: e.maxCompletionTokens,
+        max_completion_tokens: completionCap(m.kind, e.maxCompletionTokens),
         max_prompt_tokens: null,
         pricing: {
           prompt: perTokenUsd(e.promptPricePerMTokNano),
@@ -134,7 +161,10 @@ export function supportedParameters(m: ModelEntry): string[] {
 export interface ModelFilter {
   /** Only models with one endpoint that honours every one of these (the query's comma list). */
   supportedParameters?: readonly string[];
-  /** Only models that output one of these (`all`, or none given: any). */
+  /**
+   * Only models that output one of these (`all`: any; none given: DEFAULT_OUTPUT_MODALITIES, so
+   * text: chat models only, as the hosted original's default).
+   */
   outputModalities?: readonly string[];
   /** Only models that take one of these as input (`all`, or none given: any). */
   inputModalities?: readonly string[];
@@ -179,9 +209,10 @@ const anyOf = (wanted: readonly string[] | undefined, has: readonly string[]): b
 /** The catalog's models that pass `filter`, in id order. */
 export function filterModels(catalog: Catalog, filter: ModelFilter = {}): ModelEntry[] {
   const wanted = filter.supportedParameters ?? [];
-  // Every model takes ARCHITECTURE's inputs and outputs: these filters keep all of them or none.
-  if (!anyOf(filter.outputModalities, OUTPUT_MODALITIES)) return [];
-  if (!anyOf(filter.inputModalities, ARCHITECTURE.input_modalities)) return [];
+  const outputs =
+    filter.outputModalities === undefined || filter.outputModalities.length === 0
+      ? DEFAULT_OUTPUT_MODALITIES
+      : filter.outputModalities;
   const text = (filter.text ?? "").toLowerCase();
   const providers = new Set((filter.providers ?? []).map((p) => p.toLowerCase()));
   const authors = new Set((filter.authors ?? []).map((a) => a.toLowerCase()));
@@ -193,6 +224,8 @@ export function filterModels(catalog: Catalog, filter: ModelFilter = {}): ModelE
   return [...catalog.models.values()]
     .filter(
       (m) =>
+        anyOf(outputs, ARCHITECTURE[m.kind].output_modalities) &&
+        anyOf(filter.inputModalities, ARCHITECTURE[m.kind].input_modalities) &&
         m.endpoints.some((e) => supportsAll(e.supportedParameters, wanted)) &&
         (text === "" || [m.id, m.name, descriptionOf(m)].some((s) => s.toLowerCase().includes(text))) &&
         (providers.size === 0 || servedByOneOf(m)) &&
@@ -245,6 +278,28 @@ export function listModels(
   };
 }
 
+/** GET /embeddings/models' page size: its default and its largest (the SDK sends `limit=500`). */
+export const EMBEDDING_MODELS_LIMIT = 500;
+
+/**
+ * GET /embeddings/models (the SDK's `embeddings.listModels`): the embedding models in the /models
+ * shape, in id order, paged as /models is (docs/wire-compatibility.md "Model list"): `offset`
+ * (default 0) and `limit` (default and at most EMBEDDING_MODELS_LIMIT; the SDK maps this route's
+ * 400, so a limit past it is refused rather than cut, which would end the SDK's paging early).
+ * A page past the end is `data: []`. `total_count` counts every embedding model.
+ */
+export function listEmbeddingModels(
+  catalog: Catalog,
+  page: { offset?: number | null; limit?: number | null } = {},
+): Record<string, unknown> {
+  const offset = page.offset ?? 0;
+  const limit = page.limit ?? EMBEDDING_MODELS_LIMIT;
+  if (!Number.isSafeInteger(offset) || offset < 0) throw invalid("offset: must be an integer of at least 0");
+  if (!Number.isSafeInteger(limit) || limit < 1 || limit > EMBEDDING_MODELS_LIMIT)
+    throw invalid(`limit: must be an integer from 1 to ${EMBEDDING_MODELS_LIMIT}`);
+  return listModels(catalog, offset, limit, { outputModalities: ["embeddings"] });
+}
+
 export function listProviders(catalog: Catalog): Record<string, unknown> {
   const models = [...catalog.models.values()];
   return {
@@ -260,6 +315,7 @@ export function listProviders(catalog: Catalog): Record<string, unknown> {
           .filter((e) => e.provider === p.slug)
           .map((e) => ({
             id: m.id,
+            kind: m.kind,
             upstream_model: e.upstreamModel,
             is_mock: m.isMock,
             pricing: {
@@ -267,7 +323,7 @@ export function listProviders(catalog: Catalog): Record<string, unknown> {
               completion: perTokenUsd(e.completionPricePerMTokNano),
             },
             context_length: e.contextLength,
-            max_completion_tokens: e.maxCompletionTokens,
+            max_completion_tokens: completionCap(m.kind, e.maxCompletionTokens),
           })),
       ),
     })),

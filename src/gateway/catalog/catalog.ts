@@ -1,4 +1,5 @@
 import type { ProviderAdapter } from "../providers/provider.js";
+import type { ModelKind } from "./model-kind.js";
 import type { Parameter } from "./parameters.js";
 
 /**
@@ -30,6 +31,11 @@ export interface ProviderEntry {
 /**
  * Prices are exact: nano-USD per million tokens (USD per token × 1e15), so a price of
  * 0.000001 USD per token is 1_000_000_000n. A model without prices cannot be configured.
+ *
+ * An embedding model's endpoint produces no completion tokens: its completion price and its
+ * `maxCompletionTokens` are 0, which is also what its reservation's worst case must count for
+ * them; its `contextLength` bounds each input, and `supportedParameters` is empty (the
+ * vocabulary is chat's).
  */
 export interface ModelEndpoint {
   provider: string;
@@ -46,6 +52,8 @@ export interface ModelEntry {
   /** `provider/model` permaslug, as clients name it. */
   id: string;
   name: string;
+  /** What it answers: chat completions, or embeddings (model-kind.ts); every endpoint alike. */
+  kind: ModelKind;
   /** True for the built-in mock: /models says so. */
   isMock: boolean;
   /** In preference order; the first is the default route. */

@@ -46,7 +46,7 @@ export function buildFileProviders(spec: ProvidersFileSpec): FileCatalogPart {
   for (const m of spec.models) {
     let entry = models.get(m.id);
     if (!entry) {
-      entry = { id: m.id, name: m.name, isMock: false, endpoints: [] };
+      entry = { id: m.id, name: m.name, kind: m.kind, isMock: false, endpoints: [] };
       models.set(m.id, entry);
     }
     const kind = kinds.get(m.provider);
@@ -58,7 +58,8 @@ export function buildFileProviders(spec: ProvidersFileSpec): FileCatalogPart {
       completionPricePerMTokNano: m.completionPricePerMTokNano,
       contextLength: m.contextLength,
       maxCompletionTokens: m.maxCompletionTokens,
-      supportedParameters: m.supportedParameters ?? DEFAULT_PARAMETERS[kind],
+      // Chat's vocabulary: an embedding model honours none of it.
+      supportedParameters: m.kind === "embedding" ? [] : (m.supportedParameters ?? DEFAULT_PARAMETERS[kind]),
     });
   }
   return { providers, models: [...models.values()] };

@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import { usdPerTokenToNanoPerMTok } from "../../lib/money.js";
 import { Redacted } from "../../lib/redacted.js";
 import { MAX_TOKENS_FIELDS, type MaxTokensField } from "../providers/provider.js";
+import { MODEL_KINDS, type ModelKind } from "./model-kind.js";
 import { canonical, isParameter, PARAMETERS, type Parameter } from "./parameters.js";
 
 /**
@@ -14,6 +15,11 @@ import { canonical, isParameter, PARAMETERS, type Parameter } from "./parameters
  * Prices are USD per token, converted exactly to nano-USD per million tokens. A model without
  * both prices cannot be configured (cost is never silently zero); an explicit 0 is accepted for
  * a model that costs nothing to run (a local Ollama), since it was written on purpose.
+ *
+ * A model's `kind` is `chat` (the default) or `embedding`. An embedding model has a prompt price
+ * and a context length (each input's bound); it produces no completion, so `completion_price`,
+ * `max_completion_tokens` and `supported_parameters` (chat's vocabulary) do not apply and are
+ * refused, like any field that would be silently ignored. One id is one kind on every provider.
  */
 export const PROVIDER_KINDS = ["openai-compatible", "anthropic"] as const;
 export type FileProviderKind = (typeof PROVIDER_KINDS)[number];
@@ -38,11 +44,14 @@ export interface ProviderSpec {
 export interface ModelSpec {
   id: string;
   name: string;
+  kind: ModelKind;
   provider: string;
   upstreamModel: string;
   promptPricePerMTokNano: bigint;
+  /** 0 for an embedding model (no completion). */
   completionPricePerMTokNano: bigint;
   contextLength: number;
+  /** 0 for an embedding model (no completion). */
   maxCompletionTokens: number;
   /** The request parameters this endpoint honours; null = its provider kind's defaults. */
   supportedParameters: Parameter[] | null;
@@ -88,6 +97,7 @@ const PROVIDER_FIELDS = new Set([
 const MODEL_FIELDS = new Set([
   "id",
   "name",
+  "kind",
   "provider",
   "upstream_model",
   "prompt_price",
@@ -157,14 +167,34 @@ function validate(json: unknown, env: Env, path: string, report: Report): Provid
       isObject(p) ? p.slug : undefined,
     ),
   );
+  const providerKinds = new Map(spec.providers.map((p) => [p.slug, p.kind]));
   const served = new Map<string, number>();
+  /** Each id's kind and where it was first given: one id is one kind on every provider. */
+  const kinds = new Map<string, { kind: ModelKind; at: number }>();
   (Array.isArray(json.models) ? json.models : []).forEach((raw: unknown, i) => {
     const ref = isObject(raw) ? raw.provider : undefined;
     if (typeof ref === "string" && ref !== "" && !declared.has(ref)) {
       report(`models[${i}].provider`, `unknown provider "${ref}" (not in providers)`);
     }
     const m = model(raw, `models[${i}]`, report);
-    if (!m || !slugs.has(m.provider)) return;
+    if (!m) return;
+    const first = kinds.get(m.id);
+    if (first === undefined) kinds.set(m.id, { kind: m.kind, at: i });
+    else if (first.kind !== m.kind) {
+      report(
+        `models[${i}].kind`,
+        `"${m.kind}", but models[${first.at}] serves "${m.id}" as "${first.kind}" (one id is one kind on every provider)`,
+      );
+      return;
+    }
+    if (!slugs.has(m.provider)) return;
+    if (m.kind === "embedding" && providerKinds.get(m.provider) === "anthropic") {
+      report(
+        `models[${i}].provider`,
+        `"${m.provider}" is kind anthropic, which has no embeddings API (an embedding model needs an openai-compatible provider)`,
+      );
+      return;
+    }
     const key = `${m.id}\u0000${m.provider}`;
     const seen = served.get(key);
     if (seen !== undefined) {
@@ -323,6 +353,23 @@ function model(raw: unknown, at: string, report: Report): ModelSpec | null {
   );
   if (raw.name !== undefined && (typeof raw.name !== "string" || raw.name.trim() === ""))
     bad("name", "must be a non-empty string");
+  let kind: ModelKind = "chat";
+  if (raw.kind !== undefined) {
+    if (!MODEL_KINDS.includes(raw.kind as ModelKind))
+      bad("kind", `must be one of ${MODEL_KINDS.join(", ")} (default chat)`);
+    else kind = raw.kind as ModelKind;
+  }
+  const embedding = kind === "embedding";
+  if (embedding) {
+    // A chat model's fields: refused rather than silently ignored.
+    for (const [field, why] of [
+      ["completion_price", "an embedding model produces no completion tokens"],
+      ["max_completion_tokens", "an embedding model produces no completion tokens"],
+      ["supported_parameters", "they are chat request parameters"],
+    ] as const) {
+      if (raw[field] !== undefined) bad(field, `does not apply to kind embedding (${why})`);
+    }
+  }
   const price = (field: string): bigint => {
     const v = raw[field];
     if (v === undefined || v === null) {
@@ -348,7 +395,7 @@ function model(raw: unknown, at: string, report: Report): ModelSpec | null {
     }
   };
   const promptPrice = price("prompt_price");
-  const completionPrice = price("completion_price");
+  const completionPrice = embedding ? 0n : price("completion_price");
   const int = (field: string): number => {
     const v = raw[field];
     if (v === undefined) bad(field, "required");
@@ -358,12 +405,12 @@ function model(raw: unknown, at: string, report: Report): ModelSpec | null {
     return 0;
   };
   const contextLength = int("context_length");
-  const maxCompletionTokens = int("max_completion_tokens");
+  const maxCompletionTokens = embedding ? 0 : int("max_completion_tokens");
   if (contextLength > 0 && maxCompletionTokens > contextLength)
     bad("max_completion_tokens", "must not exceed context_length");
   let supportedParameters: Parameter[] | null = null;
   const listed = raw.supported_parameters;
-  if (listed !== undefined) {
+  if (listed !== undefined && !embedding) {
     if (!Array.isArray(listed) || listed.some((p) => typeof p !== "string"))
       bad("supported_parameters", "must be a list of parameter names");
     else {
@@ -381,6 +428,7 @@ function model(raw: unknown, at: string, report: Report): ModelSpec | null {
   return {
     id,
     name: typeof raw.name === "string" ? raw.name.trim() : id,
+    kind,
     provider,
     upstreamModel,
     promptPricePerMTokNano: promptPrice,

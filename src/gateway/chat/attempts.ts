@@ -1,5 +1,6 @@
 import { DomainError, invalid } from "../../domain/errors.js";
 import type { Catalog, ModelEndpoint, ModelEntry, ProviderEntry } from "../catalog/catalog.js";
+import { requireModelKind, type ModelKind } from "../catalog/model-kind.js";
 import { lacking } from "../catalog/parameters.js";
 import { usdPerTokenToNanoPerMTok } from "../../lib/money.js";
 
@@ -52,6 +53,8 @@ const norm = (s: string) => s.trim().toLowerCase();
  * parameters, parameters.ts) are kept; by default a parameter an endpoint lacks is ignored there.
  * `max_price` leaves out endpoints priced above it; `sort: "price"` (without `order`) puts the
  * cheapest first (prompt + completion price per token; ties keep the file's order).
+ * Every model must be of `kind` (chat unless said): a chat request naming an embedding model, or
+ * the reverse, is a 400 naming `model` or `models` (model-kind.ts).
  */
 export function planAttempts(
   catalog: Catalog,
@@ -59,6 +62,7 @@ export function planAttempts(
   models: readonly string[] | undefined,
   prefs: ProviderPrefs | null | undefined,
   used: readonly string[] = [],
+  kind: ModelKind = "chat",
 ): Attempt[] {
   const ids = [...new Set([...(model !== undefined ? [model] : []), ...(models ?? [])])];
   if (ids.length === 0) throw invalid("model: is required (or models: a list of model ids)");
@@ -92,10 +96,11 @@ export function planAttempts(
   const out: Attempt[] = [];
   for (const [i, id] of ids.entries()) {
     const entry = catalog.models.get(id);
+    const field = model !== undefined && i === 0 ? "model" : "models";
     if (!entry) {
-      const field = model !== undefined && i === 0 ? "model" : "models";
       throw invalid(`${field}: ${id} is not a model this gateway serves (GET /api/v1/models lists them)`);
     }
+    requireModelKind(entry, kind, field);
     const rankOf = (p: ProviderEntry) => {
       const a = order.indexOf(norm(p.slug));
       const b = order.indexOf(norm(p.name));

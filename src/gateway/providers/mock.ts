@@ -1,13 +1,18 @@
 import { contentText } from "./content-text.js";
 import { countPromptTokens, countTextTokens } from "../tokens/count-tokens.js";
+import { countEmbeddingTokens } from "../tokens/embedding-tokens.js";
+import { MOCK_EMBED_DIMENSIONS, MOCK_EMBED_MAX_DIMENSIONS, mockVector } from "./mock-embed.js";
 import {
   UpstreamCancelled,
   UpstreamError,
   UpstreamTimeout,
+  type EmbedCall,
   type ProviderAdapter,
   type ProviderChunk,
   type ProviderCompletion,
+  type ProviderEmbedding,
   type UpstreamCall,
+  embeddingItems,
 } from "./provider.js";
 import type { CancelSignal } from "../cancellation.js";
 
@@ -15,12 +20,14 @@ import type { CancelSignal } from "../cancellation.js";
  * The built-in mock provider: no network, deterministic. `echo` answers "Echo: <last user text>",
  * cut at a word boundary to fit max_tokens (finish_reason "length" when cut); usage is counted
  * from the text with the gateway's own token counter (tokens/count-tokens.ts); a stream comes in several chunks. `unavailable` always fails with a
- * retryable 503 (for fallback demos and tests).
+ * retryable 503 (for fallback demos and tests). `embed` gives deterministic vectors (mock-embed.ts:
+ * the same text, the same vector; 8 dimensions unless `dimensions` says otherwise), its usage
+ * counted as the gateway counts an embeddings input (tokens/embedding-tokens.ts).
  *
  * A user message may steer the mock for tests and demos with a directive anywhere in its text:
  * `[[mock chunks=20 chunk_delay_ms=50]]` (stream pacing), `[[mock fail=500]]` (fail before any
  * output), `[[mock fail_after=3]]` (a stream that breaks after 3 chunks). Directives are not
- * echoed.
+ * echoed. An embeddings text may hold `[[mock fail=…]]` as well.
  */
 export interface MockOptions {
   /** Delay before the first chunk (or the whole answer) and between chunks. */
@@ -129,7 +136,11 @@ function sleep(ms: number, signal: CancelSignal): Promise<void> {
  * upstream's: a latency past the deadline waits the deadline, then fails with UpstreamTimeout
  * (after sending: the mock has the request).
  */
-async function firstByte(latencyMs: number, call: UpstreamCall, signal: CancelSignal): Promise<void> {
+async function firstByte(
+  latencyMs: number,
+  call: { timeoutMs: number },
+  signal: CancelSignal,
+): Promise<void> {
   if (latencyMs < call.timeoutMs) return sleep(latencyMs, signal);
   await sleep(call.timeoutMs, signal);
   throw sent(new UpstreamTimeout("first-byte", call.timeoutMs));
@@ -154,9 +165,8 @@ export class MockAdapter implements ProviderAdapter {
     private readonly failing: ReadonlySet<string> = new Set(["unavailable"]),
   ) {}
 
-  private failure(call: UpstreamCall, d: Directives): UpstreamError | null {
-    if (this.failing.has(call.upstreamModel))
-      return new UpstreamError("mock provider unavailable", 503, true);
+  private failure(upstreamModel: string, d: Directives): UpstreamError | null {
+    if (this.failing.has(upstreamModel)) return new UpstreamError("mock provider unavailable", 503, true);
     if (d.fail !== null) {
       const retryable = d.fail === 429 || d.fail >= 500;
       return new UpstreamError(`mock provider failed with ${d.fail}`, d.fail, retryable);
@@ -167,7 +177,7 @@ export class MockAdapter implements ProviderAdapter {
   async complete(call: UpstreamCall, signal: CancelSignal): Promise<ProviderCompletion> {
     const r = replyTo(call);
     await firstByte(this.opts.latencyMs, call, signal);
-    const f = this.failure(call, r.directives);
+    const f = this.failure(call.upstreamModel, r.directives);
     if (f) throw f;
     return {
       upstreamId: upstreamId(),
@@ -181,11 +191,35 @@ export class MockAdapter implements ProviderAdapter {
     };
   }
 
+  /**
+   * Vectors for the `embed` model; any other model of the mock is a chat model, and a 404 as an
+   * upstream would answer (the gateway refuses such a request before it gets here).
+   */
+  async embed(call: EmbedCall, signal: CancelSignal): Promise<ProviderEmbedding> {
+    const items = embeddingItems(call.input);
+    const texts = items.filter((x): x is string => typeof x === "string").join("\n");
+    await firstByte(this.opts.latencyMs, call, signal);
+    const f =
+      this.failure(call.upstreamModel, directivesOf(texts)) ??
+      (call.upstreamModel === "embed"
+        ? null
+        : new UpstreamError(`mock model ${call.upstreamModel} does not embed`, 404, false));
+    if (f) throw f;
+    const dimensions = call.dimensions ?? MOCK_EMBED_DIMENSIONS;
+    if (!Number.isInteger(dimensions) || dimensions < 1 || dimensions > MOCK_EMBED_MAX_DIMENSIONS)
+      throw new UpstreamError(`mock embed: dimensions must be 1 to ${MOCK_EMBED_MAX_DIMENSIONS}`, 400, false);
+    return {
+      upstreamId: upstreamId(),
+      vectors: items.map((x) => mockVector(x, dimensions)),
+      usage: { promptTokens: countEmbeddingTokens(call.input).total },
+    };
+  }
+
   async *stream(call: UpstreamCall, signal: CancelSignal): AsyncIterable<ProviderChunk> {
     const r = replyTo(call);
     const id = upstreamId();
     await firstByte(this.opts.latencyMs, call, signal);
-    const f = this.failure(call, r.directives);
+    const f = this.failure(call.upstreamModel, r.directives);
     if (f) throw f;
     const parts = pieces(r.text, r.directives.chunks);
     for (let i = 0; i < parts.length; i++) {

@@ -109,6 +109,50 @@ export interface NativeRequest {
 }
 
 /**
+ * What to embed, as OpenAI's embeddings API takes it: one text, several, one list of token ids,
+ * or several. Each text or token list is one vector of the answer, in order.
+ */
+export type EmbeddingInput = string | readonly string[] | readonly number[] | readonly (readonly number[])[];
+
+/** The input's items, one per vector: a text, or a list of token ids (a flat list is one). */
+export function embeddingItems(input: EmbeddingInput): readonly (string | readonly number[])[] {
+  if (typeof input === "string") return [input];
+  if (input.length > 0 && typeof input[0] === "number") return [input as readonly number[]];
+  return input as readonly (string | readonly number[])[];
+}
+
+/** An embeddings request as the gateway forwards it (router extras removed). */
+export interface EmbedCall {
+  /** The model id the upstream knows (the catalog's `upstream_model`). */
+  upstreamModel: string;
+  input: EmbeddingInput;
+  /** The vectors' length, for models that can shorten them (OpenAI's text-embedding-3). */
+  dimensions?: number;
+  /** What the input is for, for models that embed queries and documents differently (`search_query`). */
+  inputType?: string;
+  /** The client's end-user id, forwarded as OpenAI's `user`. */
+  user?: string;
+  /** Deadline for the upstream's first byte. */
+  timeoutMs: number;
+  /** The organization's own credential (BYOK) to use instead of the provider's configured one. */
+  apiKey?: string;
+}
+
+/**
+ * The upstream's vectors, one per input in input order. Float32Array: what embedding models
+ * compute and what a base64 answer carries (little-endian float32), at half the memory of number
+ * arrays (2,048 vectors of 3,072 dimensions: 25 MB instead of 50). A JSON number from an upstream
+ * is rounded to float32, which loses nothing such a model produced.
+ */
+export interface ProviderEmbedding {
+  /** The upstream's own id for the answer, when it gave one. */
+  upstreamId: string | null;
+  vectors: Float32Array[];
+  /** null when the upstream reported no usage: the gateway counts the input itself. */
+  usage: { promptTokens: number } | null;
+}
+
+/**
  * A failed upstream call. `status` is the upstream's HTTP status, or null when there was none
  * (connection refused or reset, timeout, malformed answer). `retryable` says whether trying the
  * next model or provider makes sense (429, 5xx, timeout, connection failure).
@@ -185,6 +229,12 @@ export interface ProviderAdapter {
    * `signal` cancels the upstream request.
    */
   stream(call: UpstreamCall, signal: CancelSignal): AsyncIterable<ProviderChunk>;
+  /**
+   * Embeddings, for adapters whose wire format has them (OpenAI-compatible, the mock; not
+   * Anthropic's, which has no embeddings API: the gateway refuses such an endpoint). Throws
+   * UpstreamError, including for an answer whose vectors do not match the input's count.
+   */
+  embed?(call: EmbedCall, signal: CancelSignal): Promise<ProviderEmbedding>;
   /** Releases pooled connections (at shutdown). Adapters without any may omit it. */
   close?(): Promise<void>;
 }

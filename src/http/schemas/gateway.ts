@@ -16,7 +16,9 @@ const text = (description: string) => Type.Optional(Type.String({ maxLength: 102
  */
 const modelFilters = {
   supported_parameters: text("Comma-separated: only models that honour every one (on one endpoint)"),
-  output_modalities: text("Comma-separated: only models that output one of them (`all`: any)"),
+  output_modalities: text(
+    "Comma-separated: only models that output one of them (`all`: any); default `text`, chat models only (`embeddings`: the embedding models)",
+  ),
   input_modalities: text("Comma-separated: only models that take one of them (`all`: any)"),
   q: text("Case-insensitive text in the id, name or description"),
   providers: text("Comma-separated: only models served by one of them (slug or name, any case)"),

@@ -1948,7 +1948,7 @@ export interface operations {
                 limit?: number;
                 /** @description Comma-separated: only models that honour every one (on one endpoint) */
                 supported_parameters?: string;
-                /** @description Comma-separated: only models that output one of them (`all`: any) */
+                /** @description Comma-separated: only models that output one of them (`all`: any); default `text`, chat models only (`embeddings`: the embedding models) */
                 output_modalities?: string;
                 /** @description Comma-separated: only models that take one of them (`all`: any) */
                 input_modalities?: string;
@@ -2021,7 +2021,7 @@ export interface operations {
             query?: {
                 /** @description Comma-separated: only models that honour every one (on one endpoint) */
                 supported_parameters?: string;
-                /** @description Comma-separated: only models that output one of them (`all`: any) */
+                /** @description Comma-separated: only models that output one of them (`all`: any); default `text`, chat models only (`embeddings`: the embedding models) */
                 output_modalities?: string;
                 /** @description Comma-separated: only models that take one of them (`all`: any) */
                 input_modalities?: string;
@@ -2094,7 +2094,7 @@ export interface operations {
                 limit?: number;
                 /** @description Comma-separated: only models that honour every one (on one endpoint) */
                 supported_parameters?: string;
-                /** @description Comma-separated: only models that output one of them (`all`: any) */
+                /** @description Comma-separated: only models that output one of them (`all`: any); default `text`, chat models only (`embeddings`: the embedding models) */
                 output_modalities?: string;
                 /** @description Comma-separated: only models that take one of them (`all`: any) */
                 input_modalities?: string;

@@ -8,12 +8,13 @@ import {
   type MaxTokensField,
   type UpstreamCall,
 } from "../provider.js";
-import { malformed, notJson } from "../malformed.js";
+import { malformed } from "../malformed.js";
+import { openAIEmbed } from "./openai-embeddings.js";
+import { inBandError, isObject, parseJson, type Json } from "./openai-json.js";
 import { sseEvents } from "../sse-events.js";
 import {
   createUpstreamPool,
   readWholeBody,
-  isRetryableStatus,
   sendUpstream,
   sentCredentials,
   withoutSecrets,
@@ -28,6 +29,7 @@ import type { CancelSignal } from "../../cancellation.js";
  * always asked for in streams) and the answer is normalised: null fields dropped from stream
  * deltas (the SDK rejects them), `reasoning_content` (vLLM, DeepSeek) read as `reasoning`, content
  * sent as a list of parts (Mistral's reasoning models) read as its text (contentParts).
+ * Embeddings go to POST {base}/embeddings on the same connections (openai-embeddings.ts).
  */
 export interface UpstreamEndpointOptions {
   /** e.g. https://api.openai.com/v1 (no trailing /chat/completions). */
@@ -60,6 +62,11 @@ export function createOpenAICompatibleAdapter(opts: UpstreamEndpointOptions): Pr
     connections: opts.connections,
   });
   const url = joinUrl(opts.baseUrl, "/chat/completions");
+  const embeddings = {
+    url: joinUrl(opts.baseUrl, "/embeddings"),
+    apiKey: opts.apiKey,
+    headers: opts.headers,
+  };
   /** A copy of the body to send, its completion cap in the field the upstream takes. */
   const completionField = (b: UpstreamCall["body"]): Record<string, unknown> => {
     if (opts.maxTokensField !== "max_completion_tokens" || b.max_tokens === undefined) return { ...b };
@@ -133,16 +140,12 @@ export function createOpenAICompatibleAdapter(opts: UpstreamEndpointOptions): Pr
       }
     },
 
+    embed: (call, signal) => openAIEmbed(pool, embeddings, call, signal),
+
     async close() {
       await pool.close();
     },
   };
-}
-
-type Json = Record<string, unknown>;
-
-function isObject(v: unknown): v is Json {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
 }
 
 /** OpenAI usage → port usage; null when absent or not an object. */
@@ -158,28 +161,6 @@ export function openAIUsage(u: unknown): ProviderUsage | null {
     cachedTokens: num(prompt.cached_tokens),
     reasoningTokens: num(completion.reasoning_tokens),
   };
-}
-
-function parseJson(text: string, afterOutput: boolean): Json {
-  let v: unknown;
-  try {
-    v = JSON.parse(text);
-  } catch {
-    throw notJson(text, afterOutput);
-  }
-  if (!isObject(v)) throw malformed("not a JSON object", afterOutput);
-  return v;
-}
-
-/** An error object sent with status 200 (in a body or as a stream event), as some servers do. */
-function inBandError(o: Json, afterOutput: boolean): UpstreamError | null {
-  const e = o.error;
-  if (e === undefined || e === null) return null;
-  const msg = isObject(e) && typeof e.message === "string" ? e.message : typeof e === "string" ? e : "error";
-  const code = isObject(e) ? Number(e.code) : NaN;
-  const status = Number.isInteger(code) && code >= 400 && code < 600 ? code : null;
-  const retryable = !afterOutput && (status === null || isRetryableStatus(status));
-  return new UpstreamError(`upstream reported an error: ${msg.slice(0, 300)}`, status, retryable);
 }
 
 /**
