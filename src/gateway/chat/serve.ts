@@ -152,6 +152,7 @@ export class ChatRun {
         call.body.models,
         prefs,
         prefs?.require_parameters === true ? requestParameters(call.body) : [],
+        call.api === "embeddings" ? "embedding" : "chat",
       ),
       call.key.workspaceId,
     );

@@ -3,6 +3,7 @@ import type { AppContext } from "../context.js";
 import { analyticsRoutes } from "./analytics.js";
 import { broadcastRoutes } from "./broadcast.js";
 import { chatRoutes } from "./chat.js";
+import { embeddingsRoutes } from "./embeddings.js";
 import { messagesRoutes } from "./messages.js";
 import { ModelRequests } from "./model-requests.js";
 import { byokRoutes } from "./byok.js";
@@ -28,6 +29,7 @@ export async function apiRoutes(app: FastifyInstance, ctx: AppContext & { gatewa
   const requests = new ModelRequests(app, ctx, ctx.gateway);
   chatRoutes(app, ctx, requests);
   messagesRoutes(app, ctx, requests);
+  embeddingsRoutes(app, ctx, ctx.gateway, requests);
   await gatewayReadRoutes(app, ctx, ctx.gateway);
   await byokRoutes(app, ctx, ctx.gateway);
 }

@@ -35,6 +35,8 @@ export interface SurfaceRequest {
   headers?: Record<string, string>;
   /** The request in a provider's own API (forwarded as sent to a provider of that kind). */
   native?: NativeRequest;
+  /** How a whole answer is made (default: a chat completion; embeddings have their own). */
+  complete?: (gw: Gateway, call: ChatCall) => Promise<Answer>;
 }
 
 const header = (v: string | string[] | undefined): string | null =>
@@ -132,7 +134,7 @@ export class ModelRequests {
       }
       return reply;
     }
-    const chat = await completeChat(this.gw, call);
+    const chat = await (surface.complete ?? completeChat)(this.gw, call);
     const answer = surface.answer ? surface.answer(chat) : chat;
     void reply.headers({ ...extra, ...answer.headers });
     return answer.body;

@@ -222,6 +222,7 @@ async function handle(req: RecordedRequest, res: ServerResponse, socket: Socket)
     });
   }
   const model = String(req.body?.model);
+  if (req.path === "/v1/embeddings") return embeddings(res, req.body);
   const stream = req.body?.stream === true;
   const noUsage = model === "no-usage" || model.endsWith("-no-usage");
   const kind = noUsage ? model.slice(0, -"-no-usage".length) : model;
@@ -377,6 +378,31 @@ async function handle(req: RecordedRequest, res: ServerResponse, socket: Socket)
   if (includeUsage) sse(res, { ...(chunk(model, {}) as object), choices: [], usage: USAGE });
   sse(res, "[DONE]");
   res.end();
+}
+
+/** Tokens of an embeddings input as the fake counts them: one per 4 characters, at least 1. */
+export const fakeEmbeddingTokens = (text: string): number => Math.max(1, Math.ceil(text.length / 4));
+
+/**
+ * POST /v1/embeddings as OpenAI documents it: `{object: "list", data: [{object: "embedding",
+ * index, embedding}], model, usage: {prompt_tokens, total_tokens}}`, floats (the gateway asks for
+ * them). Each vector is 4 numbers (or `dimensions`): the input's length, then 1, 2, 3, …
+ */
+function embeddings(res: ServerResponse, body: Record<string, any>): void {
+  const inputs: unknown[] = Array.isArray(body?.input) ? body.input : [body?.input];
+  const texts = inputs.map((x) => (typeof x === "string" ? x : JSON.stringify(x)));
+  const dims = typeof body?.dimensions === "number" ? body.dimensions : 4;
+  const tokens = texts.reduce((n, t) => n + fakeEmbeddingTokens(t), 0);
+  json(res, 200, {
+    object: "list",
+    data: texts.map((t, index) => ({
+      object: "embedding",
+      index,
+      embedding: Array.from({ length: dims }, (_, i) => (i === 0 ? t.length : i)),
+    })),
+    model: String(body?.model),
+    usage: { prompt_tokens: tokens, total_tokens: tokens },
+  });
 }
 
 export function startFakeOpenAI(): Promise<FakeServer> {
