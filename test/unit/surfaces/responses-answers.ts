@@ -13,7 +13,7 @@ import { ResponsesStreamEncoder } from "../../../src/gateway/surfaces/responses/
 
 /** The two requests Codex CLI 0.169.0 sent for one tool-using turn (prose replaced by its length). */
 export const CODEX_TURNS = JSON.parse(
-  readFileSync(resolve(import.meta.dirname, "../../fixtures/agents/codex-0.169.0-responses.json"), "utf8"),
+  readFileSync(resolve(import.meta.dirname, "codex-0.169.0-responses.json"), "utf8"),
 ) as { turn: number; body: Record<string, unknown> }[];
 
 export const ID = "gen-1795773012453-EI7-2UtZb4uaH_fJTwU6wUIa";

@@ -243,7 +243,7 @@ describe("responsesToChat: tools", () => {
   });
 
   it("hosted tools are left out and named; the echo keeps every tool as sent", () => {
-    expect(r.leftOut).toContain("tools[2]:web_search");
+    expect(r.leftOut).toContain("tools[web_search]");
     expect(r.echo.fields.tools).toEqual(TOOLS_REQUEST.tools);
     const hosted = [
       "web_search_preview",
@@ -260,7 +260,7 @@ describe("responsesToChat: tools", () => {
     ];
     const t = responsesToChat({ input: "x", tools: hosted.map((type) => ({ type })) });
     expect(t.chat.tools).toBeUndefined();
-    expect(t.leftOut).toEqual(hosted.map((type, i) => `tools[${i}]:${type}`));
+    expect(t.leftOut).toEqual(hosted.map((type) => `tools[${type}]`));
   });
 
   it("a function's missing parameters are echoed as null (REQ in the result object)", () => {
@@ -427,6 +427,20 @@ describe("responsesToChat: fields", () => {
       truncation: "auto",
       safety_identifier: "sid",
     });
+  });
+
+  it("left-out names are header-safe, each once, and bounded (they come from the client's keys)", () => {
+    const body: Json = {
+      input: "x",
+      "bad key\r\nx-injected: 1": 1,
+      tools: [{ type: "mcp" }, { type: "mcp" }],
+    };
+    for (let i = 0; i < 40; i++) body[`extra_${i}`] = i;
+    const named = responsesToChat(body).leftOut;
+    expect(named[0]).toBe("bad_key__x-injected:_1");
+    expect(named).toHaveLength(33);
+    expect(named.at(-1)).toBe("and 10 more");
+    for (const n of named) expect(n).toMatch(/^[\w.:[\]\- ]+$/);
   });
 
   it("include asking only for what Gatehouse sends anyway is not named", () => {
@@ -698,7 +712,7 @@ describe("responsesToChat: the recorded Codex turns", () => {
       "create_goal",
       "update_goal",
     ]);
-    expect(one?.leftOut).toEqual(["client_metadata", "tools[8]:web_search", "prompt_cache_key"]);
+    expect(one?.leftOut).toEqual(["client_metadata", "tools[web_search]", "prompt_cache_key"]);
     expect(one?.chat).toMatchObject({
       model: "local/tiny",
       stream: true,

@@ -12,6 +12,7 @@ import {
   reqString,
   type Json,
 } from "./body-fields.js";
+import { LeftOut } from "../messages/messages-fields.js";
 import { inputToMessages } from "./responses-input.js";
 import { toolChoiceToChat, toolsToChat, type ToolNames } from "./responses-tools.js";
 
@@ -39,7 +40,10 @@ export interface ResponsesEcho {
 
 export interface ResponsesToChat {
   chat: ChatBody;
-  /** What was dropped: top-level field names, `tools[i]:<type>`, `reasoning.<field>`, `input[i]:reasoning`. */
+  /**
+   * What was dropped, each named once: top-level fields, `tools[<type>]`, `reasoning.<field>`,
+   * `input[i]:reasoning`; cut to header-safe characters, at most LeftOut.MAX_NAMES listed.
+   */
   leftOut: string[];
   echo: ResponsesEcho;
 }
@@ -280,5 +284,8 @@ export function responsesToChat(body: unknown): ResponsesToChat {
     ...echoed,
     store: false,
   };
-  return { chat, leftOut, echo: { fields, names: toolset.names } };
+  // Header-safe and bounded: the names come from the client's keys (LeftOut, shared with Messages).
+  const named = new LeftOut();
+  for (const n of leftOut) named.add(n);
+  return { chat, leftOut: named.list(), echo: { fields, names: toolset.names } };
 }

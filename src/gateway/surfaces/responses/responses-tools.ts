@@ -59,7 +59,7 @@ export interface ChatTools {
   offered: Set<string>;
   /** The tools as the result object echoes them (as sent; a function's `parameters` is REQ there). */
   echo: unknown[];
-  /** Tools left out, as `tools[i]:<type>`. */
+  /** Tools left out, as `tools[<type>]`. */
   leftOut: string[];
 }
 
@@ -113,7 +113,7 @@ export function toolsToChat(tools: unknown[] | undefined): ChatTools {
         if (!isObject(f)) throw refuse(p, "must be an object");
         const innerType = reqString(f, "type", `${p}.type`);
         if (innerType !== "function") {
-          out.leftOut.push(`${p}:${innerType}`);
+          out.leftOut.push(`tools[${innerType}]`);
           return;
         }
         const name = reqString(f, "name", `${p}.name`);
@@ -124,7 +124,7 @@ export function toolsToChat(tools: unknown[] | undefined): ChatTools {
       out.echo.push(t);
     } else {
       // Hosted, and any type this version does not know: nothing here could run it.
-      out.leftOut.push(`${path}:${type}`);
+      out.leftOut.push(`tools[${type}]`);
       out.echo.push(t);
     }
   });
