@@ -1,4 +1,6 @@
+import { Ajv } from "ajv";
 import { describe, expect, it } from "vitest";
+import { ChatRequestBody } from "../../../src/http/schemas/chat.js";
 import { DomainError } from "../../../src/domain/errors.js";
 import { CARRY_PREFIX } from "../../../src/gateway/surfaces/responses/reasoning-carry.js";
 import { responsesToChat } from "../../../src/gateway/surfaces/responses/responses-request.js";
@@ -657,7 +659,11 @@ describe("responsesToChat: refusals name the field", () => {
     ],
     ["a fractional top_logprobs", { input: "x", top_logprobs: 1.5 }, "top_logprobs: must be an integer"],
     ["a model that is not a string", { input: "x", model: 5 }, "model: must be a string"],
-    ["models with a number", { input: "x", models: ["a", 1] }, "models[1]: must be a string"],
+    [
+      "models with a number",
+      { input: "x", models: ["a", 1] },
+      "models[1]: must be a string of 1 to 256 characters",
+    ],
     ["stream that is not a boolean", { input: "x", stream: "yes" }, "stream: must be true or false"],
     ["an unknown format", { input: "x", text: { format: { type: "xml" } } }, "text.format.type: must be"],
     [
@@ -675,6 +681,55 @@ describe("responsesToChat: refusals name the field", () => {
     ["metadata with a number", { input: "x", metadata: { a: 1 } }, "metadata.a: must be a string"],
     ["an output modality other than text", { input: "x", modalities: ["text", "image"] }, "modalities:"],
     ["provider that is not an object", { input: "x", provider: "p" }, "provider: must be an object"],
+    [
+      "provider.order with a number",
+      { input: "x", provider: { order: ["a", 2] } },
+      "provider.order[1]: must be a string",
+    ],
+    [
+      "provider.allow_fallbacks not a boolean",
+      { input: "x", provider: { allow_fallbacks: "no" } },
+      "provider.allow_fallbacks: must be true or false",
+    ],
+    [
+      "provider.max_price not an object",
+      { input: "x", provider: { max_price: 1 } },
+      "provider.max_price: must be an object",
+    ],
+    ["a temperature above 2", { input: "x", temperature: 2.5 }, "temperature: must be a number from 0 to 2"],
+    ["a top_p above 1", { input: "x", top_p: 1.5 }, "top_p: must be a number from 0 to 1"],
+    [
+      "a penalty below -2",
+      { input: "x", presence_penalty: -3 },
+      "presence_penalty: must be a number from -2 to 2",
+    ],
+    [
+      "max_output_tokens past the chat limit",
+      { input: "x", max_output_tokens: 10_000_001 },
+      "max_output_tokens: must be an integer of at least 1 and at most 10000000",
+    ],
+    [
+      "top_logprobs above 20",
+      { input: "x", top_logprobs: 21 },
+      "top_logprobs: must be an integer of at least 0 and at most 20",
+    ],
+    ["an empty model", { input: "x", model: "" }, "model: must be a string of 1 to 256 characters"],
+    ["no models", { input: "x", models: [] }, "models: must list 1 to 16 model ids"],
+    [
+      "seventeen models",
+      { input: "x", models: Array.from({ length: 17 }, (_v, i) => `m${i}`) },
+      "models: must list 1 to 16",
+    ],
+    [
+      "a user past 1024 characters",
+      { input: "x", user: "u".repeat(1025) },
+      "user: must be a string of 1 to 1024 characters",
+    ],
+    [
+      "a session_id past 256 characters",
+      { input: "x", session_id: "s".repeat(257) },
+      "session_id: must be a string of 1 to 256 characters",
+    ],
   ];
   it.each(cases)("%s", (_name, body, message) => {
     expect(refusal(body)).toContain(message);
@@ -746,5 +801,51 @@ describe("responsesToChat: the recorded Codex turns", () => {
       { role: "tool", tool_call_id: "call_1", content: "<118 characters>" },
     ]);
     expect(two?.chat.messages.slice(0, 4)).toEqual(one?.chat.messages);
+  });
+});
+
+describe("responsesToChat: the chat body passes the chat route's own schema", () => {
+  // The Responses route hands the body to the data plane without the chat route's check.
+  const valid = new Ajv({ strict: false }).compile(ChatRequestBody);
+  const bodies: [string, unknown][] = [
+    ...CODEX_TURNS.map((t): [string, unknown] => [`Codex turn ${t.turn}`, t.body]),
+    [
+      "tools and a choice",
+      {
+        ...TOOLS_REQUEST,
+        tool_choice: { type: "function", name: "close_agent", namespace: "multi_agent_v1" },
+      },
+    ],
+    [
+      "every carried field at its bound",
+      {
+        input: [{ role: "user", content: [{ type: "input_text", text: "x" }] }],
+        model: "m".repeat(256),
+        models: Array.from({ length: 16 }, (_v, i) => `m${i}`),
+        temperature: 2,
+        top_p: 1,
+        max_output_tokens: 10_000_000,
+        user: "u".repeat(1024),
+        session_id: "s".repeat(256),
+        provider: {
+          order: ["a"],
+          only: ["b"],
+          ignore: ["c"],
+          allow_fallbacks: false,
+          require_parameters: true,
+          max_price: { prompt: 1 },
+        },
+        stream: false,
+      },
+    ],
+  ];
+  it("the schema bites (no message, a temperature past 2)", () => {
+    expect(valid({ messages: [] })).toBe(false);
+    expect(valid({ messages: [{ role: "user", content: "x" }], temperature: 3 })).toBe(false);
+  });
+
+  it.each(bodies)("%s", (_n, body) => {
+    const chat = responsesToChat(body).chat;
+    expect(valid(chat), JSON.stringify(valid.errors)).toBe(true);
   });
 });

@@ -14,10 +14,13 @@ export const refuse = (path: string, problem: string): DomainError => invalid(`$
 
 const has = (v: unknown): boolean => v !== undefined && v !== null;
 
-export function optString(o: Json, k: string, path: string): string | undefined {
+export function optString(o: Json, k: string, path: string, max?: number): string | undefined {
   const v = o[k];
   if (!has(v)) return undefined;
   if (typeof v !== "string") throw refuse(path, "must be a string");
+  if (max !== undefined && (v.length === 0 || v.length > max)) {
+    throw refuse(path, `must be a string of 1 to ${max} characters`);
+  }
   return v;
 }
 
@@ -27,18 +30,42 @@ export function reqString(o: Json, k: string, path: string): string {
   return v;
 }
 
-export function optNumber(o: Json, k: string, path: string): number | undefined {
+export function optNumber(
+  o: Json,
+  k: string,
+  path: string,
+  min = -Infinity,
+  max = Infinity,
+): number | undefined {
   const v = o[k];
   if (!has(v)) return undefined;
   if (typeof v !== "number" || !Number.isFinite(v)) throw refuse(path, "must be a number");
+  if (v < min || v > max) throw refuse(path, `must be a number from ${min} to ${max}`);
   return v;
 }
 
-export function optInt(o: Json, k: string, path: string, min: number): number | undefined {
+export function optInt(o: Json, k: string, path: string, min: number, max?: number): number | undefined {
   const v = optNumber(o, k, path);
   if (v === undefined) return undefined;
-  if (!Number.isInteger(v) || v < min) throw refuse(path, `must be an integer of at least ${min}`);
+  if (!Number.isInteger(v) || v < min || (max !== undefined && v > max)) {
+    throw refuse(
+      path,
+      `must be an integer of at least ${min}${max !== undefined ? ` and at most ${max}` : ""}`,
+    );
+  }
   return v;
+}
+
+/** A list of strings, each of 1 to `max` characters. */
+export function optStrings(o: Json, k: string, path: string, max: number): string[] | undefined {
+  const list = optArray(o, k, path);
+  if (!list) return undefined;
+  return list.map((v, i) => {
+    if (typeof v !== "string" || v.length === 0 || v.length > max) {
+      throw refuse(`${path}[${i}]`, `must be a string of 1 to ${max} characters`);
+    }
+    return v;
+  });
 }
 
 export function optBool(o: Json, k: string, path: string): boolean | undefined {

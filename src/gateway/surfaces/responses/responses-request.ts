@@ -8,6 +8,7 @@ import {
   optNumber,
   optObject,
   optString,
+  optStrings,
   refuse,
   reqString,
   type Json,
@@ -140,6 +141,28 @@ function responseFormat(format: Json | undefined): Json | undefined {
   };
 }
 
+/**
+ * The bounds the chat request's schema sets (src/http/schemas/chat.ts): the route hands this body
+ * to the data plane directly, so the translation checks them.
+ */
+const MAX_MODELS = 16;
+const MAX_TOKENS = 10_000_000;
+const SAMPLING: readonly [string, number, number][] = [
+  ["temperature", 0, 2],
+  ["top_p", 0, 1],
+  ["presence_penalty", -2, 2],
+  ["frequency_penalty", -2, 2],
+];
+
+/** The router's provider preferences, checked for the shapes the attempt planner reads. */
+function providerOf(p: Json | undefined): Json | undefined {
+  if (!p) return undefined;
+  for (const k of ["order", "only", "ignore"]) optStrings(p, k, `provider.${k}`, 256);
+  for (const k of ["allow_fallbacks", "require_parameters"]) optBool(p, k, `provider.${k}`);
+  optObject(p, "max_price", "provider.max_price");
+  return p;
+}
+
 const EFFORTS = ["max", "xhigh", "high", "medium", "low", "minimal", "none"] as const;
 const SUMMARIES = ["auto", "concise", "detailed"] as const;
 
@@ -152,7 +175,7 @@ function reasoningOf(r: Json | undefined, leftOut: string[]): { chat: Json | und
   if (!r) return { chat: undefined, echo: null };
   const effort = optEnum(r, "effort", "reasoning.effort", EFFORTS);
   const summary = optEnum(r, "summary", "reasoning.summary", SUMMARIES);
-  const maxTokens = optInt(r, "max_tokens", "reasoning.max_tokens", 0);
+  const maxTokens = optInt(r, "max_tokens", "reasoning.max_tokens", 0, MAX_TOKENS);
   const enabled = optBool(r, "enabled", "reasoning.enabled");
   const mode = optEnum(r, "mode", "reasoning.mode", ["standard", "pro"] as const);
   if (mode === "pro") throw refuse("reasoning.mode", '"pro" is a hosted mode Gatehouse cannot run');
@@ -187,29 +210,27 @@ export function responsesToChat(body: unknown): ResponsesToChat {
   leftOut.push(...input.leftOut);
 
   const chat: ChatBody = { messages: input.messages };
-  put(chat, "model", optString(body, "model", "model"));
-  const models = optArray(body, "models", "models");
-  if (models) {
-    chat.models = models.map((m, i) => {
-      if (typeof m !== "string") throw refuse(`models[${i}]`, "must be a string");
-      return m;
-    });
+  put(chat, "model", optString(body, "model", "model", 256));
+  const models = optStrings(body, "models", "models", 256);
+  if (models && (models.length === 0 || models.length > MAX_MODELS)) {
+    throw refuse("models", `must list 1 to ${MAX_MODELS} model ids`);
   }
+  put(chat, "models", models);
   const stream = optBool(body, "stream", "stream");
   put(chat, "stream", stream);
 
   const sampling: Json = {};
-  for (const k of ["temperature", "top_p", "presence_penalty", "frequency_penalty"]) {
-    const v = optNumber(body, k, k);
+  for (const [k, min, max] of SAMPLING) {
+    const v = optNumber(body, k, k, min, max);
     sampling[k] = v ?? null;
     put(chat, k, v);
   }
   put(chat, "top_k", optInt(body, "top_k", "top_k", 0));
-  const maxOutput = optInt(body, "max_output_tokens", "max_output_tokens", 1);
+  const maxOutput = optInt(body, "max_output_tokens", "max_output_tokens", 1, MAX_TOKENS);
   put(chat, "max_tokens", maxOutput);
 
   const include = optArray(body, "include", "include");
-  const topLogprobs = optInt(body, "top_logprobs", "top_logprobs", 0);
+  const topLogprobs = optInt(body, "top_logprobs", "top_logprobs", 0, 20);
   if ((topLogprobs ?? 0) > 0 || include?.includes("message.output_text.logprobs")) {
     chat.logprobs = true;
     if ((topLogprobs ?? 0) > 0) chat.top_logprobs = topLogprobs;
@@ -243,11 +264,10 @@ export function responsesToChat(body: unknown): ResponsesToChat {
   const reasoning = reasoningOf(optObject(body, "reasoning", "reasoning"), leftOut);
   put(chat, "reasoning", reasoning.chat);
 
-  const user = optString(body, "user", "user");
+  const user = optString(body, "user", "user", 1024);
   put(chat, "user", user);
-  put(chat, "session_id", optString(body, "session_id", "session_id"));
-  // Its fields are the chat request's `provider`: for the route to check against the chat schema.
-  put(chat, "provider", optObject(body, "provider", "provider"));
+  put(chat, "session_id", optString(body, "session_id", "session_id", 256));
+  put(chat, "provider", providerOf(optObject(body, "provider", "provider")));
   put(chat, "trace", optObject(body, "trace", "trace"));
   put(chat, "plugins", optArray(body, "plugins", "plugins"));
   put(chat, "debug", optObject(body, "debug", "debug"));
