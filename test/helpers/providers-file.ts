@@ -8,7 +8,9 @@ export interface FileModel {
   provider: string;
   upstream_model: string;
   prompt_price: number | string;
-  completion_price: number | string;
+  /** Absent for an embedding model. */
+  completion_price?: number | string;
+  kind?: "chat" | "embedding";
   name?: string;
   context_length?: number;
   max_completion_tokens?: number;
@@ -35,7 +37,12 @@ export function writeProvidersFile(
     path,
     JSON.stringify({
       providers,
-      models: models.map((m) => ({ context_length: 8192, max_completion_tokens: 1024, ...m })),
+      // An embedding model has no completion: no default maximum for it.
+      models: models.map((m) => ({
+        context_length: 8192,
+        ...(m.kind === "embedding" ? {} : { max_completion_tokens: 1024 }),
+        ...m,
+      })),
     }),
   );
   return { path, remove: () => rmSync(dir, { recursive: true, force: true }) };

@@ -1,7 +1,7 @@
 import { FAKE_ANTHROPIC_KEY, startFakeAnthropic } from "../helpers/fake-upstreams/anthropic.js";
 import type { FakeServer } from "../helpers/fake-upstreams/fake-server.js";
 import { FAKE_OPENAI_KEY, startFakeOpenAI } from "../helpers/fake-upstreams/openai.js";
-import { writeProvidersFile, type WrittenProvidersFile } from "../helpers/providers-file.js";
+import { writeProvidersFile, type FileModel, type WrittenProvidersFile } from "../helpers/providers-file.js";
 import { startListening, type ListeningApp } from "../helpers/server.js";
 import { systemClock } from "../../src/lib/clock.js";
 
@@ -26,9 +26,16 @@ export interface SurfaceRig {
 
 export const PROMPT_NANO = 3_100;
 export const COMPLETION_NANO = 12_700;
+const EMBED_MODEL: FileModel = {
+  id: "local/embed",
+  provider: "local",
+  upstream_model: "embed",
+  kind: "embedding",
+  prompt_price: "0.0000031",
+};
 const NAMES = ["ok", "tools", "thinking", "reasoning", "never-ends", "no-usage"];
 
-export async function startSurfaceRig(): Promise<SurfaceRig> {
+export async function startSurfaceRig(opts: { embeddingModels?: boolean } = {}): Promise<SurfaceRig> {
   const [openai, anthropic]: [FakeServer, FakeServer] = await Promise.all([
     startFakeOpenAI(),
     startFakeAnthropic(),
@@ -39,17 +46,20 @@ export async function startSurfaceRig(): Promise<SurfaceRig> {
       { slug: "local", kind: "openai-compatible", base_url: `${openai.url}/v1`, api_key_env: "LOCAL_KEY" },
       { slug: "claude", kind: "anthropic", base_url: anthropic.url, api_key_env: "CLAUDE_KEY" },
     ],
-    NAMES.flatMap((n) => [
-      { id: `local/${n}`, provider: "local", upstream_model: n, ...priced },
-      {
-        id: `anthropic/${n}`,
-        provider: "claude",
-        upstream_model: n,
-        ...priced,
-        context_length: 200_000,
-        max_completion_tokens: 64_000,
-      },
-    ]),
+    [
+      ...(opts.embeddingModels ? [EMBED_MODEL] : []),
+      ...NAMES.flatMap((n) => [
+        { id: `local/${n}`, provider: "local", upstream_model: n, ...priced },
+        {
+          id: `anthropic/${n}`,
+          provider: "claude",
+          upstream_model: n,
+          ...priced,
+          context_length: 200_000,
+          max_completion_tokens: 64_000,
+        },
+      ]),
+    ],
   );
   const s = await startListening({
     clock: systemClock,

@@ -5,6 +5,7 @@ import { broadcastRoutes } from "./broadcast.js";
 import { chatRoutes } from "./chat.js";
 import { embeddingsRoutes } from "./embeddings.js";
 import { messagesRoutes } from "./messages.js";
+import { responsesRoutes } from "./responses.js";
 import { ModelRequests } from "./model-requests.js";
 import { byokRoutes } from "./byok.js";
 import { gatewayReadRoutes } from "./gateway-reads.js";
@@ -29,6 +30,7 @@ export async function apiRoutes(app: FastifyInstance, ctx: AppContext & { gatewa
   const requests = new ModelRequests(app, ctx, ctx.gateway);
   chatRoutes(app, ctx, requests);
   messagesRoutes(app, ctx, requests);
+  responsesRoutes(app, ctx, requests);
   embeddingsRoutes(app, ctx, ctx.gateway, requests);
   await gatewayReadRoutes(app, ctx, ctx.gateway);
   await byokRoutes(app, ctx, ctx.gateway);

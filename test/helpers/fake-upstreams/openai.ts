@@ -211,7 +211,9 @@ function messages(kind: string): { message: unknown; finish_reason: string }[] {
 }
 
 async function handle(req: RecordedRequest, res: ServerResponse, socket: Socket): Promise<void> {
-  if (!req.path.endsWith("/chat/completions")) return json(res, 404, { error: { message: "not found" } });
+  const embeddingsPath = req.path === "/v1/embeddings";
+  if (!req.path.endsWith("/chat/completions") && !embeddingsPath)
+    return json(res, 404, { error: { message: "not found" } });
   if (req.headers.authorization !== `Bearer ${FAKE_OPENAI_KEY}`) {
     return json(res, 401, {
       error: {
@@ -222,7 +224,7 @@ async function handle(req: RecordedRequest, res: ServerResponse, socket: Socket)
     });
   }
   const model = String(req.body?.model);
-  if (req.path === "/v1/embeddings") return embeddings(res, req.body);
+  if (embeddingsPath) return embeddings(res, req.body);
   const stream = req.body?.stream === true;
   const noUsage = model === "no-usage" || model.endsWith("-no-usage");
   const kind = noUsage ? model.slice(0, -"-no-usage".length) : model;
