@@ -44,6 +44,7 @@ export function toBroadcastGeneration(c: Candidate, flags: GenerationFlags): Bro
     streamed: row.streamed,
     cancelled: row.cancelled,
     isByok: row.is_byok,
+    api: row.api,
     params: context?.params ? { ...context.params } : null,
     trace: context?.trace ? { ...context.trace } : null,
     attempts: (context?.attempts ?? []).map((a) => ({

@@ -25,6 +25,7 @@ const READ = [
   "byok_usage_inference_nano",
   "latency_ms",
   "generation_time_ms",
+  "api",
 ] as const satisfies readonly ColumnName[];
 
 /** A generation row as Broadcast reads it: those columns of ActivityRow, typed as there. */

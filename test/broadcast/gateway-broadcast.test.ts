@@ -109,3 +109,47 @@ describe("gateway → Broadcast: sampling by session", () => {
     expect([...rx.delivered.keys()].sort()).toEqual(expected);
   });
 });
+
+describe("gateway → Broadcast: every API surface", () => {
+  it("each surface's generation reaches a destination with its api and its prompt", async () => {
+    const t = await makeBroadcastApp();
+    const rx = new TestReceiver();
+    await rx.start();
+    cleanups.push(
+      () => t.close(),
+      () => rx.stop(),
+    );
+    await createWebhook(t, rx.url);
+    const key = (await t.call({ method: "POST", url: "/api/v1/keys", payload: { name: "app" } })).json<{
+      key: string;
+    }>().key;
+    const calls: [string, string, Record<string, unknown>][] = [
+      [
+        "chat",
+        "/api/v1/chat/completions",
+        { model: "mock/echo", messages: [{ role: "user", content: "p-chat" }] },
+      ],
+      ["responses", "/api/v1/responses", { model: "mock/echo", input: "p-responses", store: false }],
+      [
+        "messages",
+        "/api/v1/messages",
+        { model: "mock/echo", max_tokens: 50, messages: [{ role: "user", content: "p-messages" }] },
+      ],
+      ["embeddings", "/api/v1/embeddings", { model: "mock/embed", input: "p-embeddings" }],
+    ];
+    const ids = new Map<string, string>();
+    for (const [api, url, payload] of calls) {
+      const res = await t.call({ method: "POST", url, auth: key, payload });
+      expect(res.statusCode, `${api}: ${res.body}`).toBe(200);
+      ids.set(api, res.json<{ id: string }>().id);
+    }
+    t.broadcaster.start();
+    await waitFor(() => [...ids.values()].every((id) => rx.delivered.has(id)), 10_000, "all four delivered");
+    const spans = rx.requests.map((r) => r.body).join("\n");
+    for (const [api] of calls) {
+      expect(spans).toContain(`p-${api}`);
+      expect(spans).toMatch(new RegExp(`"gatehouse\\.api","value":\\{"stringValue":"${api}"`));
+    }
+    expect(spans).toContain('"stringValue":"embeddings"');
+  });
+});

@@ -179,6 +179,7 @@ const row = (over: Partial<OutboxRow> = {}): OutboxRow => ({
   byok_usage_inference_nano: 0n,
   latency_ms: 100,
   generation_time_ms: 400,
+  api: "chat",
   ...over,
 });
 

@@ -35,6 +35,11 @@ export interface BroadcastGeneration {
   streamed: boolean;
   cancelled: boolean;
   isByok: boolean;
+  /**
+   * The API surface it came through (chat, responses, messages, embeddings); absent or null for
+   * an ingested record that does not say.
+   */
+  api?: string | null;
   /** Request parameters the client sent (temperature, max_tokens, top_p, ...), when known. */
   params: Record<string, number | string | boolean> | null;
   /** The client's `trace` object (trace_id, trace_name, span_name, generation_name, ...). */

@@ -61,7 +61,8 @@ export function generationAttributes(v: GenerationView, opts: AttributeOptions):
   const g = v.g;
   const provider = providerSlug(g.provider);
   const a: Attrs = {
-    "gen_ai.operation.name": "chat",
+    // OpenTelemetry's operation names: embeddings for the embeddings API, chat for the others.
+    "gen_ai.operation.name": g.api === "embeddings" ? "embeddings" : "chat",
     "gen_ai.provider.name": provider,
     "gen_ai.system": provider,
     "gen_ai.request.model": g.model,
@@ -86,6 +87,8 @@ export function generationAttributes(v: GenerationView, opts: AttributeOptions):
     a["gen_ai.response.finish_reason"] = v.finishReason;
   }
   if (g.streamed) a["gen_ai.response.time_to_first_chunk"] = g.latencyMs / 1000;
+  // Which of Gatehouse's API surfaces served it (docs/gateway.md "API surfaces").
+  if (g.api) a["gatehouse.api"] = g.api;
   for (const [name, value] of Object.entries(g.params ?? {})) {
     const key = REQUEST_PARAMS[name];
     if (key !== undefined && typeof value === "number") a[`gen_ai.request.${key}`] = value;
