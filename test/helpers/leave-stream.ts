@@ -1,18 +1,20 @@
 import { request, type ClientRequest } from "node:http";
 
 /**
- * A streamed chat completion whose client walks away: POST `body` (with `stream: true`) to the
- * listening server at `baseUrl` (…/api/v1) with `key`, read until more than `events` SSE events
- * have arrived, then destroy the request. Resolves the generation id from the answer's headers;
- * rejects when no such events arrive within 5 s.
+ * A streamed answer whose client walks away: POST `body` (with `stream: true`) to the listening
+ * server at `baseUrl` (…/api/v1) + `path` (chat completions unless given: any API surface) with
+ * `key`, read until more than `events` SSE events have arrived, then destroy the request.
+ * Resolves the generation id from the answer's headers; rejects when no such events arrive
+ * within 5 s.
  */
 export function leaveStreamAfter(
   baseUrl: string,
   key: string,
   body: Record<string, unknown>,
   events: number,
+  path = "/chat/completions",
 ): Promise<string> {
-  const url = new URL(`${baseUrl}/chat/completions`);
+  const url = new URL(`${baseUrl}${path}`);
   return new Promise<string>((resolve, reject) => {
     const req = request(
       {
