@@ -50,9 +50,11 @@ function costOf(surface: Surface, stream: boolean, status: number, text: string)
   if (!stream || surface === "embeddings")
     return (JSON.parse(text) as { usage: { cost: number } }).usage.cost;
   const all = events(text);
-  if (surface === "chat") return all.find((c) => c.usage)!.usage.cost;
-  if (surface === "responses") return all.find((e) => e.type === "response.completed")!.response.usage.cost;
-  return all.find((e) => e.type === "message_delta")!.usage.cost;
+  const cost = (u: unknown): number => (u as { cost: number }).cost;
+  if (surface === "chat") return cost(all.find((c) => c.usage)?.usage);
+  if (surface === "responses")
+    return cost((all.find((e) => e.type === "response.completed")?.response as { usage: unknown }).usage);
+  return cost(all.find((e) => e.type === "message_delta")?.usage);
 }
 
 let s: ListeningApp;
