@@ -15,7 +15,9 @@ import { call } from "./http-clients.js";
 /**
  * The upstream: an OpenAI-compatible chat endpoint answering at once. Non-streaming: one
  * chat.completion with usage. Streaming: a role chunk, three content chunks, a finish chunk, a
- * usage chunk, [DONE] (as OpenAI sends with stream_options.include_usage).
+ * usage chunk, [DONE] (as OpenAI sends with stream_options.include_usage). On /v1/messages, the
+ * same answer as Anthropic's Messages API gives it (a Message; or message_start, a text block in
+ * three deltas, message_delta with usage, message_stop), for the surfaces bench's native path.
  */
 export const UPSTREAM_JS = `
 import { createServer } from "node:http";
@@ -29,6 +31,7 @@ const server = createServer((req, res) => {
     const created = Math.floor(Date.now() / 1000);
     const model = body.model;
     const usage = { prompt_tokens: 12, completion_tokens: 6, total_tokens: 18 };
+    if (req.url === "/v1/messages") return anthropic(res, body, "msg_" + n);
     if (!body.stream) {
       const text = JSON.stringify({ id, object: "chat.completion", created, model, system_fingerprint: null,
         choices: [{ index: 0, message: { role: "assistant", content: "Hello there, bench friend." }, finish_reason: "stop" }],
@@ -47,6 +50,26 @@ const server = createServer((req, res) => {
     res.end("data: [DONE]\\n\\n");
   });
 });
+function anthropic(res, body, id) {
+  const usage = { input_tokens: 12, output_tokens: 6, cache_read_input_tokens: 0, cache_creation_input_tokens: 0 };
+  const message = { id, type: "message", role: "assistant", model: body.model, stop_sequence: null };
+  if (!body.stream) {
+    const text = JSON.stringify({ ...message, content: [{ type: "text", text: "Hello there, bench friend." }],
+      stop_reason: "end_turn", usage });
+    res.writeHead(200, { "content-type": "application/json", "content-length": Buffer.byteLength(text) });
+    res.end(text);
+    return;
+  }
+  res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
+  const ev = (name, data) => "event: " + name + "\\ndata: " + JSON.stringify({ type: name, ...data }) + "\\n\\n";
+  res.write(ev("message_start", { message: { ...message, content: [], stop_reason: null, usage: { ...usage, output_tokens: 1 } } }));
+  res.write(ev("content_block_start", { index: 0, content_block: { type: "text", text: "" } }));
+  for (const w of ["Hello there,", " bench", " friend."])
+    res.write(ev("content_block_delta", { index: 0, delta: { type: "text_delta", text: w } }));
+  res.write(ev("content_block_stop", { index: 0 }));
+  res.write(ev("message_delta", { delta: { stop_reason: "end_turn", stop_sequence: null }, usage: { output_tokens: 6 } }));
+  res.end(ev("message_stop", {}));
+}
 server.keepAliveTimeout = 60_000;
 server.listen(0, "127.0.0.1", () => process.stdout.write(JSON.stringify({ port: server.address().port }) + "\\n"));
 `;
@@ -296,11 +319,26 @@ export function benchServerEnv(dir: string, upstreamPort: number, recording: str
           base_url: `http://127.0.0.1:${upstreamPort}/v1`,
           api_key: "bench-upstream",
         },
+        {
+          slug: "bench-anthropic",
+          kind: "anthropic",
+          base_url: `http://127.0.0.1:${upstreamPort}`,
+          api_key: "bench-upstream",
+        },
       ],
       models: [
         {
           id: "bench/tiny",
           provider: "bench",
+          upstream_model: "tiny",
+          prompt_price: 0.000001,
+          completion_price: 0.000002,
+          context_length: 8192,
+          max_completion_tokens: 1024,
+        },
+        {
+          id: "bench/tiny-claude",
+          provider: "bench-anthropic",
           upstream_model: "tiny",
           prompt_price: 0.000001,
           completion_price: 0.000002,
