@@ -296,10 +296,30 @@ const ROUTER_FIELDS = new Set([
   "usage",
 ]);
 
+/** A system message's content as text blocks (a string is one block). */
+const systemBlocks = (content: unknown): unknown[] =>
+  typeof content === "string" ? [{ type: "text", text: content }] : Array.isArray(content) ? content : [];
+
+/**
+ * `role: "system"` messages (API version 2026-10-21, which Claude Code sends) moved into the
+ * top-level `system`, after its own blocks and in order: the version Gatehouse calls Anthropic
+ * with (ANTHROPIC_VERSION) knows no system role inside `messages` and refuses the request. Their
+ * blocks (cache_control included) are kept as they are.
+ */
+function hoistSystemMessages(req: Json): void {
+  if (!Array.isArray(req.messages)) return;
+  const messages = req.messages as unknown[];
+  const system = messages.filter((m) => isObject(m) && m.role === "system") as Json[];
+  if (system.length === 0) return;
+  req.messages = messages.filter((m) => !(isObject(m) && m.role === "system"));
+  req.system = [...systemBlocks(req.system), ...system.flatMap((m) => systemBlocks(m.content))];
+}
+
 /** A Messages request forwarded as the client sent it (UpstreamCall.native). */
 function nativeRequest(call: UpstreamCall, native: Json, stream: boolean): Json {
   const req: Json = {};
   for (const [k, v] of Object.entries(native)) if (!ROUTER_FIELDS.has(k)) req[k] = v;
+  hoistSystemMessages(req);
   req.model = call.upstreamModel;
   // The completion cap the hold reserved (capMaxTokens): never more than was reserved.
   req.max_tokens = call.body.max_tokens ?? call.maxCompletionTokens ?? FALLBACK_MAX_TOKENS;
