@@ -729,4 +729,118 @@ describe.skipIf(unavailable !== null)("dashboard in Chromium", () => {
     await expect.poll(() => page.locator("#gen-found").textContent()).toBe(id);
     await page.close();
   });
+
+  it("sends one conversation through each API surface, streamed and not; the explorer groups and filters by API", async (ctx) => {
+    const surfaces = ["/chat/completions", "/responses", "/messages"];
+    if (!surfaces.every((p) => p in paths)) {
+      process.stdout.write(
+        "SKIPPED playground surfaces e2e: the server lacks one of " + surfaces.join(", ") + "\n",
+      );
+      ctx.skip();
+      return;
+    }
+    const created = await api("/keys", { method: "POST", body: { name: "playground surfaces" } });
+    const hash = created.body.data.hash as string;
+    const page = await signedIn("/playground");
+    await page.locator("#pg-key").fill(created.body.key);
+    await page.locator("#pg-model").fill("mock/echo");
+    await page.getByLabel("Instructions (optional; the system prompt)").fill("Be brief.");
+    const apiSelect = page.locator("#pg-api");
+    expect(
+      await apiSelect.locator("option").evaluateAll((os) => os.map((o) => (o as HTMLOptionElement).value)),
+    ).toEqual(["chat", "responses", "messages"]);
+    const labels = { chat: "Chat completions", responses: "Responses", messages: "Messages" } as const;
+    for (const surface of ["chat", "responses", "messages"] as const) {
+      for (const stream of [true, false]) {
+        await apiSelect.selectOption(surface);
+        await page.getByLabel("Stream the answer").setChecked(stream);
+        await page.locator("#pg-prompt").fill(`hello via ${surface} ${stream}`);
+        await page.getByRole("button", { name: "Send" }).click();
+        const via = `Sent through ${labels[surface]} (POST /api/v1${surface === "chat" ? "/chat/completions" : `/${surface}`}), ${stream ? "streamed" : "as one answer"}.`;
+        await expect.poll(() => page.locator("#pg-via").textContent(), { timeout: 30_000 }).toBe(via);
+        expect(await page.getByRole("alert").count()).toBe(0);
+        // The mock echoes the last user message: the conversation arrived whole through this surface.
+        expect(await page.locator("#pg-answer").textContent()).toBe(`Echo: hello via ${surface} ${stream}`);
+        // Usage and cost as the surface reported them are the generation's recorded figures.
+        const id = (await page.locator("#pg-generation").textContent()) ?? "";
+        expect(id).toMatch(/^gen-/);
+        await expect.poll(async () => (await api(`/generation?id=${id}`)).status).toBe(200);
+        const record = (await api(`/generation?id=${id}`)).body.data;
+        expect(await page.locator("#pg-usage").textContent()).toBe(
+          `Tokens: ${record.tokens_prompt} prompt, ${record.tokens_completion} completion; cost ${usd(record.total_cost)}; generation ${id}`,
+        );
+      }
+    }
+
+    // The conversation goes on: the kept turns are sent again, through another surface.
+    await page.getByRole("button", { name: "Continue the conversation" }).click();
+    expect(await page.locator("#pg-history li").allTextContents()).toEqual([
+      "You: hello via messages false",
+      "Model: Echo: hello via messages false",
+    ]);
+    await apiSelect.selectOption("responses");
+    await page.locator("#pg-prompt").fill("and again");
+    await page.getByRole("button", { name: "Send" }).click();
+    await expect
+      .poll(() => page.locator("#pg-answer").textContent(), { timeout: 30_000 })
+      .toBe("Echo: and again");
+    // With the conversation, its buttons and the usage line shown: still no serious violation.
+    expect(await axeViolations(page)).toEqual([]);
+    await page.close();
+
+    // The explorer: "API" is a dimension to group by and a field to filter on.
+    const end = Math.ceil(Date.now() / 3_600_000) * 3_600_000;
+    const iso = (ms: number) => new Date(ms).toISOString().replace(/\.\d+Z$/, "Z");
+    const base = {
+      metrics: ["request_count"],
+      time_range: { start: iso(end - 86_400_000), end: iso(end) },
+      filters: [{ field: "api_key_id", operator: "eq", value: hash }],
+    };
+    // The seven generations of this key are in the analytics store before the page asks.
+    await expect
+      .poll(
+        async (): Promise<unknown> =>
+          (await api("/analytics/query", { method: "POST", body: base })).body.data.data[0]?.request_count,
+      )
+      .toBe(7);
+    const explorer = await signedIn(`/analytics?q=${encodeURIComponent(JSON.stringify(base))}`);
+    await explorer.getByRole("table", { name: "Result rows" }).waitFor();
+    await explorer.getByLabel("Dimension 1").selectOption({ label: "API" });
+    await explorer.getByRole("button", { name: "Add filter" }).click();
+    const field = explorer.getByLabel("Field").nth(1);
+    await field.selectOption({ label: "API" });
+    await explorer.getByLabel("Operator").nth(1).selectOption("in");
+    await explorer.getByLabel("Value (comma-separated)").fill("responses, messages");
+    await explorer.getByRole("button", { name: "Run query" }).click();
+    const query = {
+      ...base,
+      dimensions: ["api"],
+      filters: [...base.filters, { field: "api", operator: "in", value: ["responses", "messages"] }],
+    };
+    await expect
+      .poll(async (): Promise<unknown> =>
+        JSON.parse((await explorer.locator("#query-json").textContent()) ?? "{}"),
+      )
+      .toEqual(query);
+    const answer = (await api("/analytics/query", { method: "POST", body: query })).body.data as {
+      data: { api: string; request_count: number }[];
+    };
+    const byApi = Object.fromEntries(answer.data.map((r) => [r.api, r.request_count]));
+    expect(byApi).toEqual({ responses: 3, messages: 2 });
+    const rows = async () =>
+      explorer
+        .getByRole("table", { name: "Result rows" })
+        .evaluate((t) =>
+          [...t.querySelectorAll("tbody tr")].map((tr) =>
+            [...tr.querySelectorAll("td")].map((td) => `${td.dataset.col}=${td.dataset.value}`).join(" "),
+          ),
+        );
+    await expect.poll(rows).toEqual(answer.data.map((r) => `api=${r.api} request_count=${r.request_count}`));
+    // The chart has one bar per API, with the API's counts.
+    const points = JSON.parse((await explorer.locator(".result figure").getAttribute("data-points")) ?? "{}");
+    expect(points.x).toEqual(answer.data.map((r) => r.api));
+    expect(points.series[0].values).toEqual(answer.data.map((r) => r.request_count));
+    expect(await explorer.getByRole("columnheader", { name: "API" }).count()).toBe(1);
+    await explorer.close();
+  }, 120_000);
 });

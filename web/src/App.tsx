@@ -9,7 +9,7 @@ import { Destinations } from "./pages/Destinations.tsx";
 import { Generations } from "./pages/Generations.tsx";
 import { Keys } from "./pages/Keys.tsx";
 import { Overview } from "./pages/Overview.tsx";
-import { Playground } from "./pages/Playground.tsx";
+import { Playground, playgroundApis } from "./pages/Playground.tsx";
 import { SignIn } from "./pages/SignIn.tsx";
 import { Workspaces } from "./pages/Workspaces.tsx";
 
@@ -27,7 +27,7 @@ const PAGES: Page[] = [
   { path: "/byok", title: "Provider keys", show: (c) => c.byok },
   { path: "/destinations", title: "Destinations" },
   { path: "/generations", title: "Generations", show: (c) => c.generation },
-  { path: "/playground", title: "Playground", show: (c) => c.chatCompletions },
+  { path: "/playground", title: "Playground", show: (c) => playgroundApis(c).length > 0 },
 ];
 
 export function App() {
@@ -95,12 +95,16 @@ export function App() {
         {path === "/destinations" && <Destinations caps={caps} />}
         {path === "/generations" && <Generations />}
         {path === "/playground" &&
-          (caps?.chatCompletions ? (
-            <Playground />
+          caps &&
+          (playgroundApis(caps).length > 0 ? (
+            <Playground apis={playgroundApis(caps)} />
           ) : (
             <section>
               <h1>Playground</h1>
-              <p>This server has no chat completions endpoint, so there is nothing to try here.</p>
+              <p>
+                This server has no chat completions, Responses or Messages endpoint, so there is nothing to
+                try here.
+              </p>
             </section>
           ))}
         {!page && (

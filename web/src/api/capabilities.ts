@@ -2,12 +2,14 @@ import { API_BASE } from "./client.ts";
 
 /**
  * What this server offers beyond the management API, read once from its OpenAPI document: the
- * Playground needs the chat completions endpoint, destination checks need the test and
- * deliveries endpoints, the Provider keys page the BYOK endpoints, the Generations page GET /generation. Pages hide what the server does
- * not have.
+ * Playground sends through whichever of chat completions, Responses and Messages it has,
+ * destination checks need the test and deliveries endpoints, the Provider keys page the BYOK
+ * endpoints, the Generations page GET /generation. Pages hide what the server does not have.
  */
 export interface Capabilities {
   chatCompletions: boolean;
+  responses: boolean;
+  messages: boolean;
   destinationTest: boolean;
   destinationDeliveries: boolean;
   byok: boolean;
@@ -23,6 +25,8 @@ export function capabilities(): Promise<Capabilities> {
       const has = (p: string) => Object.prototype.hasOwnProperty.call(doc.paths ?? {}, p);
       return {
         chatCompletions: has("/chat/completions"),
+        responses: has("/responses"),
+        messages: has("/messages"),
         destinationTest: has("/observability/destinations/{id}/test"),
         destinationDeliveries: has("/observability/destinations/{id}/deliveries"),
         byok: has("/byok"),
@@ -31,6 +35,8 @@ export function capabilities(): Promise<Capabilities> {
     })
     .catch(() => ({
       chatCompletions: false,
+      responses: false,
+      messages: false,
       destinationTest: false,
       destinationDeliveries: false,
       byok: false,

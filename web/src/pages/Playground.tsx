@@ -1,21 +1,43 @@
 import { useEffect, useState } from "preact/hooks";
+import type { Capabilities } from "../api/capabilities.ts";
 import { API_BASE } from "../api/client.ts";
 import { ErrorNote } from "../components/ui.tsx";
 import { int, usd } from "../lib/format.ts";
+import { SURFACES, send } from "../lib/playground/send.ts";
+import {
+  NO_ANSWER,
+  StreamFailed,
+  type Answer,
+  type PlaygroundApi,
+  type Turn,
+} from "../lib/playground/surface.ts";
 
-interface Usage {
-  prompt_tokens?: number;
-  completion_tokens?: number;
-  total_tokens?: number;
-  cost?: number;
+/** The surfaces this server has, in the order the Playground offers them. */
+export const playgroundApis = (c: Capabilities): PlaygroundApi[] =>
+  (
+    [
+      ["chat", c.chatCompletions],
+      ["responses", c.responses],
+      ["messages", c.messages],
+    ] as const
+  )
+    .filter(([, has]) => has)
+    .map(([api]) => api);
+
+/** What was sent, for the line under the answer. */
+interface Sent {
+  api: PlaygroundApi;
+  stream: boolean;
 }
 
 /**
- * One streamed chat request to this server's POST /api/v1/chat/completions (OpenAI / SDK format,
- * server-sent events) with an ordinary API key the user pastes (keys are stored hashed, so the
- * dashboard cannot pick one for them). The key lives in this page's memory only.
+ * A conversation sent to this server through the API surface of the user's choice (chat
+ * completions, Responses or Messages), streamed or not, with an ordinary API key the user pastes
+ * (keys are stored hashed, so the dashboard cannot pick one for them). The key lives in this
+ * page's memory only. Each surface builds its own request and reads its own answer
+ * (lib/playground/); the page shows the answer, its usage and cost the same way for all.
  */
-export function Playground() {
+export function Playground({ apis }: { apis: PlaygroundApi[] }) {
   const [key, setKey] = useState("");
   const [model, setModel] = useState("");
   const [models, setModels] = useState<string[]>([]);
@@ -31,72 +53,55 @@ export function Playground() {
       })
       .catch(() => undefined);
   }, []);
+  const [api, setApi] = useState<PlaygroundApi>(apis[0] ?? "chat");
+  const [stream, setStream] = useState(true);
+  const [system, setSystem] = useState("");
+  const [history, setHistory] = useState<Turn[]>([]);
   const [prompt, setPrompt] = useState("Say hello in five words.");
-  const [answer, setAnswer] = useState("");
-  const [usage, setUsage] = useState<Usage | null>(null);
+  const [answer, setAnswer] = useState<Answer>(NO_ANSWER);
+  const [sent, setSent] = useState<Sent | null>(null);
   const [generationId, setGenerationId] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
 
-  const send = async (e: Event) => {
+  const submit = async (e: Event) => {
     e.preventDefault();
     setBusy(true);
-    setAnswer("");
-    setUsage(null);
+    setAnswer(NO_ANSWER);
+    setSent({ api, stream });
     setGenerationId(null);
     setError(null);
     try {
-      const res = await fetch(`${API_BASE}/chat/completions`, {
-        method: "POST",
-        credentials: "omit",
-        headers: { authorization: `Bearer ${key.trim()}`, "content-type": "application/json" },
-        body: JSON.stringify({ model, stream: true, messages: [{ role: "user", content: prompt }] }),
-      });
-      if (!res.ok || !res.body) {
-        const body = (await res.json().catch(() => null)) as { error?: { message?: string } } | null;
-        throw new Error(body?.error?.message ?? `HTTP ${res.status}`);
-      }
-      setGenerationId(res.headers.get("x-gatehouse-generation-id"));
-      const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
-      let buffer = "";
-      let text = "";
-      for (;;) {
-        const { done, value } = await reader.read();
-        if (done) break;
-        buffer += value;
-        const events = buffer.split(/\r?\n\r?\n/);
-        buffer = events.pop() ?? "";
-        for (const ev of events) {
-          for (const line of ev.split(/\r?\n/)) {
-            if (!line.startsWith("data:")) continue;
-            const data = line.slice(5).trim();
-            if (data === "[DONE]") continue;
-            const chunk = JSON.parse(data) as {
-              choices?: { delta?: { content?: string | null } }[];
-              usage?: Usage;
-              error?: { message?: string };
-            };
-            if (chunk.error) throw new Error(chunk.error.message ?? "stream error");
-            const piece = chunk.choices?.[0]?.delta?.content;
-            if (piece) {
-              text += piece;
-              setAnswer(text);
-            }
-            if (chunk.usage) setUsage(chunk.usage);
-          }
-        }
-      }
+      const r = await send(
+        SURFACES[api],
+        { system: system.trim(), turns: [...history, { role: "user", text: prompt }] },
+        { base: API_BASE, key: key.trim(), model, stream, onUpdate: setAnswer },
+      );
+      setAnswer(r.answer);
+      setGenerationId(r.generationId);
     } catch (err) {
+      // A stream that failed after it opened: what came, and what was charged for it, stays shown.
+      if (err instanceof StreamFailed) setAnswer(err.answer);
       setError(err instanceof Error ? err.message : String(err));
     } finally {
       setBusy(false);
     }
   };
 
+  /** The prompt and its answer become turns of the conversation; the next message follows them. */
+  const keepTurn = () => {
+    setHistory([...history, { role: "user", text: prompt }, { role: "assistant", text: answer.text }]);
+    setPrompt("");
+    setAnswer(NO_ANSWER);
+    setSent(null);
+    setGenerationId(null);
+  };
+
+  const { usage } = answer;
   return (
     <section aria-labelledby="pg-title">
       <h1 id="pg-title">Playground</h1>
-      <form onSubmit={(e) => void send(e)} class="playground">
+      <form onSubmit={(e) => void submit(e)} class="playground">
         <label>
           API key (an ordinary key; kept in this page only)
           <input
@@ -108,21 +113,66 @@ export function Playground() {
             onInput={(e) => setKey(e.currentTarget.value)}
           />
         </label>
+        <div class="row">
+          <label>
+            API
+            <select id="pg-api" value={api} onChange={(e) => setApi(e.currentTarget.value as PlaygroundApi)}>
+              {apis.map((a) => (
+                <option key={a} value={a}>
+                  {SURFACES[a].label} (POST /api/v1{SURFACES[a].path})
+                </option>
+              ))}
+            </select>
+          </label>
+          <label>
+            Model
+            <input
+              id="pg-model"
+              required
+              list="pg-models"
+              value={model}
+              onInput={(e) => setModel(e.currentTarget.value)}
+            />
+            <datalist id="pg-models">
+              {models.map((id) => (
+                <option key={id} value={id} />
+              ))}
+            </datalist>
+          </label>
+          <label class="check">
+            <input
+              id="pg-stream"
+              type="checkbox"
+              checked={stream}
+              onChange={(e) => setStream(e.currentTarget.checked)}
+            />
+            Stream the answer
+          </label>
+        </div>
         <label>
-          Model
-          <input
-            id="pg-model"
-            required
-            list="pg-models"
-            value={model}
-            onInput={(e) => setModel(e.currentTarget.value)}
+          Instructions (optional; the system prompt)
+          <textarea
+            id="pg-system"
+            rows={2}
+            value={system}
+            onInput={(e) => setSystem(e.currentTarget.value)}
           />
-          <datalist id="pg-models">
-            {models.map((id) => (
-              <option key={id} value={id} />
-            ))}
-          </datalist>
         </label>
+        {history.length > 0 && (
+          <div>
+            <h2 id="pg-history-title">Conversation so far</h2>
+            <ol id="pg-history" class="conversation" aria-labelledby="pg-history-title">
+              {history.map((t, i) => (
+                <li key={i} data-role={t.role}>
+                  <strong>{t.role === "user" ? "You" : "Model"}:</strong> {t.text}
+                </li>
+              ))}
+            </ol>
+            <button type="button" class="secondary" onClick={() => setHistory([])} disabled={busy}>
+              New conversation
+            </button>
+          </div>
+        )}
         <label>
           Message
           <textarea
@@ -134,18 +184,24 @@ export function Playground() {
           />
         </label>
         <button type="submit" disabled={busy}>
-          {busy ? "Streaming…" : "Send"}
+          {busy ? (stream ? "Streaming…" : "Waiting…") : "Send"}
         </button>
       </form>
       <ErrorNote error={error} />
       <h2>Answer</h2>
       <output id="pg-answer" class="answer" aria-live="polite">
-        {answer || (busy ? "…" : "")}
+        {answer.text || (busy ? "…" : "")}
       </output>
+      {sent && !busy && (
+        <p id="pg-via">
+          Sent through {SURFACES[sent.api].label} (POST /api/v1{SURFACES[sent.api].path}),{" "}
+          {sent.stream ? "streamed" : "as one answer"}.
+        </p>
+      )}
       {usage && (
         <p id="pg-usage">
-          Tokens: {int(usage.prompt_tokens ?? 0)} prompt, {int(usage.completion_tokens ?? 0)} completion
-          {usage.cost !== undefined ? `; cost ${usd(usage.cost)}` : ""}
+          Tokens: {int(usage.prompt)} prompt, {int(usage.completion)} completion
+          {usage.cost !== null ? `; cost ${usd(usage.cost)}` : ""}
           {generationId && (
             <>
               ; generation{" "}
@@ -155,6 +211,11 @@ export function Playground() {
             </>
           )}
         </p>
+      )}
+      {answer.done && !busy && !error && (
+        <button type="button" class="secondary" onClick={keepTurn}>
+          Continue the conversation
+        </button>
       )}
     </section>
   );
