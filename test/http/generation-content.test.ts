@@ -1,5 +1,5 @@
 import type { OpenRouter } from "@openrouter/sdk";
-import type { ChatResult } from "@openrouter/sdk/models";
+import type { Category, ChatResult } from "@openrouter/sdk/models";
 import * as errors from "@openrouter/sdk/models/errors";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createOrganization } from "../../src/domain/organizations/create-organization.js";
@@ -273,10 +273,12 @@ describe("generation content and feedback", () => {
       expect(r.status, JSON.stringify(body).slice(0, 80)).toBe(400);
       expect(((await r.json()) as { error: { message: string } }).error.message).toContain(message);
     }
-    // The SDK's category enum is open: the server's 400 reaches it as its BadRequest class.
+    // The SDK's category enum is open (its type names the known ones only; any string is sent):
+    // the server's 400 reaches it as its BadRequest class.
+    const unknownCategory = "rude" as Category;
     await expect(
       admin.generations.submitFeedback({
-        submitGenerationFeedbackRequest: { generationId: id, category: "rude" },
+        submitGenerationFeedbackRequest: { generationId: id, category: unknownCategory },
       }),
     ).rejects.toBeInstanceOf(errors.BadRequestResponseError);
     await expect(
