@@ -133,15 +133,17 @@ describe("generation content and feedback", () => {
     );
   });
 
-  it("io_logging_api_key_ids: only the listed keys' generations are kept", async () => {
+  it("io_logging_api_key_ids: only the listed keys' generations are kept ([]: none, null: all)", async () => {
     await setIoLogging({ is_observability_io_logging_enabled: true, io_logging_api_key_ids: [keyId] });
     const listed = await chat(key, "listed key");
     const unlisted = await chat(other, "unlisted key");
     expect(await rawRow(listed)).toBeDefined();
     expect(await rawRow(unlisted)).toBeUndefined();
     expect((await getContent(s.key, unlisted)).status).toBe(404);
-    // An empty list means every key.
+    // [] keeps no key's (docs/api-notes.md); null every key's again.
     await setIoLogging({ io_logging_api_key_ids: [] });
+    expect(await rawRow(await chat(key, "no key at all"))).toBeUndefined();
+    await setIoLogging({ io_logging_api_key_ids: null });
     expect(await rawRow(await chat(other, "every key again"))).toBeDefined();
   });
 

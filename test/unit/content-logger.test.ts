@@ -21,10 +21,10 @@ describe("logsContent: which generations IO logging keeps", () => {
   it("off keeps none; on with rate 1 and no key list keeps every key's", () => {
     expect(logsContent(io({ enabled: false }), "ws", 1, null, "gen-a")).toBe(false);
     expect(logsContent(io(), "ws", null, null, "gen-a")).toBe(true);
-    expect(logsContent(io({ apiKeyIds: [] }), "ws", null, null, "gen-a")).toBe(true);
   });
 
-  it("a non-empty key list keeps only the listed keys' (an unknown key: none)", () => {
+  it("a key list keeps only the listed keys' (an unknown key: none; [] keeps none)", () => {
+    expect(logsContent(io({ apiKeyIds: [] }), "ws", 5, null, "gen-a")).toBe(false);
     expect(logsContent(io({ apiKeyIds: [3, 5] }), "ws", 5, null, "gen-a")).toBe(true);
     expect(logsContent(io({ apiKeyIds: [3, 5] }), "ws", 4, null, "gen-a")).toBe(false);
     expect(logsContent(io({ apiKeyIds: [3, 5] }), "ws", null, null, "gen-a")).toBe(false);

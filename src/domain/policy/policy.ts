@@ -41,7 +41,7 @@ export interface IoLoggingPolicy {
   enabled: boolean;
   /** Share of generations kept, in [0, 1]. */
   samplingRate: number;
-  /** The numeric ids of the keys whose generations are kept; null or empty: every key's. */
+  /** The numeric ids of the keys whose generations are kept; null: every key's; `[]`: none. */
   apiKeyIds: readonly number[] | null;
 }
 

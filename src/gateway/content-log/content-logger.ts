@@ -54,9 +54,11 @@ export class ContentLogger {
     const { db, policy, secretBox } = this.deps;
     const ws = await policy.workspace(origin.workspaceId);
     if (!ws?.ioLogging.enabled) return;
-    // The key's numeric id only when a key list filters (the record names the key by hash).
-    const filtered = ws.ioLogging.apiKeyIds !== null && ws.ioLogging.apiKeyIds.length > 0;
-    const keyId = filtered ? ((await policy.keyByHash(origin.keyHash))?.id ?? null) : null;
+    // The key's numeric id only when a key list filters (the record names the key by hash); an
+    // empty list keeps no key's, so it needs no lookup either.
+    const ids = ws.ioLogging.apiKeyIds;
+    const keyId =
+      ids !== null && ids.length > 0 ? ((await policy.keyByHash(origin.keyHash))?.id ?? null) : null;
     if (!logsContent(ws.ioLogging, ws.id, keyId, live.sessionId, generationId)) return;
     const sealed = sealContent(secretBox, organizationId, generationId, {
       messages: live.input ?? [],
