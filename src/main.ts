@@ -21,6 +21,7 @@ import { holdActivityStoreLock } from "./stores/postgres/instance-lock.js";
 import { warmUp } from "./warm-up.js";
 import { pgPolicyChannel } from "./stores/postgres/pg-policy-channel.js";
 import { openRecordStore } from "./stores/open-record-store.js";
+import { startContentSweep } from "./gateway/content-log/content-sweep.js";
 
 /** Longest a request waits on Redis before it is served without a rate limit (fail open). */
 const REDIS_COMMAND_TIMEOUT_MS = 500;
@@ -146,6 +147,13 @@ async function main(): Promise<void> {
     broadcaster.useLogger(app.log);
     broadcaster.start();
   }
+  // Logged generation content past its retention is deleted (docs/content-logging.md "Retention").
+  const contentSweep = startContentSweep({
+    db: store.db,
+    clock,
+    retentionMs: config.contentRetentionDays * 86_400_000,
+    onError: (err) => app.log.warn({ err }, "generation content sweep failed (retried in an hour)"),
+  });
 
   let closing = false;
   const shutdown = (signal: string) => {
@@ -157,6 +165,7 @@ async function main(): Promise<void> {
     force.unref();
     void (async () => {
       await app.close();
+      await contentSweep.stop();
       await broadcaster?.stop();
       await preparer?.close();
       await policy.close();

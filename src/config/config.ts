@@ -94,6 +94,11 @@ export interface Config {
   gateway: GatewayConfig;
   /** The built dashboard (index.html and assets/) served at `/`; a missing directory serves none. */
   webDir: string;
+  /**
+   * How long the content IO logging keeps is served and stored (docs/content-logging.md), in
+   * days; older content is swept.
+   */
+  contentRetentionDays: number;
 }
 
 /** Delivery to observability destinations (docs/broadcast.md "Retry schedule", "Caps"). */
@@ -407,6 +412,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     metricsToken: metricsToken === null ? null : new Redacted(metricsToken),
     providersFile,
     webDir: resolve(str("GATEHOUSE_WEB_DIR") ?? join(packageRoot(), "dist", "web")),
+    contentRetentionDays: int("GATEHOUSE_CONTENT_RETENTION_DAYS", 30, 1, 3_650),
     rateLimit: {
       management: rate("RATE_LIMIT_MANAGEMENT", 600),
       keyUpdate: rate("RATE_LIMIT_KEY_UPDATE", 120),

@@ -18,6 +18,7 @@ import { InFlightLimits } from "./fair-use/in-flight-limits.js";
 import { ByokRouting } from "./byok/byok-routing.js";
 import type { SecretBox } from "../lib/secret-box.js";
 import type { GatewayObserver } from "./observer.js";
+import { ContentLogger } from "./content-log/content-logger.js";
 
 /** The data plane's long-lived parts, built once per process. */
 export interface Gateway {
@@ -28,6 +29,8 @@ export interface Gateway {
   recording: RecordingDeps;
   /** Group commit of finished generations (recorder.ts). */
   recorder: GenerationRecorder;
+  /** Keeps the content of the generations whose workspace has IO logging on (content-logger.ts). */
+  contentLog: ContentLogger;
   /**
    * Durable recording on a store this process owns (journal.ts): answers wait for their journal
    * append, not their commit. Null where durable answers wait for the commit (PostgreSQL), and
@@ -56,7 +59,7 @@ export interface Gateway {
   observer: GatewayObserver | null;
   /** Where trouble no request sees is reported (the app's logger): the reservation store's. */
   onWarning(listener: (message: string) => void): void;
-  /** Stores the generations still queued, then stops renewing holds. */
+  /** Stores the generations still queued (and their logged content), then stops renewing holds. */
   close(): Promise<void>;
 }
 
@@ -85,13 +88,20 @@ export function createGateway(d: GatewayDeps): Gateway {
         })
       : new MemoryReservationStore(d.store, d.config.reservationTtlMs);
   const holds = new Holds(reservations, d.config.reservationTtlMs);
+  const contentLog = new ContentLogger({ db: d.store.db, policy: d.policy, secretBox: d.secretBox });
+  const onLive = d.onLive;
   const recording: RecordingDeps = {
     store: d.store,
     activity: d.activity,
     clock: d.clock,
     preparer: d.preparer,
     accepted: d.accepted,
-    ...(d.onLive ? { onLive: d.onLive } : {}),
+    onLive: onLive
+      ? (org, id, live, origin) => {
+          contentLog.onLive(org, id, live, origin);
+          onLive(org, id, live, origin);
+        }
+      : contentLog.onLive,
   };
   const inFlight = new InFlight();
   // Durable on a store this process owns: journaled answers, commits after them.
@@ -116,6 +126,7 @@ export function createGateway(d: GatewayDeps): Gateway {
     holds,
     recording,
     recorder,
+    contentLog,
     journal,
     answersBeforeCommit: gathers,
     recover: async (refused) => (journal ? journal.replay(recording, refused) : { recorded: 0, refused: 0 }),
@@ -133,6 +144,7 @@ export function createGateway(d: GatewayDeps): Gateway {
     },
     close: async () => {
       await recorder.close();
+      await contentLog.idle();
       await journal?.close();
       holds.close();
       await reservations.close();

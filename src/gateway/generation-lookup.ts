@@ -3,6 +3,7 @@ import type { Principal } from "../domain/auth/principal.js";
 import { nanoToUsd } from "../lib/money.js";
 import type { Db } from "../stores/record-store.js";
 import { findGenerationDetail } from "../domain/generation-details/generation-details-repo.js";
+import { countGenerationFeedback } from "../domain/generation-feedback/generation-feedback-repo.js";
 
 /** Longer than any generation id, gateway-made or ingested. */
 const MAX_ID_LENGTH = 128;
@@ -17,6 +18,7 @@ export async function getGeneration(db: Db, who: Principal, id: string): Promise
   const row = await findGenerationDetail(db, who.organizationId, id);
   if (!row || (!who.isManagement && row.keyHash !== who.keyHash)) throw notFound("Generation");
   const d = row.detail;
+  const feedbackCount = await countGenerationFeedback(db, who.organizationId, id);
   const usage = nanoToUsd(BigInt(d.usage_nano));
   const byok = nanoToUsd(BigInt(d.byok_nano));
   return {
@@ -68,5 +70,7 @@ export async function getGeneration(db: Db, who: Principal, id: string): Promise
       is_byok: a.byok ?? d.is_byok,
     })),
     ...(d.session_id !== null ? { session_id: d.session_id } : {}),
+    // Gatehouse's own: how many POST /generation/feedback submissions it has (docs/content-logging.md).
+    feedback_count: feedbackCount,
   };
 }

@@ -93,6 +93,9 @@ export async function buildApp(given: AppContext, opts: BuildOptions = {}): Prom
     metrics?.recordFailed();
     app.log.error({ err, generation_id: generationId }, "generation not recorded (its answer was sent)");
   });
+  gateway.contentLog.onFailure((err, generationId) =>
+    app.log.warn({ err, generation_id: generationId }, "generation content not logged (IO logging)"),
+  );
   if (ownGateway) {
     // What an earlier process answered and did not commit, recorded before anything is served.
     const { recorded, refused } = await gateway

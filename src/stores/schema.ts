@@ -240,6 +240,28 @@ export interface ByokKeysTable {
   updated_at: string;
 }
 
+/** A served generation's prompt and completion, sealed (migration 012; docs/content-logging.md). */
+export interface GenerationContentTable {
+  organization_id: string;
+  id: string;
+  workspace_id: string;
+  key_hash: string;
+  created_at: string;
+  /** The StoredContent JSON, AES-256-GCM encrypted (lib/secret-box.ts). */
+  content_ciphertext: string;
+}
+
+/** One submission of POST /generation/feedback (migration 012). */
+export interface GenerationFeedbackTable {
+  id: string;
+  organization_id: string;
+  generation_id: string;
+  category: string;
+  comment: string | null;
+  key_hash: string;
+  created_at: string;
+}
+
 export interface Database {
   organizations: OrganizationsTable;
   workspaces: WorkspacesTable;
@@ -258,4 +280,6 @@ export interface Database {
   gateway_reservations: GatewayReservationsTable;
   gateway_generations: GatewayGenerationsTable;
   byok_keys: ByokKeysTable;
+  generation_content: GenerationContentTable;
+  generation_feedback: GenerationFeedbackTable;
 }

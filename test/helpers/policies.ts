@@ -17,6 +17,7 @@ export const workspacePolicy = (ws: WorkspaceRef, over: Partial<WorkspacePolicy>
   isDefault: false,
   deleted: false,
   includeByokInBudgets: false,
+  ioLogging: { enabled: false, samplingRate: 1, apiKeyIds: null },
   budgets: [],
   ...over,
 });

@@ -57,6 +57,7 @@ describe("loadConfig", () => {
         lingerMs: 200,
       },
       webDir: resolve(import.meta.dirname, "../../dist/web"),
+      contentRetentionDays: 30,
       rateLimit: {
         management: { max: 600, windowMs: 60_000 },
         keyUpdate: { max: 120, windowMs: 60_000 },
@@ -81,6 +82,15 @@ describe("loadConfig", () => {
         workspaceProviderSharePct: 75,
       },
     });
+  });
+
+  it("GATEHOUSE_CONTENT_RETENTION_DAYS: whole days from 1 to 3650; anything else is reported", () => {
+    expect(loadConfig({ GATEHOUSE_CONTENT_RETENTION_DAYS: "7" }).contentRetentionDays).toBe(7);
+    for (const bad of ["0", "3651", "1.5", "week"]) {
+      expect(problemsOf({ GATEHOUSE_CONTENT_RETENTION_DAYS: bad }), bad).toEqual([
+        `GATEHOUSE_CONTENT_RETENTION_DAYS: must be an integer from 1 to 3650 (got "${bad}")`,
+      ]);
+    }
   });
 
   it("gateway: reservations default to postgres with DATABASE_URL; bad values are reported", () => {

@@ -15,6 +15,8 @@ const OWNERS: Record<string, string> = {
   byok_keys: "src/domain/byok/byok-repo.ts",
   gateway_generations: "src/domain/generation-details/generation-details-repo.ts",
   broadcast_batches: "src/broadcast/outbox/batches-repo.ts",
+  generation_content: "src/domain/generation-content/generation-content-repo.ts",
+  generation_feedback: "src/domain/generation-feedback/generation-feedback-repo.ts",
 };
 function files(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>

@@ -12,6 +12,17 @@ import type { KeyPolicy, WorkspacePolicy } from "./policy.js";
 
 const RESET_PERIODS = new Set(["daily", "weekly", "monthly"]);
 
+/** The stored JSON array of key ids; anything else (never written by the API) counts as none. */
+function keyIdsOf(text: string | null): number[] | null {
+  if (text === null) return null;
+  try {
+    const ids: unknown = JSON.parse(text);
+    return Array.isArray(ids) ? ids.filter((n): n is number => typeof n === "number") : null;
+  } catch {
+    return null;
+  }
+}
+
 /** Reads policy straight from the record store (what the cache holds, and what it asks on a miss). */
 export function recordStoreLoader(db: Db): PolicyLoader {
   return {
@@ -46,6 +57,11 @@ export function recordStoreLoader(db: Db): PolicyLoader {
         isDefault: Number(ws.is_default) === 1,
         deleted: ws.deleted_at !== null,
         includeByokInBudgets: Number(ws.include_byok_in_budgets) === 1,
+        ioLogging: {
+          enabled: Number(ws.is_observability_io_logging_enabled) === 1,
+          samplingRate: Number(ws.io_logging_sampling_rate),
+          apiKeyIds: keyIdsOf(ws.io_logging_api_key_ids),
+        },
         budgets: budgets.map((b) => ({
           id: b.id,
           interval: b.reset_interval as BudgetInterval,

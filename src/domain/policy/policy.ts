@@ -33,6 +33,18 @@ export interface BudgetPolicy {
   updatedAt: string;
 }
 
+/**
+ * A workspace's IO logging settings (its `is_observability_io_logging_enabled`,
+ * `io_logging_sampling_rate` and `io_logging_api_key_ids`).
+ */
+export interface IoLoggingPolicy {
+  enabled: boolean;
+  /** Share of generations kept, in [0, 1]. */
+  samplingRate: number;
+  /** The numeric ids of the keys whose generations are kept; null: every key's; `[]`: none. */
+  apiKeyIds: readonly number[] | null;
+}
+
 /** What the request path needs to know about a workspace. */
 export interface WorkspacePolicy {
   id: string;
@@ -41,6 +53,8 @@ export interface WorkspacePolicy {
   isDefault: boolean;
   deleted: boolean;
   includeByokInBudgets: boolean;
+  /** Whether the content of its generations is kept (docs/content-logging.md). */
+  ioLogging: IoLoggingPolicy;
   /** At most one budget per interval, narrowest first (daily, weekly, monthly, lifetime). */
   budgets: readonly BudgetPolicy[];
 }

@@ -85,9 +85,16 @@ export function liveContextOf(g: JournaledGeneration): LiveContext {
   };
 }
 
+/** Who made a generation and when: what a listener of stored generations needs beside the LiveContext. */
+export interface LiveOrigin {
+  keyHash: string;
+  workspaceId: string;
+  createdAt: Date;
+}
+
 export interface RecordingDeps extends IngestDeps {
   /** Receives each served generation's LiveContext after its record is stored. */
-  onLive?: (organizationId: string, generationId: string, live: LiveContext) => void;
+  onLive?: (organizationId: string, generationId: string, live: LiveContext, origin: LiveOrigin) => void;
 }
 
 /**
@@ -112,7 +119,7 @@ export async function recordBatch(
     // One commit for both: the batch and its details are stored together or not at all.
     alsoInTransaction: (trx) => insertDetails(trx, gs),
   });
-  announce(deps, organizationId, lives);
+  announce(deps, organizationId, gs, lives);
 }
 
 /** One generation alone (the recorder's retry path; see generation-recorder.ts for the batched one). */
@@ -144,19 +151,27 @@ export async function recordJournaled(
     liveContexts: lives,
     alsoInTransaction: (trx) => insertDetails(trx, gs),
   });
-  announce(deps, organizationId, lives);
+  announce(deps, organizationId, gs, lives);
 }
 
-/** Tells the listener of each stored generation's LiveContext. */
+/** Tells the listener of each stored generation's LiveContext and origin. */
 function announce(
   deps: RecordingDeps,
   organizationId: string,
+  gs: readonly JournaledGeneration[],
   lives: ReadonlyMap<string, LiveContext>,
 ): void {
+  if (!deps.onLive) return;
   // Stored by now: a listener that throws must not fail (or make a retry repeat) the record.
-  for (const [id, live] of lives) {
+  for (const g of gs) {
+    const live = lives.get(g.id);
+    if (!live) continue;
     try {
-      deps.onLive?.(organizationId, id, live);
+      deps.onLive(organizationId, g.id, live, {
+        keyHash: g.key.hash,
+        workspaceId: g.key.workspaceId,
+        createdAt: g.createdAt,
+      });
     } catch {
       // the listener's own failure
     }

@@ -9,6 +9,7 @@ import { responsesRoutes } from "./responses.js";
 import { ModelRequests } from "./model-requests.js";
 import { byokRoutes } from "./byok.js";
 import { gatewayReadRoutes } from "./gateway-reads.js";
+import { generationContentRoutes } from "./generation-content.js";
 import type { Gateway } from "../../gateway/gateway.js";
 import { budgetsRoutes } from "./budgets.js";
 import { destinationsRoutes } from "./destinations.js";
@@ -33,5 +34,6 @@ export async function apiRoutes(app: FastifyInstance, ctx: AppContext & { gatewa
   responsesRoutes(app, ctx, requests);
   embeddingsRoutes(app, ctx, ctx.gateway, requests);
   await gatewayReadRoutes(app, ctx, ctx.gateway);
+  await generationContentRoutes(app, ctx);
   await byokRoutes(app, ctx, ctx.gateway);
 }
