@@ -36,6 +36,7 @@ describe("auth modes of every registered route", () => {
         "/api/v1/models/*", // /models/{author}/{slug}/endpoints
         "/api/v1/model/*", // /model/{author}/{slug}
         "/api/v1/providers",
+        "/api/v1/embeddings/models", // the embedding models, as public as /models
       ]),
     );
     const outside = new Set(publicRoutes.filter((r) => !r.url.startsWith("/api/")).map((r) => r.url));
