@@ -11,6 +11,7 @@ import { policyNotify } from "./008-policy-notify.js";
 import { historyIndexes } from "./009-history-indexes.js";
 import { deliveryStatistics } from "./010-delivery-statistics.js";
 import { reservationDay } from "./011-reservation-day.js";
+import { creditLine } from "./012-credit-line.js";
 
 /** Versioned migrations, applied in name order at start. Append; never edit a released one. */
 export function migrations(caps: DialectCaps): Record<string, Migration> {
@@ -26,6 +27,7 @@ export function migrations(caps: DialectCaps): Record<string, Migration> {
     "009-history-indexes": historyIndexes(caps),
     "010-delivery-statistics": deliveryStatistics(caps),
     "011-reservation-day": reservationDay(caps),
+    "012-credit-line": creditLine(caps),
   };
 }
 
