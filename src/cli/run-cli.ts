@@ -7,6 +7,7 @@ import { registerImport } from "./commands/import.js";
 import { registerReconcile } from "./commands/reconcile.js";
 import { registerKeysCreateManagement } from "./commands/keys-create-management.js";
 import { registerOrgCreate } from "./commands/org-create.js";
+import { registerOrgCreditLine } from "./commands/org-credit-line.js";
 import { registerOrgList } from "./commands/org-list.js";
 import { EXIT, UsageError } from "./usage-error.js";
 
@@ -20,6 +21,7 @@ export function buildProgram(io: CliIo): Command {
   const org = program.command("org").description("manage organizations");
   registerOrgCreate(org, io);
   registerOrgList(org, io);
+  registerOrgCreditLine(org, io);
   const keys = program.command("keys").description("manage API keys");
   registerKeysCreateManagement(keys, io);
   registerImport(program, io);

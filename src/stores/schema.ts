@@ -15,6 +15,8 @@ export interface OrganizationsTable {
   id: string;
   name: string;
   created_at: string;
+  /** The credit line in nano-USD, null when not set (migration 012; docs/api-notes.md "Credits"). */
+  credit_line_nano: Int64 | null;
 }
 
 export interface WorkspacesTable {

@@ -22,7 +22,8 @@ import type { Database } from "../../src/stores/schema.js";
 import { destinationRow } from "../helpers/destination-configs.js";
 import { freshPostgresDatabase, PG_URL } from "../helpers/stores.js";
 import { enqueueBroadcast } from "../../src/broadcast/outbox/enqueue.js";
-import { listOrdinaryKeys } from "../../src/domain/keys/key-repo.js";
+import { lifetimeLimitsOfOrganization, listOrdinaryKeys } from "../../src/domain/keys/key-repo.js";
+import { readOrganizationUsage } from "../../src/domain/usage/ledger.js";
 import { activityDefaultWorkspaceId } from "../../src/domain/workspaces/workspace-repo.js";
 import type { Db, RecordStore } from "../../src/stores/record-store.js";
 import { openSqliteStore } from "../../src/stores/sqlite/open-sqlite.js";
@@ -129,6 +130,13 @@ describe("plans of the statements over growing tables (SQLite)", () => {
     expect(plan!.join("\n")).toMatch(
       /SEARCH destinations USING INDEX destinations_org \(organization_id=\?\)/,
     );
+  });
+
+  it("GET /credits reads the organization's all-time counters and live keys by index", async () => {
+    const [usage] = await plansOf(() => readOrganizationUsage(db, "org"));
+    expect(usage!.join("\n")).toMatch(/SEARCH usage_counters USING INDEX usage_counters_org_all/);
+    const [limits] = await plansOf(() => lifetimeLimitsOfOrganization(db, "org"));
+    expect(limits!.join("\n")).toMatch(/SEARCH api_keys USING INDEX api_keys_live_org_workspace_created/);
   });
 
   it("an organization's default workspace is found by index", async () => {

@@ -1,6 +1,7 @@
 import { flatMapChunks } from "../../lib/chunks.js";
 import type { Selectable, Updateable } from "kysely";
 import { QueryTemplate } from "../../stores/query-template.js";
+import { toBigInt } from "../../lib/money.js";
 import type { Db } from "../../stores/record-store.js";
 import type { ApiKeysTable } from "../../stores/schema.js";
 
@@ -364,4 +365,21 @@ export function keyNamesByHashes(db: Db, organizationId: string, hashes: readonl
     .where("organization_id", "=", organizationId)
     .where("hash", "in", hashes)
     .execute();
+}
+
+/**
+ * The limits (nano-USD) of the organization's live ordinary keys whose limit never resets, one per
+ * key: what `GET /credits` adds up when no credit line is set (docs/api-notes.md "Credits").
+ */
+export async function lifetimeLimitsOfOrganization(db: Db, organizationId: string): Promise<bigint[]> {
+  const rows = await db
+    .selectFrom("api_keys")
+    .select("limit_nano")
+    .where("organization_id", "=", organizationId)
+    .where("deleted_at", "is", null)
+    .where("is_management", "=", 0)
+    .where("limit_nano", "is not", null)
+    .where("limit_reset", "is", null)
+    .execute();
+  return rows.map((r) => toBigInt(r.limit_nano));
 }

@@ -1,4 +1,5 @@
 import type { Db } from "../../stores/record-store.js";
+import { toBigInt } from "../../lib/money.js";
 
 /** An organization as listed: identity, display name and creation time (RFC 3339). */
 export interface OrganizationRow {
@@ -47,4 +48,28 @@ export async function findOrganization(db: Db, id: string): Promise<Organization
       .where("id", "=", id)
       .executeTakeFirst()) ?? null
   );
+}
+
+/**
+ * The organization's credit line in nano-USD: null when not set, undefined when there is no such
+ * organization (docs/api-notes.md "Credits").
+ */
+export async function organizationCreditLine(db: Db, id: string): Promise<bigint | null | undefined> {
+  const row = await db
+    .selectFrom("organizations")
+    .select("credit_line_nano")
+    .where("id", "=", id)
+    .executeTakeFirst();
+  if (row === undefined) return undefined;
+  return row.credit_line_nano === null ? null : toBigInt(row.credit_line_nano);
+}
+
+/** Sets (or, with null, clears) the organization's credit line; false when there is no such organization. */
+export async function setOrganizationCreditLine(db: Db, id: string, nano: bigint | null): Promise<boolean> {
+  const [result] = await db
+    .updateTable("organizations")
+    .set({ credit_line_nano: nano })
+    .where("id", "=", id)
+    .execute();
+  return (result?.numUpdatedRows ?? 0n) > 0n;
 }

@@ -79,6 +79,29 @@ export async function readUsage(
 }
 
 /**
+ * An organization's lifetime totals: the sum of its workspaces' all-time counters. Every ledger
+ * write adds the same amounts to one key and one workspace of the organization, so this is also
+ * the sum of its keys' (deleted ones included) all-time totals, in a handful of rows rather than
+ * one per key. Summed here, not by the store: the sum of several counters may exceed a 64-bit
+ * integer, which SQLite's SUM refuses. The literals match migration 012's partial index.
+ */
+export async function readOrganizationUsage(db: Db, organizationId: string): Promise<Totals> {
+  const rows = await db
+    .selectFrom("usage_counters")
+    .select(["usage_nano", "byok_nano"])
+    .where("organization_id", "=", organizationId)
+    .where("scope", "=", sql.lit("workspace"))
+    .where("window", "=", sql.lit("all"))
+    .execute();
+  const out: Totals = { usage: 0n, byok: 0n };
+  for (const r of rows) {
+    out.usage += toBigInt(r.usage_nano);
+    out.byok += toBigInt(r.byok_nano);
+  }
+  return out;
+}
+
+/**
  * readKeyAndWorkspaceUsage's statement, compiled once per shape ("key", "workspace", "both"):
  * it runs before every reservation.
  */

@@ -12,6 +12,7 @@ import { gatewayReadRoutes } from "./gateway-reads.js";
 import { generationContentRoutes } from "./generation-content.js";
 import type { Gateway } from "../../gateway/gateway.js";
 import { budgetsRoutes } from "./budgets.js";
+import { creditsRoutes } from "./credits.js";
 import { destinationsRoutes } from "./destinations.js";
 import { ingestRoutes } from "./ingest.js";
 import { keysRoutes } from "./keys.js";
@@ -23,6 +24,7 @@ export async function apiRoutes(app: FastifyInstance, ctx: AppContext & { gatewa
   await keysRoutes(app, ctx);
   await workspacesRoutes(app, ctx);
   await budgetsRoutes(app, ctx);
+  await creditsRoutes(app, ctx);
   await destinationsRoutes(app, ctx);
   await broadcastRoutes(app, ctx);
   await ingestRoutes(app, ctx);

@@ -12,6 +12,7 @@ import { historyIndexes } from "./009-history-indexes.js";
 import { deliveryStatistics } from "./010-delivery-statistics.js";
 import { reservationDay } from "./011-reservation-day.js";
 import { generationContent } from "./012-generation-content.js";
+import { creditLine } from "./013-credit-line.js";
 
 /** Versioned migrations, applied in name order at start. Append; never edit a released one. */
 export function migrations(caps: DialectCaps): Record<string, Migration> {
@@ -28,6 +29,7 @@ export function migrations(caps: DialectCaps): Record<string, Migration> {
     "010-delivery-statistics": deliveryStatistics(caps),
     "011-reservation-day": reservationDay(caps),
     "012-generation-content": generationContent(caps),
+    "013-credit-line": creditLine(caps),
   };
 }
 

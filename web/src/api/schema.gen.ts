@@ -408,6 +408,22 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/credits": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["getCredits"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/observability/destinations": {
         parameters: {
             query?: never;
@@ -1335,6 +1351,33 @@ export interface operations {
                             resets_at: string | null;
                         }[];
                         include_byok_in_budgets: boolean;
+                    };
+                };
+            };
+        };
+    };
+    getCredits: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description USD: the organization's credit line, or when none is set the sum of its live keys' lifetime limits */
+                            total_credits: number;
+                            /** @description USD: the organization's lifetime usage (credits; BYOK excluded) */
+                            total_usage: number;
+                        };
                     };
                 };
             };
