@@ -10,6 +10,8 @@ export interface FileModel {
   prompt_price: number | string;
   /** Absent for an embedding model. */
   completion_price?: number | string;
+  cache_read_price?: number | string;
+  cache_write_price?: number | string;
   kind?: "chat" | "embedding";
   name?: string;
   context_length?: number;

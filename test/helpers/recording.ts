@@ -24,6 +24,7 @@ export const servedGeneration = <K extends JournaledGeneration["key"]>(
   reasoningTokens: 0,
   costNano: 20_000n,
   byokCostNano: 0n,
+  cacheCostNano: 0n,
   isByok: false,
   latencyMs: 1,
   generationTimeMs: 1,

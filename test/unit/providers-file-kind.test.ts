@@ -50,6 +50,8 @@ describe("providers file: model kind", () => {
       upstreamModel: "nomic-embed-text",
       promptPricePerMTokNano: 20_000_000n,
       completionPricePerMTokNano: 0n,
+      cacheReadPricePerMTokNano: null,
+      cacheWritePricePerMTokNano: null,
       contextLength: 8192,
       maxCompletionTokens: 0,
       supportedParameters: null,

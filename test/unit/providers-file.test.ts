@@ -66,6 +66,8 @@ describe("providers file", () => {
         upstreamModel: "tiny",
         promptPricePerMTokNano: 1_000_000_000n,
         completionPricePerMTokNano: 2_000_000_000n,
+        cacheReadPricePerMTokNano: null,
+        cacheWritePricePerMTokNano: null,
         contextLength: 8192,
         maxCompletionTokens: 1024,
         supportedParameters: null,

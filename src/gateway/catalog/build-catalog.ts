@@ -30,6 +30,8 @@ function mockEntries(latencyMs: number): { provider: ProviderEntry; models: Mode
         provider: "mock",
         upstreamModel,
         promptPricePerMTokNano: MOCK_PROMPT_PRICE_NANO_PER_MTOK,
+        cacheReadPricePerMTokNano: null,
+        cacheWritePricePerMTokNano: null,
         ...(kind === "chat"
           ? {
               completionPricePerMTokNano: MOCK_COMPLETION_PRICE_NANO_PER_MTOK,

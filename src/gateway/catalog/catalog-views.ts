@@ -1,5 +1,5 @@
 import { invalid } from "../../domain/errors.js";
-import type { Catalog, ModelEntry } from "./catalog.js";
+import type { Catalog, ModelEndpoint, ModelEntry } from "./catalog.js";
 import type { ModelKind } from "./model-kind.js";
 import { canonical, supportsAll } from "./parameters.js";
 
@@ -18,6 +18,24 @@ export function perTokenUsd(nanoPerMTok: bigint): string {
   const whole = nanoPerMTok / SCALE;
   const frac = (nanoPerMTok % SCALE).toString().padStart(15, "0").replace(/0+$/, "");
   return frac === "" ? whole.toString() : `${whole}.${frac}`;
+}
+
+/**
+ * An endpoint's prices as the SDK's PublicPricing (docs/wire-compatibility.md "Model list"): USD
+ * per token as decimal strings; `input_cache_read` and `input_cache_write` only when the
+ * providers file gives them (without them, cache tokens cost the prompt price).
+ */
+export function pricingView(e: ModelEndpoint): Record<string, string> {
+  return {
+    prompt: perTokenUsd(e.promptPricePerMTokNano),
+    completion: perTokenUsd(e.completionPricePerMTokNano),
+    ...(e.cacheReadPricePerMTokNano !== null
+      ? { input_cache_read: perTokenUsd(e.cacheReadPricePerMTokNano) }
+      : {}),
+    ...(e.cacheWritePricePerMTokNano !== null
+      ? { input_cache_write: perTokenUsd(e.cacheWritePricePerMTokNano) }
+      : {}),
+  };
 }
 
 /**
@@ -72,10 +90,7 @@ export function modelView(m: ModelEntry, created: number): Record<string, unknow
     description: descriptionOf(m),
     context_length: contextOf(m),
     architecture: ARCHITECTURE[m.kind],
-    pricing: {
-      prompt: e ? perTokenUsd(e.promptPricePerMTokNano) : "0",
-      completion: e ? perTokenUsd(e.completionPricePerMTokNano) : "0",
-    },
+    pricing: e ? pricingView(e) : { prompt: "0", completion: "0" },
     top_provider: {
       is_moderated: false,
       context_length: e?.contextLength ?? null,
@@ -91,10 +106,7 @@ export function modelView(m: ModelEntry, created: number): Record<string, unknow
     endpoints: m.endpoints.map((x) => ({
       provider: x.provider,
       upstream_model: x.upstreamModel,
-      pricing: {
-        prompt: perTokenUsd(x.promptPricePerMTokNano),
-        completion: perTokenUsd(x.completionPricePerMTokNano),
-      },
+      pricing: pricingView(x),
       context_length: x.contextLength,
       max_completion_tokens: completionCap(m.kind, x.maxCompletionTokens),
       supported_parameters: [...x.supportedParameters],
@@ -127,10 +139,7 @@ export function modelEndpointsView(catalog: Catalog, m: ModelEntry): Record<stri
         context_length: e.contextLength,
         max_completion_tokens: completionCap(m.kind, e.maxCompletionTokens),
         max_prompt_tokens: null,
-        pricing: {
-          prompt: perTokenUsd(e.promptPricePerMTokNano),
-          completion: perTokenUsd(e.completionPricePerMTokNano),
-        },
+        pricing: pricingView(e),
         quantization: null,
         supported_parameters: [...e.supportedParameters],
         supports_implicit_caching: false,

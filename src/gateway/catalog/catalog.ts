@@ -42,6 +42,12 @@ export interface ModelEndpoint {
   upstreamModel: string;
   promptPricePerMTokNano: bigint;
   completionPricePerMTokNano: bigint;
+  /**
+   * The prices of cached prompt tokens read and of prompt tokens written to the provider's cache;
+   * null: none given, those tokens cost the prompt price (docs/gateway.md "What a request costs").
+   */
+  cacheReadPricePerMTokNano: bigint | null;
+  cacheWritePricePerMTokNano: bigint | null;
   contextLength: number;
   maxCompletionTokens: number;
   /** Request parameters this endpoint honours, in canonical order (parameters.ts). */

@@ -56,6 +56,8 @@ export function buildFileProviders(spec: ProvidersFileSpec): FileCatalogPart {
       upstreamModel: m.upstreamModel,
       promptPricePerMTokNano: m.promptPricePerMTokNano,
       completionPricePerMTokNano: m.completionPricePerMTokNano,
+      cacheReadPricePerMTokNano: m.cacheReadPricePerMTokNano,
+      cacheWritePricePerMTokNano: m.cacheWritePricePerMTokNano,
       contextLength: m.contextLength,
       maxCompletionTokens: m.maxCompletionTokens,
       // Chat's vocabulary: an embedding model honours none of it.

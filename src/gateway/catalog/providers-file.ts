@@ -14,12 +14,16 @@ import { canonical, isParameter, PARAMETERS, type Parameter } from "./parameters
  *
  * Prices are USD per token, converted exactly to nano-USD per million tokens. A model without
  * both prices cannot be configured (cost is never silently zero); an explicit 0 is accepted for
- * a model that costs nothing to run (a local Ollama), since it was written on purpose.
+ * a model that costs nothing to run (a local Ollama), since it was written on purpose. A chat
+ * model may also price its cache: `cache_read_price` (cached prompt tokens read) and
+ * `cache_write_price` (prompt tokens written to the cache), optional, validated as the others;
+ * without them those tokens cost the prompt price.
  *
  * A model's `kind` is `chat` (the default) or `embedding`. An embedding model has a prompt price
- * and a context length (each input's bound); it produces no completion, so `completion_price`,
- * `max_completion_tokens` and `supported_parameters` (chat's vocabulary) do not apply and are
- * refused, like any field that would be silently ignored. One id is one kind on every provider.
+ * and a context length (each input's bound); it produces no completion and reads no prompt
+ * cache, so `completion_price`, `cache_read_price`, `cache_write_price`, `max_completion_tokens`
+ * and `supported_parameters` (chat's vocabulary) do not apply and are refused, like any field
+ * that would be silently ignored. One id is one kind on every provider.
  */
 export const PROVIDER_KINDS = ["openai-compatible", "anthropic"] as const;
 export type FileProviderKind = (typeof PROVIDER_KINDS)[number];
@@ -50,6 +54,9 @@ export interface ModelSpec {
   promptPricePerMTokNano: bigint;
   /** 0 for an embedding model (no completion). */
   completionPricePerMTokNano: bigint;
+  /** Cached prompt tokens read, and prompt tokens written to the cache; null: not given (the prompt price). */
+  cacheReadPricePerMTokNano: bigint | null;
+  cacheWritePricePerMTokNano: bigint | null;
   contextLength: number;
   /** 0 for an embedding model (no completion). */
   maxCompletionTokens: number;
@@ -102,6 +109,8 @@ const MODEL_FIELDS = new Set([
   "upstream_model",
   "prompt_price",
   "completion_price",
+  "cache_read_price",
+  "cache_write_price",
   "context_length",
   "max_completion_tokens",
   "supported_parameters",
@@ -364,6 +373,8 @@ function model(raw: unknown, at: string, report: Report): ModelSpec | null {
     // A chat model's fields: refused rather than silently ignored.
     for (const [field, why] of [
       ["completion_price", "an embedding model produces no completion tokens"],
+      ["cache_read_price", "an embedding model reads no prompt cache"],
+      ["cache_write_price", "an embedding model writes no prompt cache"],
       ["max_completion_tokens", "an embedding model produces no completion tokens"],
       ["supported_parameters", "they are chat request parameters"],
     ] as const) {
@@ -376,6 +387,10 @@ function model(raw: unknown, at: string, report: Report): ModelSpec | null {
       bad(field, "required (USD per token; a model without prices cannot be configured)");
       return 0n;
     }
+    return priceOf(field, v);
+  };
+  /** USD per token → nano-USD per million tokens, or 0n with the problem reported. */
+  const priceOf = (field: string, v: unknown): bigint => {
     if (typeof v !== "number" && typeof v !== "string") {
       bad(field, "must be a number of USD per token");
       return 0n;
@@ -396,6 +411,13 @@ function model(raw: unknown, at: string, report: Report): ModelSpec | null {
   };
   const promptPrice = price("prompt_price");
   const completionPrice = embedding ? 0n : price("completion_price");
+  // Optional: null is absent, as omitted.
+  const optionalPrice = (field: string): bigint | null => {
+    const v = raw[field];
+    return v === undefined || v === null || embedding ? null : priceOf(field, v);
+  };
+  const cacheReadPrice = optionalPrice("cache_read_price");
+  const cacheWritePrice = optionalPrice("cache_write_price");
   const int = (field: string): number => {
     const v = raw[field];
     if (v === undefined) bad(field, "required");
@@ -433,6 +455,8 @@ function model(raw: unknown, at: string, report: Report): ModelSpec | null {
     upstreamModel,
     promptPricePerMTokNano: promptPrice,
     completionPricePerMTokNano: completionPrice,
+    cacheReadPricePerMTokNano: cacheReadPrice,
+    cacheWritePricePerMTokNano: cacheWritePrice,
     contextLength,
     maxCompletionTokens,
     supportedParameters,

@@ -1,7 +1,7 @@
 import type { Gateway } from "../gateway.js";
 import { firstStarted } from "./fallbacks.js";
 import { GeneratedOutput } from "./generated.js";
-import { ChatRun, pricesOf, upstreamFailure, type ChatCall } from "./serve.js";
+import { ChatRun, upstreamFailure, type ChatCall } from "./serve.js";
 import { usageWire } from "./wire.js";
 
 export interface Answer {
@@ -78,7 +78,7 @@ export async function completeChat(gw: Gateway, call: ChatCall): Promise<Answer>
           finish_reason: c.finish_reason,
           ...(c.logprobs ? { logprobs: c.logprobs } : {}),
         })),
-        usage: usageWire(charge, pricesOf(a)),
+        usage: usageWire(charge),
       },
     };
   } catch (err) {

@@ -4,7 +4,8 @@ import { estimatePrompt, promptTokensFor, type PromptEstimate } from "../tokens/
 import type { ImageRule } from "../tokens/image-tokens.js";
 import { storedContent } from "../../broadcast/stored-content.js";
 import type { GeneratedOutput } from "./generated.js";
-import { costNano, planHold, worstCase, type HoldAsk, type Prices } from "../reservations/enforcement.js";
+import { planHold, worstCase, type HoldAsk } from "../reservations/enforcement.js";
+import { tokenCost, type Prices } from "../reservations/token-cost.js";
 import type { Gateway } from "../gateway.js";
 import type { HoldHandle } from "../reservations/hold.js";
 import type { KeyPolicy } from "../../domain/policy/policy.js";
@@ -109,6 +110,8 @@ export function newGenerationId(now = Date.now()): string {
 export const pricesOf = (a: Attempt): Prices => ({
   promptPerMTokNano: a.endpoint.promptPricePerMTokNano,
   completionPerMTokNano: a.endpoint.completionPricePerMTokNano,
+  cacheReadPerMTokNano: a.endpoint.cacheReadPricePerMTokNano,
+  cacheWritePerMTokNano: a.endpoint.cacheWritePricePerMTokNano,
 });
 
 /** State shared by both answer modes. */
@@ -256,16 +259,21 @@ export class ChatRun {
       promptTokens: prompt?.promptTokens ?? this.promptEstimate,
       completionTokens: counted.completion,
       cachedTokens: prompt?.cachedTokens ?? 0,
+      cacheWriteTokens: prompt?.cacheWriteTokens ?? 0,
       reasoningTokens: counted.reasoning,
     };
   }
 
-  /** Served with the organization's own key (BYOK): billed there, not to credits. */
+  /**
+   * What `usage` costs at the attempt's prices (token-cost.ts: cache reads and writes at their
+   * own prices when the endpoint has them). Served with the organization's own key (BYOK): billed
+   * there, not to credits.
+   */
   chargeOf(a: Attempt, usage: ProviderUsage): Charge {
-    const cost = costNano(pricesOf(a), usage.promptTokens, usage.completionTokens);
+    const cost = tokenCost(pricesOf(a), usage);
     return a.byok
-      ? { usage, costNano: 0n, byokCostNano: cost, isByok: true }
-      : { usage, costNano: cost, byokCostNano: 0n, isByok: false };
+      ? { usage, cost, costNano: 0n, byokCostNano: cost.totalNano, isByok: true }
+      : { usage, cost, costNano: cost.totalNano, byokCostNano: 0n, isByok: false };
   }
 
   /** Notes an attempt in the generation's attempt list (`status` null: no HTTP answer). */
@@ -336,6 +344,7 @@ export class ChatRun {
       promptTokens: this.promptEstimate,
       completionTokens: 0,
       cachedTokens: 0,
+      cacheWriteTokens: 0,
       reasoningTokens: 0,
     };
     const last = n >= this.attempts.length - 1 || !this.mayTryNext(err);
@@ -412,6 +421,7 @@ export class ChatRun {
       reasoningTokens: charge.usage.reasoningTokens,
       costNano: charge.costNano,
       byokCostNano: charge.byokCostNano,
+      cacheCostNano: charge.cost.cacheNano,
       isByok: charge.isByok,
       latencyMs: Math.round(f.latencyMs),
       generationTimeMs: Math.round(f.generationTimeMs),

@@ -9,7 +9,7 @@ import {
 import type { HoldHandle } from "../reservations/hold.js";
 import type { Attempt } from "./attempts.js";
 import { GeneratedOutput } from "./generated.js";
-import { ChatRun, pricesOf, withoutReasoning, type ChatCall } from "./serve.js";
+import { ChatRun, withoutReasoning, type ChatCall } from "./serve.js";
 import { firstStarted } from "./fallbacks.js";
 import { chatStream, type StreamEncoder, type StreamEncoderFor } from "./stream-encoder.js";
 import { usageWire } from "./wire.js";
@@ -158,7 +158,7 @@ async function forward(
   const maxCompletion = hold.plan.maxTokens;
   if (usage && (!next.done || outputAfterUsage)) usage = atLeastGenerated(usage, output, maxCompletion);
   const charge = run.chargeOf(a, run.usageOf(usage, output, maxCompletion, prompt));
-  const usageWireObj = usageWire(charge, pricesOf(a));
+  const usageWireObj = usageWire(charge);
   if (failure) {
     finishReason = "error";
     sink.write(

@@ -1,31 +1,40 @@
 import { nanoToUsd } from "../../lib/money.js";
 import type { ProviderChunk, ProviderUsage } from "../providers/provider.js";
-import { costNano, type Prices } from "../reservations/enforcement.js";
+import type { TokenCost } from "../reservations/token-cost.js";
 
 /** Chat answers on the wire, as strict as the SDK (docs/wire-compatibility.md "Chat answers"). */
 
+/** What an answer was charged (ChatRun.chargeOf). */
 export interface Charge {
   usage: ProviderUsage;
+  /** The usage at its endpoint's prices, and how that splits (token-cost.ts). */
+  cost: TokenCost;
+  /** Charged to the key's usage: `cost.totalNano`, or 0 for BYOK. */
   costNano: bigint;
+  /** Billed to the organization's own provider key: `cost.totalNano` for BYOK, else 0. */
   byokCostNano: bigint;
   isByok: boolean;
 }
 
-/** ChatUsage: every count an integer, no null where the SDK rejects one, `cost` in USD. */
-export function usageWire(c: Charge, prices: Prices): Record<string, unknown> {
-  const u = c.usage;
+/**
+ * ChatUsage: every count an integer, no null where the SDK rejects one, `cost` in USD. The
+ * `cost_details` split is the charge's own: the prompt's part (cache reads and writes at their
+ * prices) and the completion's add up to the cost exactly (to `upstream_inference_cost` for BYOK).
+ */
+export function usageWire(c: Charge): Record<string, unknown> {
+  const { usage: u, cost } = c;
   return {
     prompt_tokens: u.promptTokens,
     completion_tokens: u.completionTokens,
     total_tokens: u.promptTokens + u.completionTokens,
-    prompt_tokens_details: { cached_tokens: u.cachedTokens },
+    prompt_tokens_details: { cached_tokens: u.cachedTokens, cache_write_tokens: u.cacheWriteTokens },
     completion_tokens_details: { reasoning_tokens: u.reasoningTokens },
     cost: nanoToUsd(c.costNano),
     is_byok: c.isByok,
     cost_details: {
       upstream_inference_cost: c.isByok ? nanoToUsd(c.byokCostNano) : null,
-      upstream_inference_prompt_cost: nanoToUsd(costNano(prices, u.promptTokens, 0)),
-      upstream_inference_completions_cost: nanoToUsd(costNano(prices, 0, u.completionTokens)),
+      upstream_inference_prompt_cost: nanoToUsd(cost.promptNano),
+      upstream_inference_completions_cost: nanoToUsd(cost.completionNano),
     },
   };
 }

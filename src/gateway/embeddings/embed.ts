@@ -55,6 +55,7 @@ export async function embed(
       promptTokens: res.usage?.promptTokens ?? run.promptEstimate,
       completionTokens: 0,
       cachedTokens: 0,
+      cacheWriteTokens: 0,
       reasoningTokens: 0,
     };
     const charge = run.chargeOf(a, usage);

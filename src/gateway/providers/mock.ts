@@ -186,6 +186,7 @@ export class MockAdapter implements ProviderAdapter {
         promptTokens: r.promptTokens,
         completionTokens: r.completionTokens,
         cachedTokens: 0,
+        cacheWriteTokens: 0,
         reasoningTokens: 0,
       },
     };
@@ -247,6 +248,7 @@ export class MockAdapter implements ProviderAdapter {
         promptTokens: r.promptTokens,
         completionTokens: r.completionTokens,
         cachedTokens: 0,
+        cacheWriteTokens: 0,
         reasoningTokens: 0,
       },
     };

@@ -21,11 +21,17 @@ export interface ChatRequestBody {
   [field: string]: unknown;
 }
 
-/** Token counts as the upstream reported them (or as counted when it reported none). */
+/**
+ * Token counts as the upstream reported them (or as counted when it reported none), in OpenAI's
+ * convention whatever the upstream's: `promptTokens` counts every prompt token, the cache reads
+ * (`cachedTokens`) and writes (`cacheWriteTokens`) among them; `completionTokens` counts the
+ * reasoning (`reasoningTokens`) among them. A count the upstream did not report is 0.
+ */
 export interface ProviderUsage {
   promptTokens: number;
   completionTokens: number;
   cachedTokens: number;
+  cacheWriteTokens: number;
   reasoningTokens: number;
 }
 
@@ -70,7 +76,7 @@ export interface ProviderChunk {
    * message_start), on the first chunk after: what a stream cut short before that usage is charged
    * for its prompt, instead of Gatehouse's estimate. Its completion is counted.
    */
-  prompt?: Pick<ProviderUsage, "promptTokens" | "cachedTokens">;
+  prompt?: Pick<ProviderUsage, "promptTokens" | "cachedTokens" | "cacheWriteTokens">;
 }
 
 /** The request fields an OpenAI-compatible upstream may take the completion cap in. */

@@ -49,7 +49,7 @@ export function activityRowOf(g: ServedGeneration): ActivityRow {
     usage_nano: g.costNano,
     byok_usage_inference_nano: g.byokCostNano,
     usage_upstream_nano: 0n,
-    usage_cache_nano: 0n,
+    usage_cache_nano: g.cacheCostNano,
     usage_data_nano: 0n,
     usage_web_nano: 0n,
     usage_upstream_web_nano: 0n,
@@ -80,6 +80,7 @@ function checkServed(g: ServedGeneration): void {
     (!count(g.reasoningTokens) && "tokens_reasoning") ||
     (g.costNano < 0n && "usage") ||
     (g.byokCostNano < 0n && "byok_usage_inference") ||
+    (g.cacheCostNano < 0n && "usage_cache") ||
     (!millis(g.latencyMs) && "latency_ms") ||
     (!millis(g.generationTimeMs) && "generation_time_ms") ||
     (Number.isNaN(g.createdAt.getTime()) && "created_at");

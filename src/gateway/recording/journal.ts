@@ -120,11 +120,13 @@ export class RecordingJournal {
 /** What a journal entry holds: the ServedGeneration without its Broadcast-only content. */
 type Entry = Omit<
   JournaledGeneration,
-  "createdAt" | "costNano" | "byokCostNano" | "input" | "output" | "params"
+  "createdAt" | "costNano" | "byokCostNano" | "cacheCostNano" | "input" | "output" | "params"
 > & {
   createdAt: string;
   costNano: string;
   byokCostNano: string;
+  /** Absent in entries journaled before cache prices: 0. */
+  cacheCostNano?: string;
 };
 
 export function encodeEntry(g: JournaledGeneration): string {
@@ -149,6 +151,7 @@ export function encodeEntry(g: JournaledGeneration): string {
     reasoningTokens: g.reasoningTokens,
     costNano: g.costNano.toString(),
     byokCostNano: g.byokCostNano.toString(),
+    cacheCostNano: g.cacheCostNano.toString(),
     isByok: g.isByok,
     latencyMs: g.latencyMs,
     generationTimeMs: g.generationTimeMs,
@@ -179,6 +182,7 @@ export function decodeEntry(payload: string): JournaledGeneration | null {
     Number.isNaN(createdAt.getTime()) ||
     !/^\d+$/.test(String(e.costNano)) ||
     !/^\d+$/.test(String(e.byokCostNano)) ||
+    (e.cacheCostNano !== undefined && !/^\d+$/.test(String(e.cacheCostNano))) ||
     !Array.isArray(e.attempts)
   ) {
     return null;
@@ -190,6 +194,7 @@ export function decodeEntry(payload: string): JournaledGeneration | null {
     createdAt,
     costNano: BigInt(e.costNano),
     byokCostNano: BigInt(e.byokCostNano),
+    cacheCostNano: BigInt(e.cacheCostNano ?? 0),
     input: [],
     output: null,
     params: null,

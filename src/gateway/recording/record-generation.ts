@@ -34,6 +34,7 @@ export function generationRecord(g: JournaledGeneration): Record<string, unknown
     is_byok: g.isByok,
     usage: nanoToUsd(g.costNano),
     byok_usage_inference: nanoToUsd(g.byokCostNano),
+    usage_cache: nanoToUsd(g.cacheCostNano),
     latency_ms: g.latencyMs,
     generation_time_ms: g.generationTimeMs,
     streamed: g.streamed,

@@ -28,6 +28,11 @@ export interface ServedGeneration {
   costNano: bigint;
   /** Billed to the organization's own provider key (BYOK only). */
   byokCostNano: bigint;
+  /**
+   * The part of the cost (costNano or byokCostNano) priced at the endpoint's cache prices: cache
+   * reads and writes (the record's `usage_cache`); 0 without cache prices.
+   */
+  cacheCostNano: bigint;
   isByok: boolean;
   /** Time to first token. */
   latencyMs: number;

@@ -2,18 +2,20 @@ import { DomainError } from "../../domain/errors.js";
 import { BUDGET_INTERVALS, type BudgetInterval } from "../../domain/budgets/budget-intervals.js";
 import { nanoToUsd } from "../../lib/money.js";
 import type { Room, Scope } from "./room.js";
-
-/** Prices of one endpoint, nano-USD per million tokens. */
-export interface Prices {
-  promptPerMTokNano: bigint;
-  completionPerMTokNano: bigint;
-}
+import { highestPromptPrice, type Prices } from "./token-cost.js";
 
 const MILLION = 1_000_000n;
 
-/** Cost of a request in nano-USD, rounded up to the next nano (never undercharged). */
+/**
+ * What `promptTokens` and `completionTokens` may cost at most, in nano-USD, rounded up to the next
+ * nano: every prompt token at the highest price a prompt token may have (highestPromptPrice: a
+ * cache price above the prompt price counts), so that an answer's charge (token-cost.ts, however
+ * its prompt splits between ordinary, cached and written tokens) never exceeds it for the same
+ * counts. What reservations hold; for an endpoint without cache prices, the plain cost.
+ */
 export function costNano(p: Prices, promptTokens: number, completionTokens: number): bigint {
-  const num = BigInt(promptTokens) * p.promptPerMTokNano + BigInt(completionTokens) * p.completionPerMTokNano;
+  const num =
+    BigInt(promptTokens) * highestPromptPrice(p) + BigInt(completionTokens) * p.completionPerMTokNano;
   return (num + MILLION - 1n) / MILLION;
 }
 

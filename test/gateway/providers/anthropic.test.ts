@@ -47,7 +47,13 @@ async function collect(it: AsyncIterable<ProviderChunk>): Promise<ProviderChunk[
   return out;
 }
 
-const USAGE = { promptTokens: 15, completionTokens: 6, cachedTokens: 3, reasoningTokens: 0 };
+const USAGE = {
+  promptTokens: 15,
+  completionTokens: 6,
+  cachedTokens: 3,
+  cacheWriteTokens: 2,
+  reasoningTokens: 0,
+};
 const FORMAT = "anthropic-claude-v1";
 
 describe("Anthropic adapter: the request", () => {

@@ -79,7 +79,13 @@ describe("OpenAI-compatible adapter: complete", () => {
       choices: [
         { index: 0, message: { role: "assistant", content: OK_TEXT.join("") }, finish_reason: "stop" },
       ],
-      usage: { promptTokens: 12, completionTokens: 5, cachedTokens: 4, reasoningTokens: 2 },
+      usage: {
+        promptTokens: 12,
+        completionTokens: 5,
+        cachedTokens: 4,
+        cacheWriteTokens: 0,
+        reasoningTokens: 2,
+      },
     });
   });
 
@@ -232,6 +238,7 @@ describe("OpenAI-compatible adapter: stream", () => {
       promptTokens: 12,
       completionTokens: 5,
       cachedTokens: 4,
+      cacheWriteTokens: 0,
       reasoningTokens: 2,
     });
     expect(chunks.slice(0, -1).every((c) => c.usage === null)).toBe(true);

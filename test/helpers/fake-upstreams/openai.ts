@@ -17,6 +17,8 @@ import {
  * `stream_options.include_usage` (as OpenAI does). The requested model picks the behaviour:
  *
  * - `ok`: "Hello there, friend." in 3 chunks; usage 12 prompt (4 cached), 5 completion (2 reasoning)
+ * - `cache-write`: as `ok`, its usage reporting 3 of the 12 prompt tokens written to the cache
+ *   (`prompt_tokens_details.cache_write_tokens`, as routers serving Anthropic's models report it)
  * - `tools`: a tool call `get_weather({"city":"Paris"})`, its arguments split over two chunks
  * - `slow-headers`: answers after 400 ms; `slow-body` (stream): headers at once, first chunk after 400 ms
  * - `error-500`: 500 with an OpenAI error body; `rate-limited`: 429 with `Retry-After: 7`
@@ -94,6 +96,12 @@ const USAGE = {
     accepted_prediction_tokens: 0,
     rejected_prediction_tokens: 0,
   },
+};
+
+/** The `cache-write` model's usage: `ok`'s, with cache writes. */
+const CACHE_WRITE_USAGE = {
+  ...USAGE,
+  prompt_tokens_details: { cached_tokens: 4, cache_write_tokens: 3, audio_tokens: 0 },
 };
 
 export const TOOL_CALL = {
@@ -229,6 +237,7 @@ async function handle(req: RecordedRequest, res: ServerResponse, socket: Socket)
   const noUsage = model === "no-usage" || model.endsWith("-no-usage");
   const kind = noUsage ? model.slice(0, -"-no-usage".length) : model;
   const includeUsage = stream && req.body?.stream_options?.include_usage === true && !noUsage;
+  const usage = model === "cache-write" ? CACHE_WRITE_USAGE : USAGE;
 
   if (model === "slow-headers") await sleep(400);
   if (model === "no-first-byte") return neverAnswer(res);
@@ -260,7 +269,7 @@ async function handle(req: RecordedRequest, res: ServerResponse, socket: Socket)
         ...c,
         logprobs: req.body?.logprobs === true ? logprobsFor(kind, OK_TEXT) : null,
       })),
-      ...(noUsage ? {} : { usage: USAGE }),
+      ...(noUsage ? {} : { usage }),
     });
   }
 
@@ -377,7 +386,7 @@ async function handle(req: RecordedRequest, res: ServerResponse, socket: Socket)
     sse(res, chunk(model, { content: OK_TEXT[2] }));
     sse(res, chunk(model, {}, "stop"));
   }
-  if (includeUsage) sse(res, { ...(chunk(model, {}) as object), choices: [], usage: USAGE });
+  if (includeUsage) sse(res, { ...(chunk(model, {}) as object), choices: [], usage });
   sse(res, "[DONE]");
   res.end();
 }

@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { usageWire } from "../../../src/gateway/chat/wire.js";
 import type { ProviderChunk } from "../../../src/gateway/providers/provider.js";
+import { tokenCost } from "../../../src/gateway/reservations/token-cost.js";
 import { responsesToChat } from "../../../src/gateway/surfaces/responses/responses-request.js";
 import type { ChatCompletionAnswer } from "../../../src/gateway/surfaces/responses/responses-result.js";
 import { ResponsesStreamEncoder } from "../../../src/gateway/surfaces/responses/responses-stream.js";
@@ -54,15 +55,20 @@ export const TOOLS_REQUEST = {
 export const echoOf = (body: unknown = TOOLS_REQUEST) => responsesToChat(body).echo;
 
 /** The chat usage of an answer (chat/wire.ts usageWire): 10 prompt tokens (2 cached), 5 completion (1 reasoning). */
-export const USAGE = usageWire(
-  {
-    usage: { promptTokens: 10, completionTokens: 5, cachedTokens: 2, reasoningTokens: 1 },
-    costNano: 35_000n,
-    byokCostNano: 0n,
-    isByok: false,
-  },
-  { promptPerMTokNano: 1_000_000_000n, completionPerMTokNano: 5_000_000_000n },
-);
+const ANSWER_USAGE = {
+  promptTokens: 10,
+  completionTokens: 5,
+  cachedTokens: 2,
+  cacheWriteTokens: 0,
+  reasoningTokens: 1,
+};
+export const USAGE = usageWire({
+  usage: ANSWER_USAGE,
+  cost: tokenCost({ promptPerMTokNano: 1_000_000_000n, completionPerMTokNano: 5_000_000_000n }, ANSWER_USAGE),
+  costNano: 35_000n,
+  byokCostNano: 0n,
+  isByok: false,
+});
 
 const chunk = (
   delta: Record<string, unknown>,

@@ -52,7 +52,7 @@ const REQUIRED = [
 
 const RESPONSES_USAGE = {
   input_tokens: 10,
-  input_tokens_details: { cached_tokens: 2 },
+  input_tokens_details: { cached_tokens: 2, cache_write_tokens: 0 },
   output_tokens: 5,
   output_tokens_details: { reasoning_tokens: 1 },
   total_tokens: 15,
@@ -122,7 +122,7 @@ describe("chatToResponse", () => {
     });
     expect(responsesUsage({ prompt_tokens: 3, completion_tokens: 4 })).toEqual({
       input_tokens: 3,
-      input_tokens_details: { cached_tokens: 0 },
+      input_tokens_details: { cached_tokens: 0, cache_write_tokens: 0 },
       output_tokens: 4,
       output_tokens_details: { reasoning_tokens: 0 },
       total_tokens: 7,

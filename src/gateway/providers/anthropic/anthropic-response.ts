@@ -12,7 +12,8 @@ import { isRetryableStatus } from "../upstream-http.js";
  * Anthropic Messages answers → the OpenAI shape: text blocks → content, tool_use → tool_calls
  * (arguments as a JSON string), thinking → reasoning and reasoning_details; stop_reason → finish_reason; usage: prompt
  * tokens are input + cache reads + cache writes (Anthropic counts them apart; OpenAI's prompt
- * count includes cached tokens), cached = cache reads, reasoning = output_tokens_details.thinking_tokens.
+ * count includes cached tokens), cached = cache reads, cache writes = cache_creation_input_tokens,
+ * reasoning = output_tokens_details.thinking_tokens.
  */
 type Json = Record<string, unknown>;
 
@@ -40,14 +41,16 @@ export function finishReason(stop: unknown): string | null {
 
 export function anthropicUsage(u: Json, outputTokens?: number): ProviderUsage {
   const cacheRead = num(u.cache_read_input_tokens);
+  const cacheWrite = num(u.cache_creation_input_tokens);
   const completionTokens = outputTokens ?? num(u.output_tokens);
   // Thinking is counted inside output_tokens; `output_tokens_details.thinking_tokens` says how
   // much of it (0 when the upstream does not report it).
   const details = isObject(u.output_tokens_details) ? u.output_tokens_details : {};
   return {
-    promptTokens: num(u.input_tokens) + cacheRead + num(u.cache_creation_input_tokens),
+    promptTokens: num(u.input_tokens) + cacheRead + cacheWrite,
     completionTokens,
     cachedTokens: cacheRead,
+    cacheWriteTokens: cacheWrite,
     reasoningTokens: Math.min(num(details.thinking_tokens), completionTokens),
   };
 }
@@ -290,7 +293,7 @@ export class AnthropicStream {
     this.output = true;
     if (!this.promptPending || this.usageSoFar === null) return { upstreamId: this.id, choices, usage };
     this.promptPending = false;
-    const { promptTokens, cachedTokens } = anthropicUsage(this.usageSoFar);
-    return { upstreamId: this.id, choices, usage, prompt: { promptTokens, cachedTokens } };
+    const { promptTokens, cachedTokens, cacheWriteTokens } = anthropicUsage(this.usageSoFar);
+    return { upstreamId: this.id, choices, usage, prompt: { promptTokens, cachedTokens, cacheWriteTokens } };
   }
 }

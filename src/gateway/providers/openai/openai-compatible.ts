@@ -148,7 +148,11 @@ export function createOpenAICompatibleAdapter(opts: UpstreamEndpointOptions): Pr
   };
 }
 
-/** OpenAI usage → port usage; null when absent or not an object. */
+/**
+ * OpenAI usage → port usage; null when absent or not an object. `prompt_tokens` counts the cached
+ * tokens and the cache writes; `prompt_tokens_details.cache_write_tokens` is reported by some
+ * upstreams only (routers that serve Anthropic's models), 0 elsewhere.
+ */
 export function openAIUsage(u: unknown): ProviderUsage | null {
   if (!isObject(u)) return null;
   const num = (v: unknown): number =>
@@ -159,6 +163,7 @@ export function openAIUsage(u: unknown): ProviderUsage | null {
     promptTokens: num(u.prompt_tokens),
     completionTokens: num(u.completion_tokens),
     cachedTokens: num(prompt.cached_tokens),
+    cacheWriteTokens: num(prompt.cache_write_tokens),
     reasoningTokens: num(completion.reasoning_tokens),
   };
 }

@@ -55,7 +55,7 @@ export class MessagesStreamEncoder {
    * when there is one, else 0: message_delta carries the final counts) and 0 output tokens. Once
    * per stream: "" when already sent (the other methods send it first when it was not).
    */
-  start(prompt?: { promptTokens: number; cachedTokens: number }): string {
+  start(prompt?: { promptTokens: number; cachedTokens: number; cacheWriteTokens?: number }): string {
     if (this.started) return "";
     this.started = true;
     const { id, model, provider } = this.head;
@@ -72,7 +72,11 @@ export class MessagesStreamEncoder {
         stop_details: null,
         container: null,
         usage: {
-          ...inputClasses(prompt?.promptTokens ?? 0, prompt?.cachedTokens ?? 0),
+          ...inputClasses(
+            prompt?.promptTokens ?? 0,
+            prompt?.cachedTokens ?? 0,
+            prompt?.cacheWriteTokens ?? 0,
+          ),
           output_tokens: 0,
           cache_creation: null,
           output_tokens_details: null,

@@ -5,7 +5,7 @@
  * The chat usage (usageWire) counts cached tokens inside `prompt_tokens`; Anthropic counts its
  * token classes apart: `input_tokens` = prompt − cache reads − cache writes, with
  * `cache_read_input_tokens` = the cached tokens and `cache_creation_input_tokens` = the writes
- * (0: the gateway's usage does not report writes apart, its prompt count includes them). The
+ * (`prompt_tokens_details.cache_write_tokens`; 0 when an upstream did not report them). The
  * router's additions (`cost`, `is_byok`, `cost_details`, chat key names) ride along in `usage`.
  */
 type Json = Record<string, unknown>;

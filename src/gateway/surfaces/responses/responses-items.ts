@@ -136,7 +136,7 @@ const num = (v: unknown): number => (typeof v === "number" && Number.isFinite(v)
 
 /**
  * The chat usage (chat/wire.ts usageWire) → the Responses usage: input/output tokens with their
- * cached and reasoning details (integers, always present), cost and is_byok as they were, and
+ * cached, cache-write and reasoning details (integers, always present), cost and is_byok as they were, and
  * cost_details under the Responses names (`upstream_inference_input_cost` /
  * `_output_cost`, where chat says `_prompt_cost` / `_completions_cost`).
  */
@@ -148,7 +148,10 @@ export function responsesUsage(u: Json): Json {
   const d = isObject(u.cost_details) ? u.cost_details : null;
   return {
     input_tokens: input,
-    input_tokens_details: { cached_tokens: num(prompt.cached_tokens) },
+    input_tokens_details: {
+      cached_tokens: num(prompt.cached_tokens),
+      cache_write_tokens: num(prompt.cache_write_tokens),
+    },
     output_tokens: output,
     output_tokens_details: { reasoning_tokens: num(completion.reasoning_tokens) },
     total_tokens: typeof u.total_tokens === "number" ? u.total_tokens : input + output,
