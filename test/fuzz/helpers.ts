@@ -21,7 +21,13 @@ export interface FuzzRoute {
 export const ANY_KEY_ROUTES = new Set(["GET /api/v1/key", "GET /api/v1/models/user"]);
 
 /** Data-plane routes for an ordinary key only (a management key is 403; a disabled key 403). */
-export const INFERENCE_ROUTES = new Set(["POST /api/v1/chat/completions"]);
+export const INFERENCE_ROUTES = new Set([
+  "POST /api/v1/chat/completions",
+  "POST /api/v1/responses",
+  "POST /api/v1/messages",
+  "POST /api/v1/messages/count_tokens",
+  "POST /api/v1/embeddings",
+]);
 
 /** Routes without authentication: what the installation routes to. */
 export const PUBLIC_ROUTES = new Set([
@@ -30,10 +36,11 @@ export const PUBLIC_ROUTES = new Set([
   "GET /api/v1/models/{*}",
   "GET /api/v1/model/{*}",
   "GET /api/v1/providers",
+  "GET /api/v1/embeddings/models",
 ]);
 
 /** Routes open to any valid key of the organization that need a record id (answer 404 without one). */
-export const ANY_KEY_RECORD_ROUTES = new Set(["GET /api/v1/generation"]);
+export const ANY_KEY_RECORD_ROUTES = new Set(["GET /api/v1/generation", "GET /api/v1/generation/content"]);
 
 /** Every route a management key alone may call. */
 export const isManagementRoute = (name: string): boolean =>
@@ -245,7 +252,27 @@ const prototypeKeys = () => Object.getOwnPropertyNames(Object.prototype).sort().
 const PRISTINE_PROTOTYPE = prototypeKeys();
 
 /** What is wrong with an error response (empty when it is the envelope with code = status). */
-export function envelopeProblems(res: LightMyRequestResponse): string[] {
+/** Anthropic's error envelope (the Messages routes): {type:"error", error:{type,message,…}, request_id}. */
+function anthropicEnvelopeProblems(body: any, res: LightMyRequestResponse): string[] {
+  const problems: string[] = [];
+  if (Object.keys(body).sort().join() !== "error,request_id,type")
+    problems.push(`top-level keys ${Object.keys(body).join()}`);
+  if (body.type !== "error") problems.push("type is not error");
+  const e = body.error;
+  if (e === null || typeof e !== "object") return [...problems, "error is not an object"];
+  if (typeof e.type !== "string" || e.type === "") problems.push("error.type not a string");
+  if (typeof e.message !== "string" || e.message.length === 0)
+    problems.push("message not a non-empty string");
+  if (res.statusCode >= 500 && e.type !== "api_error" && e.type !== "overloaded_error")
+    problems.push(`a ${res.statusCode} typed ${e.type}`);
+  return problems;
+}
+
+/**
+ * Problems with an error answer's envelope: Gatehouse's (`{error:{code,message,metadata}}`), or on
+ * the Anthropic Messages routes Anthropic's (`anthropic` true).
+ */
+export function envelopeProblems(res: LightMyRequestResponse, anthropic = false): string[] {
   const problems: string[] = [];
   if (!/^application\/json/.test(String(res.headers["content-type"]))) problems.push("content-type not JSON");
   let body: any;
@@ -255,6 +282,7 @@ export function envelopeProblems(res: LightMyRequestResponse): string[] {
     return [...problems, "body is not JSON"];
   }
   if (body === null || typeof body !== "object") return [...problems, "body is not an object"];
+  if (anthropic) return [...problems, ...anthropicEnvelopeProblems(body, res)];
   const top = Object.keys(body).filter((k) => k !== "gatehouse_metadata");
   if (top.join() !== "error") problems.push(`top-level keys ${top.join()}`);
   const e = body.error;
@@ -271,8 +299,8 @@ export function envelopeProblems(res: LightMyRequestResponse): string[] {
   return problems;
 }
 
-export function expectEnvelope(res: LightMyRequestResponse): void {
-  expect(envelopeProblems(res), `${res.statusCode} ${res.body.slice(0, 300)}`).toEqual([]);
+export function expectEnvelope(res: LightMyRequestResponse, anthropic = false): void {
+  expect(envelopeProblems(res, anthropic), `${res.statusCode} ${res.body.slice(0, 300)}`).toEqual([]);
 }
 
 export interface SendOptions {
@@ -332,7 +360,7 @@ export async function sendChecked(w: FuzzWorld, opts: SendOptions): Promise<Ligh
     expect("polluted" in {}, where).toBe(false);
   }
   if (status >= 400) {
-    expectEnvelope(res);
+    expectEnvelope(res, /^\/api\/v1\/messages(\/|\?|$)/.test(opts.url));
     const after = await snapshot(w.store, w.tables);
     if (JSON.stringify(after) !== JSON.stringify(before)) {
       expect(after, `state changed by ${opts.method} ${opts.url.slice(0, 200)} → ${status}`).toEqual(before);

@@ -11,6 +11,10 @@ import { FUZZ_STORES, useFuzzWorld } from "./fuzz-setup.js";
 const LARGER_BODY_LIMITS: Record<string, number> = {
   "POST /api/v1/activity/generations": INGEST_BODY_LIMIT,
   "POST /api/v1/chat/completions": CHAT_BODY_LIMIT,
+  "POST /api/v1/responses": CHAT_BODY_LIMIT,
+  "POST /api/v1/messages": CHAT_BODY_LIMIT,
+  "POST /api/v1/messages/count_tokens": CHAT_BODY_LIMIT,
+  "POST /api/v1/embeddings": CHAT_BODY_LIMIT,
 };
 
 /** Bodies that are not JSON text at all, or JSON text that parsers treat specially. */
