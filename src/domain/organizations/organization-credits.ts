@@ -3,6 +3,7 @@ import { nanoToUsd } from "../../lib/money.js";
 import type { Db } from "../../stores/record-store.js";
 import { lifetimeLimitsOfOrganization } from "../keys/key-repo.js";
 import { readOrganizationUsage } from "../usage/ledger.js";
+import { workspacesOfOrganization } from "../workspaces/workspace-repo.js";
 import { organizationCreditLine } from "./organization-repo.js";
 
 /** The wire form of `GET /credits`'s `data` (docs/wire-compatibility.md "Credits"). */
@@ -36,7 +37,14 @@ export async function organizationCredits(db: Db, organizationId: string): Promi
   const [line, limits, usage] = await Promise.all([
     organizationCreditLine(db, organizationId),
     lifetimeLimitsOfOrganization(db, organizationId),
-    readOrganizationUsage(db, organizationId),
+    workspacesOfOrganization(db, organizationId).then((ws) =>
+      // Deleted workspaces too: what was spent in them stays spent.
+      readOrganizationUsage(
+        db,
+        organizationId,
+        ws.map((w) => w.id),
+      ),
+    ),
   ]);
   return {
     total_credits: nanoToUsd(totalCreditsNano(line ?? null, limits)),

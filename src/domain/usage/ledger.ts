@@ -85,13 +85,22 @@ export async function readUsage(
  * one per key. Summed here, not by the store: the sum of several counters may exceed a 64-bit
  * integer, which SQLite's SUM refuses. The literals match migration 012's partial index.
  */
-export async function readOrganizationUsage(db: Db, organizationId: string): Promise<Totals> {
+export async function readOrganizationUsage(
+  db: Db,
+  organizationId: string,
+  workspaceIds: readonly string[],
+): Promise<Totals> {
+  if (workspaceIds.length === 0) return { usage: 0n, byok: 0n };
+  // One primary-key lookup per workspace (scope, id, window, index): no index of its own, which a
+  // reservation's lookups of one window could prefer over the primary key.
   const rows = await db
     .selectFrom("usage_counters")
     .select(["usage_nano", "byok_nano"])
-    .where("organization_id", "=", organizationId)
     .where("scope", "=", sql.lit("workspace"))
+    .where("scope_id", "in", workspaceIds)
     .where("window", "=", sql.lit("all"))
+    .where("window_index", "=", 0)
+    .where("organization_id", "=", organizationId)
     .execute();
   const out: Totals = { usage: 0n, byok: 0n };
   for (const r of rows) {

@@ -1,25 +1,18 @@
-import { sql, type Kysely } from "kysely";
+import type { Kysely } from "kysely";
 import type { DialectCaps } from "../dialect.js";
 
 /**
  * `organizations.credit_line_nano`: the organization's credit line in nano-USD, what
  * `GET /credits` answers as `total_credits` (null: not set, docs/api-notes.md "Credits").
  *
- * `usage_counters_org_all` (partial: the all-time rows only, one per key and per workspace): an
- * organization's lifetime usage is the sum of its keys' all-time rows, read without scanning every
- * day, week and month of every organization. The indexed columns never change once a row exists,
- * so the ledger's upserts (which only add to the amounts) leave the index alone.
+ * (An organization's lifetime usage is read by primary key, one workspace's all-time row each:
+ * a partial index for it was preferred by PostgreSQL over the primary key for a reservation's
+ * lookup of an all-time window, test/scale/postgres-reservations.test.ts.)
  */
 export function creditLine(_caps: DialectCaps) {
   return {
     async up(db: Kysely<unknown>): Promise<void> {
       await db.schema.alterTable("organizations").addColumn("credit_line_nano", "bigint").execute();
-      await db.schema
-        .createIndex("usage_counters_org_all")
-        .on("usage_counters")
-        .columns(["organization_id", "scope"])
-        .where(sql.ref("window"), "=", sql.lit("all"))
-        .execute();
     },
   };
 }
