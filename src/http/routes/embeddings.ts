@@ -6,11 +6,10 @@ import { listEmbeddingModels } from "../../gateway/catalog/catalog-views.js";
 import type { Gateway } from "../../gateway/gateway.js";
 import { embeddingsRequest } from "../../gateway/surfaces/embeddings/embeddings-request.js";
 import type { AppContext } from "../context.js";
-import { MAX_OFFSET } from "../schemas/common.js";
+import { AnyObjectBody, MAX_OFFSET } from "../schemas/common.js";
 import { routeLimit } from "../plugins/rate-limit.js";
 import { MODEL_BODY_LIMIT, type ModelRequests } from "./model-requests.js";
 
-const AnyObject = Type.Object({}, { additionalProperties: true });
 const Page = Type.Object({
   offset: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_OFFSET })),
   // At most 500 (the SDK's page size): a larger limit is a 400 naming it (catalog-views.ts).
@@ -38,7 +37,7 @@ export function embeddingsRoutes(
         operationId: "createEmbeddings",
         description:
           "Embeddings of one or more inputs (texts or token ids), as numbers or base64 of little-endian float32. Reserved, charged and recorded like chat completions (prompt tokens at the model's prompt price).",
-        body: AnyObject,
+        body: AnyObjectBody,
       },
     },
     (request, reply) => {

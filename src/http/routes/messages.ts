@@ -1,15 +1,9 @@
-import { Type } from "typebox";
 import type { FastifyInstance } from "fastify";
 import { countMessageTokens, messagesRequest } from "../../gateway/surfaces/messages/messages-surface.js";
 import type { AppContext } from "../context.js";
+import { AnyObjectBody } from "../schemas/common.js";
 import { routeLimit } from "../plugins/rate-limit.js";
 import { MODEL_BODY_LIMIT, type ModelRequests } from "./model-requests.js";
-
-/**
- * Any JSON object: the translation (src/gateway/surfaces/messages/) checks every field and names
- * the one at fault; the schema makes the edge's checks apply (nesting depth, NUL characters).
- */
-const AnyObject = Type.Object({}, { additionalProperties: true });
 
 /**
  * The Anthropic Messages API (docs/gateway.md "Anthropic Messages"): `@anthropic-ai/sdk` and Claude
@@ -32,21 +26,13 @@ export function messagesRoutes(app: FastifyInstance, ctx: AppContext, requests: 
         operationId: "createMessage",
         description:
           "Anthropic Messages API, streamed (named SSE events) or not, on any provider: native to an anthropic provider, translated for the others. Reserved, charged and recorded as chat completions are (docs/gateway.md).",
-        body: AnyObject,
+        body: AnyObjectBody,
       },
     },
     (request, reply) => {
       const beta = request.headers["anthropic-beta"];
       const m = messagesRequest(request.body, typeof beta === "string" ? beta : undefined);
-      return requests.serve(request, reply, {
-        api: "messages",
-        native: m.native,
-        body: m.body,
-        stream: m.stream,
-        headers: m.headers,
-        encoderFor: m.encoderFor,
-        answer: m.answer,
-      });
+      return requests.serve(request, reply, { api: "messages", ...m });
     },
   );
   app.post(
@@ -59,7 +45,7 @@ export function messagesRoutes(app: FastifyInstance, ctx: AppContext, requests: 
         operationId: "countMessageTokens",
         description:
           "The prompt's input tokens as Gatehouse estimates them for a Messages request (the estimate its reservations use); nothing is forwarded or charged.",
-        body: AnyObject,
+        body: AnyObjectBody,
       },
     },
     async (request) => countMessageTokens(request.body),

@@ -1,15 +1,9 @@
-import { Type } from "typebox";
 import type { FastifyInstance } from "fastify";
 import { responsesRequest } from "../../gateway/surfaces/responses/responses-surface.js";
 import type { AppContext } from "../context.js";
+import { AnyObjectBody } from "../schemas/common.js";
 import { routeLimit } from "../plugins/rate-limit.js";
 import { MODEL_BODY_LIMIT, type ModelRequests } from "./model-requests.js";
-
-/**
- * Any JSON object: the translation (src/gateway/surfaces/responses/) checks every field and names
- * the one at fault; the schema makes the edge's checks apply (nesting depth, NUL characters).
- */
-const AnyObject = Type.Object({}, { additionalProperties: true });
 
 /**
  * The OpenAI Responses API, stateless (docs/gateway.md "Responses"): the official SDK's
@@ -28,19 +22,11 @@ export function responsesRoutes(app: FastifyInstance, ctx: AppContext, requests:
         operationId: "createResponses",
         description:
           "OpenAI Responses API (stateless: store true or previous_response_id is a 400), streamed (full event sequence) or not, on any provider, translated to what it speaks. Reserved, charged and recorded as chat completions are (docs/gateway.md).",
-        body: AnyObject,
+        body: AnyObjectBody,
       },
     },
     (request, reply) => {
-      const r = responsesRequest(request.body);
-      return requests.serve(request, reply, {
-        api: "responses",
-        body: r.body,
-        stream: r.stream,
-        headers: r.headers,
-        encoderFor: r.encoderFor,
-        answer: r.answer,
-      });
+      return requests.serve(request, reply, { api: "responses", ...responsesRequest(request.body) });
     },
   );
 }

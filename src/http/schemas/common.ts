@@ -31,3 +31,10 @@ export const PageQuery = {
   offset: Type.Optional(Type.Union([Type.Integer({ minimum: 0, maximum: MAX_OFFSET }), Type.Null()])),
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100 })),
 };
+
+/**
+ * Any JSON object: the body of an API surface whose translation (src/gateway/surfaces/) checks
+ * every field and names the one at fault; the schema makes the edge's checks apply (nesting depth,
+ * NUL characters).
+ */
+export const AnyObjectBody = Type.Object({}, { additionalProperties: true });

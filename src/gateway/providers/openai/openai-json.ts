@@ -4,11 +4,9 @@ import { isRetryableStatus } from "../upstream-http.js";
 
 /** Reading OpenAI-compatible answers: shared by chat completions and embeddings. */
 
-export type Json = Record<string, unknown>;
+import { isObject, type Json } from "../../../lib/json-object.js";
 
-export function isObject(v: unknown): v is Json {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
-}
+export { isObject, type Json };
 
 /** An answer body (or a stream event's data) as a JSON object; else a malformed-answer error. */
 export function parseJson(text: string, afterOutput: boolean): Json {

@@ -1,5 +1,6 @@
 import { invalid, type DomainError } from "../../../domain/errors.js";
 import type { ProviderPrefs } from "../../chat/attempts.js";
+import { isObject } from "../../../lib/json-object.js";
 
 /**
  * POST /embeddings' body (docs/surfaces/embeddings.md "Request"), checked and normalised; every
@@ -38,10 +39,6 @@ export const MAX_TOKEN_ID = 2_147_483_647;
 export const MAX_DIMENSIONS = 65_536;
 /** What the multimodal content list may carry besides text, none of which these providers embed. */
 const MEDIA_PARTS = new Set(["image_url", "input_audio", "input_video", "input_file"]);
-
-type Json = Record<string, unknown>;
-
-const isObject = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);
 
 /** Absent: an optional field sent as null means the same as one left out. */
 const absent = (v: unknown): v is null | undefined => v === undefined || v === null;

@@ -1,11 +1,9 @@
 import { invalid, type DomainError } from "../../../domain/errors.js";
 
 /** Helpers shared by the Messages request translation (messages-request.ts, messages-turns.ts). */
-export type Json = Record<string, unknown>;
+import { isObject, type Json } from "../../../lib/json-object.js";
 
-export function isObject(v: unknown): v is Json {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
-}
+export { isObject, type Json };
 
 /** The 400 for a malformed field, named with its path: `messages[2].content[0].type: ...`. */
 export const fieldError = (field: string, problem: string): DomainError => invalid(`${field}: ${problem}`);

@@ -1,5 +1,6 @@
 import { ANTHROPIC_REASONING_FORMAT } from "../../providers/anthropic/anthropic-request.js";
 import { messageUsage, stopReason } from "./messages-usage.js";
+import { isObject, type Json } from "../../../lib/json-object.js";
 
 /**
  * A chat completion as the gateway answers it (chat/complete.ts) → an Anthropic Message
@@ -8,9 +9,6 @@ import { messageUsage, stopReason } from "./messages-usage.js";
  * Anthropic's token classes with the router's cost fields. Only the first choice is read: the
  * gateway answers one.
  */
-type Json = Record<string, unknown>;
-
-const isObject = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);
 
 /**
  * An answer's reasoning as thinking blocks. Anthropic's own items (format anthropic-claude-v1,

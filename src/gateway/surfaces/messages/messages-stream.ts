@@ -2,6 +2,7 @@ import { ANTHROPIC_REASONING_FORMAT } from "../../providers/anthropic/anthropic-
 import type { ProviderChunk } from "../../providers/provider.js";
 import { anthropicErrorBody } from "./messages-errors.js";
 import { deltaUsage, inputClasses, stopReason } from "./messages-usage.js";
+import { isObject, type Json } from "../../../lib/json-object.js";
 
 /**
  * A chat stream as Anthropic's named SSE events (docs/surfaces/messages.md "Streaming"):
@@ -19,9 +20,6 @@ import { deltaUsage, inputClasses, stopReason } from "./messages-usage.js";
  *
  * Each event is one string built once (no re-parsing of the chunk's text).
  */
-type Json = Record<string, unknown>;
-
-const isObject = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);
 
 const event = (name: string, data: Json): string => `event: ${name}\ndata: ${JSON.stringify(data)}\n\n`;
 

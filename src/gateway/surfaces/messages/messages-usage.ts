@@ -1,3 +1,5 @@
+import { isObject, type Json } from "../../../lib/json-object.js";
+
 /**
  * The chat answer's usage and finish reason in Anthropic's terms (docs/surfaces/messages.md
  * "Usage"), for a whole Message (messages-response.ts) and a stream (messages-stream.ts).
@@ -8,9 +10,6 @@
  * (`prompt_tokens_details.cache_write_tokens`; 0 when an upstream did not report them). The
  * router's additions (`cost`, `is_byok`, `cost_details`, chat key names) ride along in `usage`.
  */
-type Json = Record<string, unknown>;
-
-const isObject = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);
 
 const count = (v: unknown): number =>
   typeof v === "number" && Number.isFinite(v) && v > 0 ? Math.round(v) : 0;

@@ -6,9 +6,9 @@ import { invalid, type DomainError } from "../../../domain/errors.js";
  * a client sees exactly what to fix. Absent and `null` read as undefined: the Responses body
  * makes almost every field nullable, and null means "not set".
  */
-export type Json = Record<string, unknown>;
+import { isObject, type Json } from "../../../lib/json-object.js";
 
-export const isObject = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);
+export { isObject, type Json };
 
 export const refuse = (path: string, problem: string): DomainError => invalid(`${path}: ${problem}`);
 
