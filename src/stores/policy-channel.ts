@@ -7,8 +7,8 @@
 
 /** A change to policy somewhere in the cluster. */
 export interface PolicyChange {
-  kind: "key" | "workspace";
-  /** Key hash or workspace id. */
+  kind: "key" | "workspace" | "guardrails";
+  /** Key hash, workspace id, or (guardrails: any guardrail, assignment or member) organization id. */
   id: string;
 }
 
@@ -29,8 +29,8 @@ export interface PolicyChannel {
 /** The PostgreSQL NOTIFY channel, written by the triggers of migration 008. */
 export const POLICY_NOTIFY_CHANNEL = "gatehouse_policy";
 
-/** A NOTIFY payload: `key:<hash>` or `workspace:<id>`; anything else is null. */
+/** A NOTIFY payload: `key:<hash>`, `workspace:<id>` or `guardrails:<organization>`; anything else is null. */
 export function parsePolicyPayload(payload: string | undefined): PolicyChange | null {
-  const m = /^(key|workspace):(.+)$/.exec(payload ?? "");
+  const m = /^(key|workspace|guardrails):(.+)$/.exec(payload ?? "");
   return m ? { kind: m[1] as PolicyChange["kind"], id: m[2]! } : null;
 }

@@ -208,6 +208,8 @@ export interface GatewayReservationsTable {
   /** UTC day (dayIndex) of the hold's request, where its charge lands (migration 011); null: every window. */
   day_index: Int64 | null;
   expires_at_ms: Int64;
+  /** The member who created the hold's key, for member guardrail budgets (migration 014); null: none. */
+  member_id: string | null;
 }
 
 /** Gateway-only facts of a served generation (migration 006). */
@@ -264,6 +266,70 @@ export interface GenerationFeedbackTable {
   created_at: string;
 }
 
+/** A person of an organization (migration 014; docs/members.md). */
+export interface MembersTable {
+  /** `user_…` */
+  id: string;
+  organization_id: string;
+  /** Lower-cased. */
+  email: string;
+  first_name: string | null;
+  last_name: string | null;
+  /** org:admin | org:member */
+  role: string;
+  created_at: string;
+  updated_at: string;
+}
+
+/** A member's place in a non-default workspace (migration 014). */
+export interface WorkspaceMembersTable {
+  id: string;
+  organization_id: string;
+  workspace_id: string;
+  user_id: string;
+  /** admin | member */
+  role: string;
+  created_at: string;
+}
+
+/** A guardrail (migration 014; docs/guardrails.md). */
+export interface GuardrailsTable {
+  id: string;
+  organization_id: string;
+  workspace_id: string | null;
+  /** A workspace's default guardrail (its id derived from the workspace's). */
+  is_default: Bool;
+  name: string;
+  description: string | null;
+  limit_nano: Int64 | null;
+  reset_interval: string | null;
+  include_byok_in_budgets: Bool;
+  /** JSON: the list fields, flags and content filters (src/domain/guardrails/). */
+  rules: string;
+  created_at: string;
+  updated_at: string;
+}
+
+/** A key's guardrail (at most one per key; migration 014). */
+export interface GuardrailKeyAssignmentsTable {
+  id: string;
+  organization_id: string;
+  guardrail_id: string;
+  key_hash: string;
+  assigned_by: string | null;
+  created_at: string;
+}
+
+/** A member's guardrail (at most one per member; migration 014). */
+export interface GuardrailMemberAssignmentsTable {
+  id: string;
+  organization_id: string;
+  guardrail_id: string;
+  user_id: string;
+  assigned_by: string | null;
+  created_at: string;
+}
+
 export interface Database {
   organizations: OrganizationsTable;
   workspaces: WorkspacesTable;
@@ -284,4 +350,9 @@ export interface Database {
   byok_keys: ByokKeysTable;
   generation_content: GenerationContentTable;
   generation_feedback: GenerationFeedbackTable;
+  members: MembersTable;
+  workspace_members: WorkspaceMembersTable;
+  guardrails: GuardrailsTable;
+  guardrail_key_assignments: GuardrailKeyAssignmentsTable;
+  guardrail_member_assignments: GuardrailMemberAssignmentsTable;
 }

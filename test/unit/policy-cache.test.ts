@@ -11,11 +11,12 @@ import { openSqliteStore } from "../../src/stores/sqlite/open-sqlite.js";
 /** The real loader on a real SQLite store, counting how often each kind reaches the store. */
 function countingLoader(store: RecordStore) {
   const real = recordStoreLoader(store.db);
-  const calls = { key: 0, workspace: 0, ref: 0 };
+  const calls = { key: 0, workspace: 0, ref: 0, guardrails: 0 };
   const loader: PolicyLoader = {
     key: (h) => (calls.key++, real.key(h)),
     workspace: (id) => (calls.workspace++, real.workspace(id)),
     workspaceIdByRef: (o, r) => (calls.ref++, real.workspaceIdByRef(o, r)),
+    guardrails: (o) => (calls.guardrails++, real.guardrails(o)),
   };
   return { loader, calls };
 }

@@ -1,5 +1,6 @@
 import { DomainError } from "../errors.js";
 import type { KeyPolicy, Policy, WorkspacePolicy } from "./policy.js";
+import type { OrgGuardrails } from "../guardrails/guardrail-policy.js";
 import type { PolicyChannel } from "../../stores/policy-channel.js";
 
 /** Reads one key or workspace from the record store (policy-loader.ts). */
@@ -7,6 +8,7 @@ export interface PolicyLoader {
   key(hash: string): Promise<KeyPolicy | null>;
   workspace(id: string): Promise<WorkspacePolicy | null>;
   workspaceIdByRef(organizationId: string, ref: string): Promise<string | null>;
+  guardrails(organizationId: string): Promise<OrgGuardrails>;
 }
 
 export interface PolicyCacheOptions {
@@ -64,6 +66,8 @@ export const LOOKUP_QUEUE_FULL = "Too many requests with keys not yet known to t
 export class PolicyCache implements Policy {
   private readonly keys = new Map<string, Entry<KeyPolicy | null>>();
   private readonly workspaces = new Map<string, Entry<WorkspacePolicy | null>>();
+  /** Organization id → its guardrails and assignments. */
+  private readonly orgGuardrails = new Map<string, Entry<OrgGuardrails | null>>();
   /** `${organizationId}\0${ref}` → workspace id (or null). */
   private readonly refs = new Map<string, Entry<string | null>>();
   /** Lookups in flight, with the epoch they started in: a later epoch does not join them. */
@@ -81,7 +85,12 @@ export class PolicyCache implements Policy {
     this.o = { ...DEFAULTS, now: () => performance.now(), ...stripUndefined(opts) };
     this.live = opts.channel === null;
     opts.channel?.subscribe({
-      change: (c) => (c.kind === "key" ? this.keyChanged(c.id) : this.workspaceChanged(c.id)),
+      change: (c) =>
+        c.kind === "key"
+          ? this.keyChanged(c.id)
+          : c.kind === "workspace"
+            ? this.workspaceChanged(c.id)
+            : this.guardrailsChanged(c.id),
       up: () => {
         this.clear();
         this.live = true;
@@ -104,6 +113,13 @@ export class PolicyCache implements Policy {
 
   workspace(workspaceId: string): Promise<WorkspacePolicy | null> {
     return this.get(this.workspaces, `w\0${workspaceId}`, workspaceId, (id) => this.loader.workspace(id));
+  }
+
+  async guardrails(organizationId: string): Promise<OrgGuardrails> {
+    const g = await this.get(this.orgGuardrails, `g\0${organizationId}`, organizationId, (id) =>
+      this.loader.guardrails(id),
+    );
+    return g as OrgGuardrails;
   }
 
   async workspaceByRef(organizationId: string, ref: string): Promise<WorkspacePolicy | null> {
@@ -133,8 +149,14 @@ export class PolicyCache implements Policy {
     this.refs.clear();
   }
 
+  guardrailsChanged(organizationId: string): void {
+    this.epoch++;
+    this.orgGuardrails.delete(organizationId);
+  }
+
   clear(): void {
     this.epoch++;
+    this.orgGuardrails.clear();
     this.keys.clear();
     this.workspaces.clear();
     this.refs.clear();

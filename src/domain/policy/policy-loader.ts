@@ -7,6 +7,7 @@ import type { ResetPeriod } from "../usage/windows.js";
 import { resolveWorkspace } from "../workspaces/resolve-workspace.js";
 import { findWorkspaceById } from "../workspaces/workspace-repo.js";
 import { DomainError } from "../errors.js";
+import { loadOrgGuardrails } from "../guardrails/guardrail-repo.js";
 import type { PolicyLoader } from "./policy-cache.js";
 import type { KeyPolicy, WorkspacePolicy } from "./policy.js";
 
@@ -71,6 +72,7 @@ export function recordStoreLoader(db: Db): PolicyLoader {
         })),
       };
     },
+    guardrails: (organizationId) => loadOrgGuardrails(db, organizationId),
     async workspaceIdByRef(organizationId, ref) {
       try {
         return (await resolveWorkspace(db, organizationId, ref)).id;

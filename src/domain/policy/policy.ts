@@ -1,5 +1,6 @@
 import type { BudgetInterval } from "../budgets/budget-intervals.js";
 import type { ResetPeriod } from "../usage/windows.js";
+import type { OrgGuardrails } from "../guardrails/guardrail-policy.js";
 
 /**
  * What the request path needs to know about an API key, found by the SHA-256 hash of the key
@@ -85,10 +86,14 @@ export interface Policy {
    * `resolveWorkspace` does; null when none.
    */
   workspaceByRef(organizationId: string, ref: string): Promise<WorkspacePolicy | null>;
+  /** The organization's guardrails and their key and member assignments (empty maps: none). */
+  guardrails(organizationId: string): Promise<OrgGuardrails>;
   /** A key was created, changed or deleted (committed): forget what is known of it. */
   keyChanged(hash: string): void;
   /** A workspace or one of its budgets was created, changed or deleted (committed). */
   workspaceChanged(workspaceId: string): void;
+  /** A guardrail, an assignment or a member of the organization changed (committed). */
+  guardrailsChanged(organizationId: string): void;
   /** Forget everything (a lost notification channel, a bulk change). */
   clear(): void;
   /** Stops listening for changes. */

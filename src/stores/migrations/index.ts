@@ -13,6 +13,7 @@ import { deliveryStatistics } from "./010-delivery-statistics.js";
 import { reservationDay } from "./011-reservation-day.js";
 import { generationContent } from "./012-generation-content.js";
 import { creditLine } from "./013-credit-line.js";
+import { guardrailsMembers } from "./014-guardrails-members.js";
 
 /** Versioned migrations, applied in name order at start. Append; never edit a released one. */
 export function migrations(caps: DialectCaps): Record<string, Migration> {
@@ -30,6 +31,7 @@ export function migrations(caps: DialectCaps): Record<string, Migration> {
     "011-reservation-day": reservationDay(caps),
     "012-generation-content": generationContent(caps),
     "013-credit-line": creditLine(caps),
+    "014-guardrails-members": guardrailsMembers(caps),
   };
 }
 
