@@ -383,3 +383,48 @@ export async function lifetimeLimitsOfOrganization(db: Db, organizationId: strin
     .execute();
   return rows.map((r) => toBigInt(r.limit_nano));
 }
+
+/**
+ * The organization's live keys among the hashes (management keys too, marked), optionally with a
+ * shared row lock until the transaction ends, so that a concurrent delete waits (guardrail
+ * assignments: docs/guardrails.md "Assignments").
+ */
+export function liveKeysByHashes(
+  db: Db,
+  organizationId: string,
+  hashes: readonly string[],
+  lock: "none" | "share",
+): Promise<Pick<KeyRow, "hash" | "is_management">[]> {
+  return flatMapChunks(hashes, LOOKUP_CHUNK, (chunk) => {
+    const q = db
+      .selectFrom("api_keys")
+      .select(["hash", "is_management"])
+      .where("organization_id", "=", organizationId)
+      .where("deleted_at", "is", null)
+      .where("hash", "in", chunk);
+    return (lock === "share" ? q.forShare() : q).execute();
+  });
+}
+
+/** Hash, name and label of each of the organization's keys among the hashes (any state). */
+export function keyNamesAndLabelsByHashes(db: Db, organizationId: string, hashes: readonly string[]) {
+  return flatMapChunks(hashes, LOOKUP_CHUNK, (chunk) =>
+    db
+      .selectFrom("api_keys")
+      .select(["hash", "name", "label"])
+      .where("organization_id", "=", organizationId)
+      .where("hash", "in", chunk)
+      .execute(),
+  );
+}
+
+/** Hashes of a workspace's live keys (management keys included). */
+export async function liveKeyHashesOfWorkspace(db: Db, workspaceId: string): Promise<string[]> {
+  const rows = await db
+    .selectFrom("api_keys")
+    .select("hash")
+    .where("workspace_id", "=", workspaceId)
+    .where("deleted_at", "is", null)
+    .execute();
+  return rows.map((r) => r.hash);
+}

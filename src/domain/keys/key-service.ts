@@ -5,6 +5,7 @@ import { usdToNano } from "../../lib/money.js";
 import { parseTimestamp, UTC_SECONDS_RE } from "../../lib/time.js";
 import type { Db, RecordStore } from "../../stores/record-store.js";
 import { invalid, notFound } from "../errors.js";
+import { deleteKeyAssignments } from "../guardrails/key-assignment-repo.js";
 import type { ResetPeriod } from "../usage/windows.js";
 import { requireWorkspaceForField, workspaceForField } from "../workspaces/resolve-workspace.js";
 import {
@@ -172,8 +173,16 @@ export async function updateKey(
   return toKeyRecord(row, await keyTotals(db, row.hash, now));
 }
 
-export async function deleteKey(db: Db, clock: Clock, organizationId: string, hash: string): Promise<void> {
-  if (!(await softDeleteOrdinaryKey(db, organizationId, normaliseHash(hash), clock.now()))) {
-    throw notFound("API key");
-  }
+/** Soft-deletes a key and, in the same transaction, removes its guardrail assignment. */
+export async function deleteKey(
+  store: RecordStore,
+  clock: Clock,
+  organizationId: string,
+  hash: string,
+): Promise<void> {
+  const h = normaliseHash(hash);
+  await store.transaction(async (trx) => {
+    if (!(await softDeleteOrdinaryKey(trx, organizationId, h, clock.now()))) throw notFound("API key");
+    await deleteKeyAssignments(trx, [h]);
+  });
 }

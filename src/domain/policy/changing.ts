@@ -31,3 +31,19 @@ export async function changingWorkspace<T>(
     else policy.clear();
   }
 }
+
+/**
+ * Runs a write to an organization's guardrails, their assignments or the keys and members they
+ * are assigned to, and then forgets the organization's guardrails, whether or not it succeeded.
+ */
+export async function changingGuardrails<T>(
+  policy: Policy,
+  organizationId: string,
+  fn: () => Promise<T>,
+): Promise<T> {
+  try {
+    return await fn();
+  } finally {
+    policy.guardrailsChanged(organizationId);
+  }
+}

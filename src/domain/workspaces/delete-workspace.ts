@@ -1,10 +1,17 @@
 import { deleteByokOfWorkspace } from "../byok/byok-repo.js";
 import { softDeleteDestinationsOfWorkspace } from "../destinations/destination-repo.js";
 import { invalid } from "../errors.js";
-import { countActiveKeysOfWorkspace, softDeleteKeysOfWorkspace } from "../keys/key-repo.js";
+import { deleteGuardrailRow } from "../guardrails/guardrail-repo.js";
+import { deleteKeyAssignments } from "../guardrails/key-assignment-repo.js";
+import {
+  countActiveKeysOfWorkspace,
+  liveKeyHashesOfWorkspace,
+  softDeleteKeysOfWorkspace,
+} from "../keys/key-repo.js";
 import type { Clock } from "../../lib/clock.js";
 import type { RecordStore } from "../../stores/record-store.js";
 import { resolveWorkspace } from "./resolve-workspace.js";
+import { defaultGuardrailId } from "./workspace-record.js";
 import { softDeleteWorkspace } from "./workspace-repo.js";
 
 /**
@@ -13,8 +20,8 @@ import { softDeleteWorkspace } from "./workspace-repo.js";
  * - the default workspace needs `confirmDefault` (400 otherwise); afterwards the organization has
  *   no default workspace (see requireDefaultWorkspace);
  * - its budgets and its provider keys (BYOK) are removed; its destinations and its remaining
- *   (disabled) keys are soft-deleted and disabled; the workspace itself is soft-deleted, which
- *   frees its slug.
+ *   (disabled) keys are soft-deleted and disabled, and their guardrail assignments removed; its
+ *   default guardrail is deleted; the workspace itself is soft-deleted, which frees its slug.
  */
 export async function deleteWorkspace(
   store: RecordStore,
@@ -42,6 +49,10 @@ export async function deleteWorkspace(
     // Its provider keys (BYOK) go: nothing can use them any more, and a secret kept for a
     // workspace that no longer exists is one more to leak.
     await deleteByokOfWorkspace(trx, ws.id);
+    // Its default guardrail goes (a new workspace never has this id), and so do the guardrail
+    // assignments of its remaining keys; other guardrails placed here stay, with their assignments.
+    await deleteGuardrailRow(trx, organizationId, defaultGuardrailId(ws.id));
+    await deleteKeyAssignments(trx, await liveKeyHashesOfWorkspace(trx, ws.id));
     await softDeleteKeysOfWorkspace(trx, ws.id, now);
     await softDeleteWorkspace(trx, ws.id, now);
   });

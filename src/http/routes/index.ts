@@ -10,6 +10,7 @@ import { ModelRequests } from "./model-requests.js";
 import { byokRoutes } from "./byok.js";
 import { gatewayReadRoutes } from "./gateway-reads.js";
 import { generationContentRoutes } from "./generation-content.js";
+import { guardrailsRoutes } from "./guardrails.js";
 import type { Gateway } from "../../gateway/gateway.js";
 import { budgetsRoutes } from "./budgets.js";
 import { creditsRoutes } from "./credits.js";
@@ -38,4 +39,5 @@ export async function apiRoutes(app: FastifyInstance, ctx: AppContext & { gatewa
   await gatewayReadRoutes(app, ctx, ctx.gateway);
   await generationContentRoutes(app, ctx);
   await byokRoutes(app, ctx, ctx.gateway);
+  await guardrailsRoutes(app, ctx, ctx.gateway);
 }

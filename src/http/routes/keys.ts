@@ -2,7 +2,7 @@ import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import type { FastifyInstance } from "fastify";
 import { currentKey } from "../../domain/keys/current-key.js";
 import { createKey, deleteKey, getKey, listKeys, updateKey } from "../../domain/keys/key-service.js";
-import { changingKey } from "../../domain/policy/changing.js";
+import { changingGuardrails, changingKey } from "../../domain/policy/changing.js";
 import type { AppContext } from "../context.js";
 import { principal } from "../plugins/auth.js";
 import { routeLimit } from "../plugins/rate-limit.js";
@@ -69,8 +69,10 @@ export async function keysRoutes(root: FastifyInstance, ctx: AppContext): Promis
     "/keys/:hash",
     { config: management, schema: { tags, params: KeyHashParams, response: { 200: DeletedResponse } } },
     async (request) => {
-      await changingKey(ctx.policy, request.params.hash, () =>
-        deleteKey(store.db, clock, principal(request).organizationId, request.params.hash),
+      const org = principal(request).organizationId;
+      // The key's guardrail assignment goes with it.
+      await changingGuardrails(ctx.policy, org, () =>
+        changingKey(ctx.policy, request.params.hash, () => deleteKey(store, clock, org, request.params.hash)),
       );
       return { deleted: true as const };
     },

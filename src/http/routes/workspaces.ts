@@ -7,7 +7,7 @@ import {
   listWorkspaces,
   updateWorkspace,
 } from "../../domain/workspaces/workspace-service.js";
-import { changingWorkspace } from "../../domain/policy/changing.js";
+import { changingGuardrails, changingWorkspace } from "../../domain/policy/changing.js";
 import type { AppContext } from "../context.js";
 import { principal } from "../plugins/auth.js";
 import { routeLimit } from "../plugins/rate-limit.js";
@@ -118,13 +118,16 @@ export async function workspacesRoutes(root: FastifyInstance, ctx: AppContext): 
     },
     async (request) => {
       const org = principal(request).organizationId;
-      await changingWorkspace(ctx.policy, org, request.params.id, () =>
-        deleteWorkspace(
-          ctx.store,
-          ctx.clock,
-          org,
-          request.params.id,
-          request.query.confirm_default_workspace_deletion === true,
+      // Its default guardrail and its keys' guardrail assignments go with it.
+      await changingGuardrails(ctx.policy, org, () =>
+        changingWorkspace(ctx.policy, org, request.params.id, () =>
+          deleteWorkspace(
+            ctx.store,
+            ctx.clock,
+            org,
+            request.params.id,
+            request.query.confirm_default_workspace_deletion === true,
+          ),
         ),
       );
       return { deleted: true as const };

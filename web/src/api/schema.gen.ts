@@ -943,6 +943,134 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/guardrails": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["listGuardrails"];
+        put?: never;
+        post: operations["createGuardrail"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/guardrails/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["getGuardrail"];
+        put?: never;
+        post?: never;
+        delete: operations["deleteGuardrail"];
+        options?: never;
+        head?: never;
+        patch: operations["updateGuardrail"];
+        trace?: never;
+    };
+    "/guardrails/assignments/keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["listKeyAssignments"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/guardrails/assignments/members": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["listMemberAssignments"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/guardrails/{id}/assignments/keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["listGuardrailKeyAssignments"];
+        put?: never;
+        post: operations["bulkAssignKeysToGuardrail"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/guardrails/{id}/assignments/members": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["listGuardrailMemberAssignments"];
+        put?: never;
+        post: operations["bulkAssignMembersToGuardrail"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/guardrails/{id}/assignments/keys/remove": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post: operations["bulkUnassignKeysFromGuardrail"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/guardrails/{id}/assignments/members/remove": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post: operations["bulkUnassignMembersFromGuardrail"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -2740,6 +2868,630 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+        };
+    };
+    listGuardrails: {
+        parameters: {
+            query?: {
+                offset?: number | null;
+                limit?: number;
+                workspace_id?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            id: string;
+                            name: string;
+                            description: string | null;
+                            workspace_id: string | null;
+                            /** @description Gatehouse extension: a workspace's default guardrail (governs all of its traffic) */
+                            is_default: boolean;
+                            limit_usd: number | null;
+                            reset_interval: ("daily" | "weekly" | "monthly") | null;
+                            include_byok_in_budgets: boolean;
+                            allowed_models: string[] | null;
+                            ignored_models: string[] | null;
+                            allowed_providers: string[] | null;
+                            ignored_providers: string[] | null;
+                            allowed_data_regions: ("global" | "europe" | "us")[] | null;
+                            enforce_zdr: boolean | null;
+                            enforce_zdr_anthropic: boolean | null;
+                            enforce_zdr_openai: boolean | null;
+                            enforce_zdr_google: boolean | null;
+                            enforce_zdr_xai: boolean | null;
+                            enforce_zdr_other: boolean | null;
+                            enable_free_model_publication: boolean | null;
+                            enable_free_model_training: boolean | null;
+                            enable_paid_model_training: boolean | null;
+                            content_filters: {
+                                pattern: string;
+                                /** @enum {string} */
+                                action: "redact" | "block" | "flag";
+                                label: string | null;
+                            }[] | null;
+                            content_filter_builtins: {
+                                /** @enum {string} */
+                                slug: "email" | "phone" | "ssn" | "credit-card" | "ip-address" | "secrets" | "person-name" | "address" | "regex-prompt-injection";
+                                /** @enum {string} */
+                                action: "redact" | "block" | "flag";
+                                label: string;
+                                /** @enum {string} */
+                                scan_scope?: "user_only" | "all_messages";
+                            }[] | null;
+                            created_at: string;
+                            updated_at: string | null;
+                        }[];
+                        total_count: number;
+                    };
+                };
+            };
+        };
+    };
+    createGuardrail: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name: string;
+                    /** Format: uuid */
+                    workspace_id?: string;
+                    description?: string | null;
+                    limit_usd?: number | null;
+                    reset_interval?: ("daily" | "weekly" | "monthly") | null;
+                    include_byok_in_budgets?: boolean;
+                    allowed_models?: string[] | null;
+                    ignored_models?: string[] | null;
+                    allowed_providers?: string[] | null;
+                    ignored_providers?: string[] | null;
+                    allowed_data_regions?: ("global" | "europe" | "us")[] | null;
+                    enforce_zdr?: boolean | null;
+                    enforce_zdr_anthropic?: boolean | null;
+                    enforce_zdr_openai?: boolean | null;
+                    enforce_zdr_google?: boolean | null;
+                    enforce_zdr_xai?: boolean | null;
+                    enforce_zdr_other?: boolean | null;
+                    enable_free_model_publication?: boolean | null;
+                    enable_free_model_training?: boolean | null;
+                    enable_paid_model_training?: boolean | null;
+                    content_filters?: {
+                        pattern: string;
+                        /** @enum {string} */
+                        action: "redact" | "block" | "flag";
+                        label?: string | null;
+                    }[] | null;
+                    content_filter_builtins?: {
+                        /** @enum {string} */
+                        slug: "email" | "phone" | "ssn" | "credit-card" | "ip-address" | "secrets" | "person-name" | "address" | "regex-prompt-injection";
+                        /** @enum {string} */
+                        action: "redact" | "block" | "flag";
+                        label?: string | null;
+                        /** @enum {string} */
+                        scan_scope?: "user_only" | "all_messages";
+                    }[] | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            id: string;
+                            name: string;
+                            description: string | null;
+                            workspace_id: string | null;
+                            /** @description Gatehouse extension: a workspace's default guardrail (governs all of its traffic) */
+                            is_default: boolean;
+                            limit_usd: number | null;
+                            reset_interval: ("daily" | "weekly" | "monthly") | null;
+                            include_byok_in_budgets: boolean;
+                            allowed_models: string[] | null;
+                            ignored_models: string[] | null;
+                            allowed_providers: string[] | null;
+                            ignored_providers: string[] | null;
+                            allowed_data_regions: ("global" | "europe" | "us")[] | null;
+                            enforce_zdr: boolean | null;
+                            enforce_zdr_anthropic: boolean | null;
+                            enforce_zdr_openai: boolean | null;
+                            enforce_zdr_google: boolean | null;
+                            enforce_zdr_xai: boolean | null;
+                            enforce_zdr_other: boolean | null;
+                            enable_free_model_publication: boolean | null;
+                            enable_free_model_training: boolean | null;
+                            enable_paid_model_training: boolean | null;
+                            content_filters: {
+                                pattern: string;
+                                /** @enum {string} */
+                                action: "redact" | "block" | "flag";
+                                label: string | null;
+                            }[] | null;
+                            content_filter_builtins: {
+                                /** @enum {string} */
+                                slug: "email" | "phone" | "ssn" | "credit-card" | "ip-address" | "secrets" | "person-name" | "address" | "regex-prompt-injection";
+                                /** @enum {string} */
+                                action: "redact" | "block" | "flag";
+                                label: string;
+                                /** @enum {string} */
+                                scan_scope?: "user_only" | "all_messages";
+                            }[] | null;
+                            created_at: string;
+                            updated_at: string | null;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    getGuardrail: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            id: string;
+                            name: string;
+                            description: string | null;
+                            workspace_id: string | null;
+                            /** @description Gatehouse extension: a workspace's default guardrail (governs all of its traffic) */
+                            is_default: boolean;
+                            limit_usd: number | null;
+                            reset_interval: ("daily" | "weekly" | "monthly") | null;
+                            include_byok_in_budgets: boolean;
+                            allowed_models: string[] | null;
+                            ignored_models: string[] | null;
+                            allowed_providers: string[] | null;
+                            ignored_providers: string[] | null;
+                            allowed_data_regions: ("global" | "europe" | "us")[] | null;
+                            enforce_zdr: boolean | null;
+                            enforce_zdr_anthropic: boolean | null;
+                            enforce_zdr_openai: boolean | null;
+                            enforce_zdr_google: boolean | null;
+                            enforce_zdr_xai: boolean | null;
+                            enforce_zdr_other: boolean | null;
+                            enable_free_model_publication: boolean | null;
+                            enable_free_model_training: boolean | null;
+                            enable_paid_model_training: boolean | null;
+                            content_filters: {
+                                pattern: string;
+                                /** @enum {string} */
+                                action: "redact" | "block" | "flag";
+                                label: string | null;
+                            }[] | null;
+                            content_filter_builtins: {
+                                /** @enum {string} */
+                                slug: "email" | "phone" | "ssn" | "credit-card" | "ip-address" | "secrets" | "person-name" | "address" | "regex-prompt-injection";
+                                /** @enum {string} */
+                                action: "redact" | "block" | "flag";
+                                label: string;
+                                /** @enum {string} */
+                                scan_scope?: "user_only" | "all_messages";
+                            }[] | null;
+                            created_at: string;
+                            updated_at: string | null;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    deleteGuardrail: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        deleted: true;
+                    };
+                };
+            };
+        };
+    };
+    updateGuardrail: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name?: string;
+                    description?: string | null;
+                    limit_usd?: number | null;
+                    reset_interval?: ("daily" | "weekly" | "monthly") | null;
+                    include_byok_in_budgets?: boolean;
+                    allowed_models?: string[] | null;
+                    ignored_models?: string[] | null;
+                    allowed_providers?: string[] | null;
+                    ignored_providers?: string[] | null;
+                    allowed_data_regions?: ("global" | "europe" | "us")[] | null;
+                    enforce_zdr?: boolean | null;
+                    enforce_zdr_anthropic?: boolean | null;
+                    enforce_zdr_openai?: boolean | null;
+                    enforce_zdr_google?: boolean | null;
+                    enforce_zdr_xai?: boolean | null;
+                    enforce_zdr_other?: boolean | null;
+                    enable_free_model_publication?: boolean | null;
+                    enable_free_model_training?: boolean | null;
+                    enable_paid_model_training?: boolean | null;
+                    content_filters?: {
+                        pattern: string;
+                        /** @enum {string} */
+                        action: "redact" | "block" | "flag";
+                        label?: string | null;
+                    }[] | null;
+                    content_filter_builtins?: {
+                        /** @enum {string} */
+                        slug: "email" | "phone" | "ssn" | "credit-card" | "ip-address" | "secrets" | "person-name" | "address" | "regex-prompt-injection";
+                        /** @enum {string} */
+                        action: "redact" | "block" | "flag";
+                        label?: string | null;
+                        /** @enum {string} */
+                        scan_scope?: "user_only" | "all_messages";
+                    }[] | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            id: string;
+                            name: string;
+                            description: string | null;
+                            workspace_id: string | null;
+                            /** @description Gatehouse extension: a workspace's default guardrail (governs all of its traffic) */
+                            is_default: boolean;
+                            limit_usd: number | null;
+                            reset_interval: ("daily" | "weekly" | "monthly") | null;
+                            include_byok_in_budgets: boolean;
+                            allowed_models: string[] | null;
+                            ignored_models: string[] | null;
+                            allowed_providers: string[] | null;
+                            ignored_providers: string[] | null;
+                            allowed_data_regions: ("global" | "europe" | "us")[] | null;
+                            enforce_zdr: boolean | null;
+                            enforce_zdr_anthropic: boolean | null;
+                            enforce_zdr_openai: boolean | null;
+                            enforce_zdr_google: boolean | null;
+                            enforce_zdr_xai: boolean | null;
+                            enforce_zdr_other: boolean | null;
+                            enable_free_model_publication: boolean | null;
+                            enable_free_model_training: boolean | null;
+                            enable_paid_model_training: boolean | null;
+                            content_filters: {
+                                pattern: string;
+                                /** @enum {string} */
+                                action: "redact" | "block" | "flag";
+                                label: string | null;
+                            }[] | null;
+                            content_filter_builtins: {
+                                /** @enum {string} */
+                                slug: "email" | "phone" | "ssn" | "credit-card" | "ip-address" | "secrets" | "person-name" | "address" | "regex-prompt-injection";
+                                /** @enum {string} */
+                                action: "redact" | "block" | "flag";
+                                label: string;
+                                /** @enum {string} */
+                                scan_scope?: "user_only" | "all_messages";
+                            }[] | null;
+                            created_at: string;
+                            updated_at: string | null;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    listKeyAssignments: {
+        parameters: {
+            query?: {
+                offset?: number | null;
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            id: string;
+                            guardrail_id: string;
+                            key_hash: string;
+                            key_name: string;
+                            key_label: string;
+                            assigned_by: string | null;
+                            created_at: string;
+                        }[];
+                        total_count: number;
+                    };
+                };
+            };
+        };
+    };
+    listMemberAssignments: {
+        parameters: {
+            query?: {
+                offset?: number | null;
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            id: string;
+                            guardrail_id: string;
+                            user_id: string;
+                            organization_id: string;
+                            assigned_by: string | null;
+                            created_at: string;
+                        }[];
+                        total_count: number;
+                    };
+                };
+            };
+        };
+    };
+    listGuardrailKeyAssignments: {
+        parameters: {
+            query?: {
+                offset?: number | null;
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            id: string;
+                            guardrail_id: string;
+                            key_hash: string;
+                            key_name: string;
+                            key_label: string;
+                            assigned_by: string | null;
+                            created_at: string;
+                        }[];
+                        total_count: number;
+                    };
+                };
+            };
+        };
+    };
+    bulkAssignKeysToGuardrail: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    key_hashes: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        assigned_count: number;
+                    };
+                };
+            };
+        };
+    };
+    listGuardrailMemberAssignments: {
+        parameters: {
+            query?: {
+                offset?: number | null;
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            id: string;
+                            guardrail_id: string;
+                            user_id: string;
+                            organization_id: string;
+                            assigned_by: string | null;
+                            created_at: string;
+                        }[];
+                        total_count: number;
+                    };
+                };
+            };
+        };
+    };
+    bulkAssignMembersToGuardrail: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    member_user_ids: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        assigned_count: number;
+                    };
+                };
+            };
+        };
+    };
+    bulkUnassignKeysFromGuardrail: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    key_hashes: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        unassigned_count: number;
+                    };
+                };
+            };
+        };
+    };
+    bulkUnassignMembersFromGuardrail: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    member_user_ids: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        unassigned_count: number;
+                    };
+                };
             };
         };
     };
