@@ -91,6 +91,8 @@ export interface Seeds {
   /** An ordinary key for the data-plane routes (see makeFuzzWorld). */
   inferenceKey: string;
   destinationId: string;
+  /** A guardrail with the ordinary key assigned (the guardrail routes' `id`). */
+  guardrailId: string;
   disabledKey: string;
   deletedKey: string;
   expiredKey: string;
@@ -168,6 +170,16 @@ export async function makeFuzzWorld(factory?: StoreFactory): Promise<FuzzWorld> 
       config: { url: "https://hooks.example.com/in" },
     },
   });
+  const guardrail = await ok({
+    method: "POST",
+    url: `${PREFIX}/guardrails`,
+    payload: { name: "fuzz", workspace_id: workspaceId, allowed_models: ["mock/echo"] },
+  });
+  await ok({
+    method: "POST",
+    url: `${PREFIX}/guardrails/${guardrail.data.id}/assignments/keys`,
+    payload: { key_hashes: [ordinary.data.hash] },
+  });
   const seeds: Seeds = {
     workspaceId,
     workspaceSlug: slug,
@@ -175,6 +187,7 @@ export async function makeFuzzWorld(factory?: StoreFactory): Promise<FuzzWorld> 
     inferenceKey: inference.key,
     ordinaryHash: ordinary.data.hash,
     destinationId: dest.data.id,
+    guardrailId: guardrail.data.id,
     disabledKey: disabled.key,
     deletedKey: deleted.key,
     expiredKey: expired.key,
@@ -187,6 +200,7 @@ export async function makeFuzzWorld(factory?: StoreFactory): Promise<FuzzWorld> 
       "default",
       seeds.ordinaryHash,
       seeds.destinationId,
+      seeds.guardrailId,
       "daily",
       "weekly",
       "monthly",
@@ -221,6 +235,7 @@ export function validParam(w: FuzzWorld, route: FuzzRoute, name: string): string
   if (name === "interval") return "monthly";
   if (name === "id" && route.template.includes("/destinations/")) return s.destinationId;
   if (name === "id" && route.template.includes("/workspaces/")) return s.workspaceId;
+  if (name === "id" && route.template.includes("/guardrails/")) return s.guardrailId;
   // An unknown resource: a well-formed id that matches nothing (the route answers 404).
   return "00000000-0000-4000-8000-000000000000";
 }

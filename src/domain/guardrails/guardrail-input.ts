@@ -99,7 +99,9 @@ function budgetOf(
   creating: boolean,
 ): Pick<GuardrailState, "limitNano" | "resetInterval"> {
   const { limit_usd: limit, reset_interval: interval } = input;
-  if (limit === undefined && interval === undefined) return current;
+  if (limit === undefined && interval === undefined) {
+    return { limitNano: current.limitNano, resetInterval: current.resetInterval };
+  }
   const both = (l: number | null | undefined, r: GuardrailResetInterval | null | undefined) => {
     if ((l ?? null) === null && (r ?? null) === null) return { limitNano: null, resetInterval: null };
     if ((l ?? null) === null) throw invalid("limit_usd: is required with reset_interval");

@@ -2,8 +2,9 @@
  * The save-time check of a custom content filter's pattern (docs/guardrails.md "Custom filter
  * patterns"): a filter runs on every prompt of the requests its guardrail governs, so a pattern
  * that can backtrack catastrophically would let one prompt stall the gateway. `checkPattern`
- * compiles the pattern with CONTENT_FILTER_FLAGS, then reads it with a small parser (escapes,
- * character classes, groups, quantifiers) and refuses:
+ * compiles the pattern with CONTENT_FILTER_FLAGS (and runs it once: V8 refuses a pattern too large
+ * to compile only then), then reads it with a small parser (escapes, character classes, groups,
+ * quantifiers) and refuses:
  * - lookarounds (`(?=`, `(?!`, `(?<=`, `(?<!`) and backreferences (`\1`, `\k<name>`);
  * - nested quantifiers: a group repeated more than once (`+`, `*`, `{2,}`, `{3}`) that contains a
  *   quantifier of variable count (`+`, `*`, `?`, `{1,3}`), e.g. `(a+)+`, `(\w+\s?)*`;
@@ -347,10 +348,17 @@ function syntaxReason(err: unknown): string {
  * (a sentence fragment that follows the field's name: `content_filters[0].pattern: <reason>`).
  */
 export function checkPattern(pattern: string): string | null {
+  let re: RegExp;
   try {
-    new RegExp(pattern, CONTENT_FILTER_FLAGS);
+    re = new RegExp(pattern, CONTENT_FILTER_FLAGS);
   } catch (err) {
     return `is not a valid JavaScript regular expression (flags "${CONTENT_FILTER_FLAGS}"): ${syntaxReason(err)}`;
+  }
+  try {
+    // V8 compiles a pattern when it first runs, and only then finds it too large to compile.
+    re.test("");
+  } catch (err) {
+    return `cannot be compiled: ${syntaxReason(err)}`;
   }
   try {
     const root = parse(pattern);
