@@ -1,5 +1,6 @@
 import { UUID_RE, newId } from "../../lib/ids.js";
 import type { Clock } from "../../lib/clock.js";
+import { toBigInt } from "../../lib/money.js";
 import type { RecordStore } from "../../stores/record-store.js";
 import type { GuardrailsTable } from "../../stores/schema.js";
 import { notFound } from "../errors.js";
@@ -23,7 +24,6 @@ import {
 } from "./guardrail-repo.js";
 import { deleteKeyAssignmentsOfGuardrail } from "./key-assignment-repo.js";
 import { deleteMemberAssignmentsOfGuardrail } from "./member-assignment-repo.js";
-import { toBigInt } from "../../lib/money.js";
 
 /**
  * Guardrails (SDK guardrails.create/list/get/update/delete; docs/guardrails.md). Every write
