@@ -383,3 +383,30 @@ export async function lifetimeLimitsOfOrganization(db: Db, organizationId: strin
     .execute();
   return rows.map((r) => toBigInt(r.limit_nano));
 }
+
+/**
+ * Current-window totals (each window kind) of every key a member created, summed: what a member
+ * guardrail's budget counts (docs/guardrails.md "Budgets"). Deleted keys' spend counts too.
+ * Summed here, not by the store (a sum of counters may pass 64 bits, which SQLite refuses).
+ */
+export async function creatorUsageRows(
+  db: Db,
+  organizationId: string,
+  userId: string,
+  indexes: Readonly<Record<"day" | "week" | "month" | "all", number>>,
+): Promise<{ window: string; usage_nano: unknown; byok_nano: unknown }[]> {
+  return db
+    .selectFrom("usage_counters as u")
+    .innerJoin("api_keys as k", (j) => j.onRef("k.hash", "=", "u.scope_id").on("u.scope", "=", "key"))
+    .select(["u.window", "u.usage_nano", "u.byok_nano"])
+    .where("k.organization_id", "=", organizationId)
+    .where("k.creator_user_id", "=", userId)
+    .where((eb) =>
+      eb.or(
+        (["day", "week", "month", "all"] as const).map((w) =>
+          eb.and([eb("u.window", "=", w), eb("u.window_index", "=", indexes[w])]),
+        ),
+      ),
+    )
+    .execute();
+}
