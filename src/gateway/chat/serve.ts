@@ -158,11 +158,11 @@ export class ChatRun {
       allowedAttempts(
         call.guardrails,
         planAttempts(
-        gw.catalog,
-        call.body.model,
-        call.body.models,
-        prefs,
-        prefs?.require_parameters === true ? requestParameters(call.body) : [],
+          gw.catalog,
+          call.body.model,
+          call.body.models,
+          prefs,
+          prefs?.require_parameters === true ? requestParameters(call.body) : [],
           call.api === "embeddings" ? "embedding" : "chat",
         ),
       ),

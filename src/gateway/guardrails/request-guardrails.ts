@@ -39,7 +39,10 @@ const SUBJECT: Record<string, string> = {
 /** The 403 for a request that no attempt allowed by its guardrails can serve. */
 export function routingRefusal(r: GuardrailRefusal, refusedCount: number): DomainError {
   const what = SUBJECT[r.rule] ?? (r.rule.startsWith("enforce_zdr") ? "provider" : "model");
-  const also = refusedCount > 1 ? ` (and ${refusedCount - 1} other endpoint${refusedCount > 2 ? "s" : ""} of the request)` : "";
+  const also =
+    refusedCount > 1
+      ? ` (and ${refusedCount - 1} other endpoint${refusedCount > 2 ? "s" : ""} of the request)`
+      : "";
   return new DomainError(
     "forbidden",
     `Request blocked by guardrail '${r.guardrailName}' (${r.rule}): ${what} ${r.subject} is not allowed${also}`,
