@@ -410,3 +410,30 @@ export async function creatorUsageRows(
     )
     .execute();
 }
+
+/**
+ * How many active keys each of the users created (`creator_user_id`), in one workspace or, with
+ * `workspaceId` null, in the whole organization; users with none are absent. Active means not
+ * deleted and not expired at `now`; disabled keys count (enabling one brings it back). Callers
+ * bound the list.
+ */
+export async function activeKeyCountsByCreator(
+  db: Db,
+  organizationId: string,
+  userIds: readonly string[],
+  workspaceId: string | null,
+  now: Date,
+): Promise<Map<string, number>> {
+  if (userIds.length === 0) return new Map();
+  const at = now.toISOString();
+  let q = db
+    .selectFrom("api_keys")
+    .select(["creator_user_id", (eb) => eb.fn.countAll().as("n")])
+    .where("organization_id", "=", organizationId)
+    .where("creator_user_id", "in", userIds)
+    .where("deleted_at", "is", null)
+    .where((eb) => eb.or([eb("expires_at", "is", null), eb("expires_at", ">", at)]));
+  if (workspaceId !== null) q = q.where("workspace_id", "=", workspaceId);
+  const rows = await q.groupBy("creator_user_id").execute();
+  return new Map(rows.map((r) => [r.creator_user_id as string, Number(r.n)]));
+}

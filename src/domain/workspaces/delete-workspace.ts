@@ -1,6 +1,7 @@
 import { deleteByokOfWorkspace } from "../byok/byok-repo.js";
 import { softDeleteDestinationsOfWorkspace } from "../destinations/destination-repo.js";
 import { invalid } from "../errors.js";
+import { deleteMembershipsOfWorkspace } from "../members/workspace-member-repo.js";
 import { countActiveKeysOfWorkspace, softDeleteKeysOfWorkspace } from "../keys/key-repo.js";
 import type { Clock } from "../../lib/clock.js";
 import type { RecordStore } from "../../stores/record-store.js";
@@ -12,9 +13,9 @@ import { softDeleteWorkspace } from "./workspace-repo.js";
  * - refused (400) while it has active keys (not deleted and not disabled), saying how many;
  * - the default workspace needs `confirmDefault` (400 otherwise); afterwards the organization has
  *   no default workspace (see requireDefaultWorkspace);
- * - its budgets and its provider keys (BYOK) are removed; its destinations and its remaining
- *   (disabled) keys are soft-deleted and disabled; the workspace itself is soft-deleted, which
- *   frees its slug.
+ * - its budgets, its provider keys (BYOK) and its memberships are removed; its destinations and
+ *   its remaining (disabled) keys are soft-deleted and disabled; the workspace itself is
+ *   soft-deleted, which frees its slug.
  */
 export async function deleteWorkspace(
   store: RecordStore,
@@ -42,6 +43,7 @@ export async function deleteWorkspace(
     // Its provider keys (BYOK) go: nothing can use them any more, and a secret kept for a
     // workspace that no longer exists is one more to leak.
     await deleteByokOfWorkspace(trx, ws.id);
+    await deleteMembershipsOfWorkspace(trx, ws.id);
     await softDeleteKeysOfWorkspace(trx, ws.id, now);
     await softDeleteWorkspace(trx, ws.id, now);
   });
