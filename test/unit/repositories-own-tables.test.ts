@@ -17,6 +17,8 @@ const OWNERS: Record<string, string> = {
   broadcast_batches: "src/broadcast/outbox/batches-repo.ts",
   generation_content: "src/domain/generation-content/generation-content-repo.ts",
   generation_feedback: "src/domain/generation-feedback/generation-feedback-repo.ts",
+  members: "src/domain/members/member-repo.ts",
+  workspace_members: "src/domain/members/workspace-member-repo.ts",
 };
 function files(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
