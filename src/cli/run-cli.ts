@@ -6,6 +6,7 @@ import { registerDestinations } from "./commands/destinations.js";
 import { registerImport } from "./commands/import.js";
 import { registerReconcile } from "./commands/reconcile.js";
 import { registerKeysCreateManagement } from "./commands/keys-create-management.js";
+import { registerMembers } from "./commands/members.js";
 import { registerOrgCreate } from "./commands/org-create.js";
 import { registerOrgCreditLine } from "./commands/org-credit-line.js";
 import { registerOrgList } from "./commands/org-list.js";
@@ -13,7 +14,7 @@ import { EXIT, UsageError } from "./usage-error.js";
 
 export function buildProgram(io: CliIo): Command {
   const program = new Command("gatehouse")
-    .description("Gatehouse administration: organizations, management keys and activity")
+    .description("Gatehouse administration: organizations, members, management keys and activity")
     .showHelpAfterError("(run with --help for usage)")
     .configureOutput({ writeOut: io.out, writeErr: io.err })
     .exitOverride();
@@ -24,6 +25,7 @@ export function buildProgram(io: CliIo): Command {
   registerOrgCreditLine(org, io);
   const keys = program.command("keys").description("manage API keys");
   registerKeysCreateManagement(keys, io);
+  registerMembers(program, io);
   registerImport(program, io);
   registerDemo(program, io);
   registerReconcile(program, io);

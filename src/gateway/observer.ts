@@ -11,8 +11,9 @@ export interface GatewayObserver {
   generation(g: ServedGeneration, overheadMs: number): void;
   /**
    * A request was refused before anything was forwarded, for `reason`: `key_limit` (the key's
-   * limit cannot cover it: 402 or 403) or `workspace_budget` (403). The in-flight limits count
-   * their own refusals (in-flight-limits.ts).
+   * limit cannot cover it: 402 or 403), `workspace_budget` (403), `guardrail_budget` (403: a
+   * guardrail's limit_usd) or `guardrail` (403: a content filter's block, or no endpoint its
+   * guardrails allow). The in-flight limits count their own refusals (in-flight-limits.ts).
    */
-  refused?(reason: "key_limit" | "workspace_budget"): void;
+  refused?(reason: "key_limit" | "workspace_budget" | "guardrail_budget" | "guardrail"): void;
 }

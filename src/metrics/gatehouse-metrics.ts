@@ -223,7 +223,7 @@ export class GatehouseMetrics implements GatewayObserver, BroadcastObserver {
     talliedCounter(
       registry,
       "gatehouse_gateway_refusals_total",
-      "Model requests refused before anything was forwarded, by reason: in_flight_per_key, in_flight_per_workspace_provider (429), key_limit (402/403), workspace_budget (403).",
+      "Model requests refused before anything was forwarded, by reason: in_flight_per_key, in_flight_per_workspace_provider (429), key_limit (402/403), workspace_budget (403), guardrail_budget (403), guardrail (403).",
       ["reason"],
       (add) => {
         for (const [reason, n] of Object.entries(metrics.sources?.refusals?.() ?? {})) add({ reason }, n);

@@ -6,6 +6,7 @@ import { SAMPLE_CONFIGS } from "../http/destinations-fixtures.js";
 import {
   BOGUS_KEY,
   NO_HASH,
+  NO_MEMBER,
   NO_UUID,
   NO_WORKSPACE,
   OPERATIONS,
@@ -477,6 +478,74 @@ const CASES: Case[] = [
     call: (sdk) =>
       sdk.observability.update({ id: NO_UUID, updateObservabilityDestinationRequest: { name: "x" } }),
   },
+  // workspaces.listMembers, bulkAddMembers, bulkRemoveMembers
+  {
+    op: "workspaces.listMembers",
+    status: 404,
+    why: "unknown workspace",
+    call: (sdk) => sdk.workspaces.listMembers({ id: NO_WORKSPACE }),
+  },
+  {
+    op: "workspaces.bulkAddMembers",
+    status: 400,
+    why: "a user id that names no member",
+    call: (sdk, fx) =>
+      sdk.workspaces.bulkAddMembers({
+        id: fx.wsId,
+        bulkAddWorkspaceMembersRequest: { userIds: [NO_MEMBER] },
+      }),
+    message: `user_ids: "${NO_MEMBER}" is not a member of this organization`,
+  },
+  {
+    op: "workspaces.bulkAddMembers",
+    status: 400,
+    why: "no user ids",
+    call: (sdk, fx) =>
+      sdk.workspaces.bulkAddMembers({ id: fx.wsId, bulkAddWorkspaceMembersRequest: { userIds: [] } }),
+    message: "user_ids: at least 1 item",
+  },
+  {
+    op: "workspaces.bulkAddMembers",
+    status: 404,
+    why: "unknown workspace",
+    call: (sdk) =>
+      sdk.workspaces.bulkAddMembers({
+        id: NO_WORKSPACE,
+        bulkAddWorkspaceMembersRequest: { userIds: [NO_MEMBER] },
+      }),
+  },
+  {
+    op: "workspaces.bulkRemoveMembers",
+    status: 400,
+    why: "a user id that names no member",
+    call: (sdk, fx) =>
+      sdk.workspaces.bulkRemoveMembers({
+        id: fx.wsId,
+        bulkRemoveWorkspaceMembersRequest: { userIds: [NO_MEMBER] },
+      }),
+    message: "user_ids",
+  },
+  {
+    op: "workspaces.bulkRemoveMembers",
+    status: 400,
+    why: "the default workspace",
+    call: (sdk) =>
+      sdk.workspaces.bulkRemoveMembers({
+        id: "default",
+        bulkRemoveWorkspaceMembersRequest: { userIds: [NO_MEMBER] },
+      }),
+    message: /^id: the default workspace holds every member/,
+  },
+  {
+    op: "workspaces.bulkRemoveMembers",
+    status: 404,
+    why: "unknown workspace",
+    call: (sdk) =>
+      sdk.workspaces.bulkRemoveMembers({
+        id: NO_WORKSPACE,
+        bulkRemoveWorkspaceMembersRequest: { userIds: [NO_MEMBER] },
+      }),
+  },
   // observability.delete
   {
     op: "observability.delete",
@@ -495,6 +564,7 @@ const CASES: Case[] = [
 /** Mapped (operation, status) pairs that no request can produce in Gatehouse, with the reason. */
 const UNREACHABLE: Record<string, string> = {
   "observability.update 409": "PATCH cannot change the type, so the per-type cap cannot be breached",
+  "organization.listMembers 404": "the caller's organization always exists: the list is never missing",
 };
 
 describe("SDK 1.3.19 error classes, provoked for real over a socket", () => {

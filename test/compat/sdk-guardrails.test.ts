@@ -192,7 +192,7 @@ describe("SDK 1.3.19: guardrails", () => {
 
   it("member assignments: bulk assign, list per guardrail and all, bulk unassign", async () => {
     const g = (await sdk.guardrails.create({ createGuardrailRequest: { name: "members" } })).data;
-    const m = await newMember(s.ctx.store.db, s.organizationId, "sdk@example.com");
+    const m = await newMember(s, "sdk@example.com");
     expect(
       await sdk.guardrails.bulkAssignMembers({ id: g.id, bulkAssignMembersRequest: { memberUserIds: [m] } }),
     ).toEqual({ assignedCount: 1 });

@@ -93,6 +93,8 @@ export interface Seeds {
   destinationId: string;
   /** A guardrail with the ordinary key assigned (the guardrail routes' `id`). */
   guardrailId: string;
+  /** A member of the organization and of the seeded workspace, with an active key there. */
+  memberId: string;
   disabledKey: string;
   deletedKey: string;
   expiredKey: string;
@@ -144,7 +146,20 @@ export async function makeFuzzWorld(factory?: StoreFactory): Promise<FuzzWorld> 
       url: `${PREFIX}/keys`,
       payload: { name, workspace_id: workspaceId, limit: 10, ...extra },
     });
-  const ordinary = await mkKey("ordinary");
+  // A member in the seeded workspace whose active key (the ordinary one) keeps it there and in the
+  // organization: fuzzed removals and deletes of it are refused, so it stays to aim at.
+  const member = await ok({
+    method: "POST",
+    url: `${PREFIX}/organization/members`,
+    payload: { email: "fuzz@example.com" },
+  });
+  const memberId: string = member.data.id;
+  await ok({
+    method: "POST",
+    url: `${PREFIX}/workspaces/${workspaceId}/members/add`,
+    payload: { user_ids: [memberId] },
+  });
+  const ordinary = await mkKey("ordinary", { creator_user_id: memberId });
   // The data plane's caller: in the default workspace, no limit, a hash no fuzzed path names (so
   // random PATCHes and budgets elsewhere never disable or exhaust it).
   const inference = await ok({ method: "POST", url: `${PREFIX}/keys`, payload: { name: "inference" } });
@@ -188,6 +203,7 @@ export async function makeFuzzWorld(factory?: StoreFactory): Promise<FuzzWorld> 
     ordinaryHash: ordinary.data.hash,
     destinationId: dest.data.id,
     guardrailId: guardrail.data.id,
+    memberId,
     disabledKey: disabled.key,
     deletedKey: deleted.key,
     expiredKey: expired.key,
@@ -201,6 +217,7 @@ export async function makeFuzzWorld(factory?: StoreFactory): Promise<FuzzWorld> 
       seeds.ordinaryHash,
       seeds.destinationId,
       seeds.guardrailId,
+      seeds.memberId,
       "daily",
       "weekly",
       "monthly",
@@ -234,6 +251,7 @@ export function validParam(w: FuzzWorld, route: FuzzRoute, name: string): string
   if (name === "workspace_ref") return s.workspaceId;
   if (name === "interval") return "monthly";
   if (name === "id" && route.template.includes("/destinations/")) return s.destinationId;
+  if (name === "id" && route.template.includes("/organization/members/")) return s.memberId;
   if (name === "id" && route.template.includes("/workspaces/")) return s.workspaceId;
   if (name === "id" && route.template.includes("/guardrails/")) return s.guardrailId;
   // An unknown resource: a well-formed id that matches nothing (the route answers 404).

@@ -150,11 +150,10 @@ for (const factory of STORE_FACTORIES) {
     it("members: assign, move, count, list, unassign; an unknown member is 400", async () => {
       const { t } = env;
       const [g1, g2] = [await create("m1"), await create("m2")];
-      const db = t.ctx.store.db;
       const [a, b, c] = [
-        await newMember(db, t.organizationId, "a@example.com"),
-        await newMember(db, t.organizationId, "b@example.com"),
-        await newMember(db, t.organizationId, "c@example.com"),
+        await newMember(t, "a@example.com"),
+        await newMember(t, "b@example.com"),
+        await newMember(t, "c@example.com"),
       ];
       const assign = (g: string, ids: string[]) =>
         ok(t, "POST", `${G}/${g}/assignments/members`, { member_user_ids: ids });
@@ -204,11 +203,30 @@ for (const factory of STORE_FACTORIES) {
       expect((await ok(t, "GET", `${G}/assignments/members`)).total_count).toBe(0);
     });
 
+    it("removing a member through the members API removes its assignment, and the cache sees it", async () => {
+      const { t } = env;
+      const g = await create("member-removed");
+      const m = await newMember(t, "leaving@example.com");
+      await ok(t, "POST", `${G}/${g}/assignments/members`, { member_user_ids: [m] });
+      expect((await t.ctx.policy.guardrails(t.organizationId)).memberAssignments.get(m)).toBe(g);
+      await ok(t, "DELETE", `/api/v1/organization/members/${m}`);
+      expect((await ok(t, "GET", `${G}/${g}/assignments/members`)).total_count).toBe(0);
+      expect((await t.ctx.policy.guardrails(t.organizationId)).memberAssignments.has(m)).toBe(false);
+      await refused(
+        t,
+        "POST",
+        `${G}/${g}/assignments/members`,
+        { member_user_ids: [m] },
+        "member_user_ids[0]: no member with this id in the organization",
+      );
+      await ok(t, "DELETE", `${G}/${g}`);
+    });
+
     it("assigned_by names the member who created the management key that assigned", async () => {
       const { t } = env;
       // A management key with a creator: the operator's key is the only one the API has, so its row
       // is given one here, as a key minted for a member would carry it.
-      const member = await newMember(t.ctx.store.db, t.organizationId, "admin@example.com");
+      const member = await newMember(t, "admin@example.com");
       await t.ctx.store.db
         .updateTable("api_keys")
         .set({ creator_user_id: member })

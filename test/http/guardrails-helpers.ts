@@ -1,6 +1,4 @@
-import { randomUUID } from "node:crypto";
 import { expect } from "vitest";
-import type { Db } from "../../src/stores/record-store.js";
 import type { TestApp } from "../helpers/app.js";
 
 /** Shared by the guardrails HTTP tests: calls that must succeed, and records they read. */
@@ -41,27 +39,9 @@ export async function newKey(t: TestApp, name: string, extra: Record<string, unk
   return (await ok(t, "POST", "/api/v1/keys", { name, ...extra }, 201)).data.hash as string;
 }
 
-/**
- * A member of the organization, written straight into `members` (the members API is another
- * module's; this suite needs only the row an assignment names).
- */
-export async function newMember(db: Db, organizationId: string, email: string): Promise<string> {
-  const id = `user_${randomUUID().replace(/-/g, "").slice(0, 20)}`;
-  const now = new Date().toISOString();
-  await db
-    .insertInto("members")
-    .values({
-      id,
-      organization_id: organizationId,
-      email,
-      first_name: null,
-      last_name: null,
-      role: "org:member",
-      created_at: now,
-      updated_at: now,
-    })
-    .execute();
-  return id;
+/** Creates a member of the organization (Gatehouse's members API extension: docs/members.md); its id. */
+export async function newMember(t: TestApp, email: string): Promise<string> {
+  return (await ok(t, "POST", "/api/v1/organization/members", { email }, 201)).data.id as string;
 }
 
 /** The default guardrail id of a workspace, as its record names it. */

@@ -61,7 +61,7 @@ describe.skipIf(SKIP)("guardrail changes reach another instance's policy cache",
       POLICY_PROPAGATION_BOUND_MS,
     );
 
-    const member = await newMember(store.db, t.organizationId, "propagated@example.com");
+    const member = await newMember(t, "propagated@example.com");
     await ok(t, "POST", `${G}/${g}/assignments/members`, { member_user_ids: [member] });
     expect(await seenWithin((o) => o.memberAssignments.get(member) === g)).toBeLessThan(
       POLICY_PROPAGATION_BOUND_MS,

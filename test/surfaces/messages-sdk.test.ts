@@ -129,6 +129,22 @@ describe("Messages API with @anthropic-ai/sdk", () => {
     expect(((await r.json()) as { type: string }).type).toBe("message");
   });
 
+  it("Authorization wins over x-api-key when both come: a bad Bearer is refused whatever x-api-key says", async () => {
+    const send = (headers: Record<string, string>) =>
+      fetch(`${rig.s.baseUrl}/messages`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "anthropic-version": "2023-06-01", ...headers },
+        body: JSON.stringify({ model: "local/ok", ...hi }),
+      });
+    const wrongBearer = await send({ authorization: "Bearer sk-gh-v1-not-a-key", "x-api-key": key });
+    expect(wrongBearer.status).toBe(401);
+    expect(((await wrongBearer.json()) as { error: { type: string } }).error.type).toBe(
+      "authentication_error",
+    );
+    const rightBearer = await send({ authorization: `Bearer ${key}`, "x-api-key": "sk-gh-v1-not-a-key" });
+    expect(rightBearer.status).toBe(200);
+  });
+
   it("an anthropic provider gets the request as sent: cache_control, signed thinking, betas, context_management", async () => {
     const signed = { type: "thinking", thinking: "Earlier thought.", signature: "sig-earlier" };
     const body = {

@@ -35,6 +35,7 @@ function validatedRow(g: ServedGeneration) {
   return {
     row: batch.rows[0],
     labels: l && { appTitle: l.appTitle, userName: l.userName, userEmail: l.userEmail },
+    tags: batch.tagsById.get(g.id) ?? [],
   };
 }
 
@@ -71,6 +72,15 @@ describe("the gateway's stored row (no wire JSON in between)", () => {
           cancelled: fc.boolean(),
           latencyMs: fc.nat({ max: 600_000 }),
           generationTimeMs: fc.nat({ max: 600_000 }),
+          guardrail: fc.option(
+            fc.record({
+              invoked: fc.boolean(),
+              flags: fc.array(fc.constantFrom("[EMAIL]", "[CREDIT_CARD]", "Customer id", "x".repeat(300)), {
+                maxLength: 4,
+              }),
+            }),
+            { nil: undefined },
+          ),
         }),
         (v) => {
           const g = servedGeneration(keyOf(v.creator), {
@@ -90,9 +100,12 @@ describe("the gateway's stored row (no wire JSON in between)", () => {
             cancelled: v.cancelled,
             latencyMs: v.latencyMs,
             generationTimeMs: v.generationTimeMs,
+            ...(v.guardrail ? { guardrail: v.guardrail } : {}),
           });
           const validated = validatedRow(g);
           expect(activityRowOf(g)).toEqual(validated.row);
+          // Guardrail flags: the same classifier tags either way.
+          expect(servedBatch(ORG, [g]).tagsById.get(g.id) ?? []).toEqual(validated.tags);
           expect(servedBatch(ORG, [g]).labelSource.get(g.id)).toEqual(validated.labels);
         },
       ),

@@ -40,7 +40,7 @@ describe("loadOrgGuardrails and the policy cache", () => {
     const dflt = await defaultGuardrailOf(t, t.workspaceId);
     await ok(t, "PATCH", `${G}/${dflt}`, { allowed_providers: ["mock"] });
     const key = await newKey(t, "loaded");
-    const member = await newMember(t.ctx.store.db, t.organizationId, "loaded@example.com");
+    const member = await newMember(t, "loaded@example.com");
     await ok(t, "POST", `${G}/${g.id}/assignments/keys`, { key_hashes: [key] });
     await ok(t, "POST", `${G}/${g.id}/assignments/members`, { member_user_ids: [member] });
 

@@ -337,6 +337,24 @@ describe("loadProvidersFile", () => {
     }
   });
 
+  it("data_region and zdr: what guardrails route on; absent: global, and retention not ruled out", () => {
+    const provider = (extra: Record<string, unknown>) => ({
+      ...EXAMPLE,
+      providers: [{ ...EXAMPLE.providers[0], ...extra }],
+    });
+    const env = { LOCAL_KEY: "k" };
+    const parsed = parseProvidersFile(JSON.stringify(provider({ data_region: "europe", zdr: true })), env);
+    expect(parsed.providers[0]).toMatchObject({ dataRegion: "europe", zdr: true });
+    expect(parseProvidersFile(JSON.stringify(EXAMPLE), env).providers[0]).toMatchObject({
+      dataRegion: "global",
+      zdr: false,
+    });
+    expect(problemsOf(provider({ data_region: "eu", zdr: "yes" }), env)).toEqual([
+      "providers[0].data_region: must be one of global, europe, us",
+      "providers[0].zdr: must be true or false",
+    ]);
+  });
+
   it("supported_parameters: known names only, max_tokens always in, the kind's defaults otherwise", async () => {
     const model = (extra: Record<string, unknown>, kind = "openai-compatible") => ({
       providers: [{ ...EXAMPLE.providers[0], kind, api_key: "k", api_key_env: undefined }],

@@ -21,6 +21,7 @@ const OWNERS: Record<string, string> = {
   guardrail_key_assignments: "src/domain/guardrails/key-assignment-repo.ts",
   guardrail_member_assignments: "src/domain/guardrails/member-assignment-repo.ts",
   members: "src/domain/members/member-repo.ts",
+  workspace_members: "src/domain/members/workspace-member-repo.ts",
 };
 function files(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>

@@ -3,7 +3,7 @@ import { HASH_RE } from "../../lib/ids.js";
 import type { Db, RecordStore } from "../../stores/record-store.js";
 import { invalid, notFound } from "../errors.js";
 import { keyCreatorUserId, keyNamesAndLabelsByHashes, liveKeysByHashes } from "../keys/key-repo.js";
-import { memberIdsIn } from "../members/member-repo.js";
+import { membersByIds } from "../members/member-repo.js";
 import {
   toKeyAssignment,
   toMemberAssignment,
@@ -141,7 +141,7 @@ export async function assignMembers(
   return d.store.transaction(async (trx) => {
     const gid = await assignableGuardrail(trx, d.store, organizationId, id, true);
     const lock = d.store.caps.supportsForUpdate ? "share" : "none";
-    const members = await memberIdsIn(trx, organizationId, wanted, lock);
+    const members = new Set((await membersByIds(trx, organizationId, wanted, lock)).map((m) => m.id));
     const missing = userIds.findIndex((u) => !members.has(u));
     if (missing >= 0)
       throw invalid(`member_user_ids[${missing}]: no member with this id in the organization`);

@@ -117,3 +117,17 @@ export function guardrailsOfKey(
   if (k) out.push({ guardrail: k, via: "key" });
   return out;
 }
+
+/**
+ * A guardrail budget a request counts against: held per key (the key's own guardrail, the
+ * workspace's default guardrail) or per member (the guardrail of the member who created the key:
+ * all of that member's keys together), never pooled across holders.
+ */
+export interface GuardrailBudget {
+  guardrailId: string;
+  name: string;
+  holder: "key" | "member";
+  limitNano: bigint;
+  interval: GuardrailResetInterval;
+  includeByok: boolean;
+}

@@ -30,7 +30,11 @@ export function guardrailPolicyOf(r: GuardrailsTable): GuardrailPolicy {
  * for it): three reads, whatever the organization's size.
  */
 export async function loadOrgGuardrails(db: Db, organizationId: string): Promise<OrgGuardrails> {
-  const rows = await db.selectFrom("guardrails").selectAll().where("organization_id", "=", organizationId).execute();
+  const rows = await db
+    .selectFrom("guardrails")
+    .selectAll()
+    .where("organization_id", "=", organizationId)
+    .execute();
   if (rows.length === 0) return { byId: new Map(), keyAssignments: new Map(), memberAssignments: new Map() };
   const keys = await keyAssignmentsOfOrganization(db, organizationId);
   const members = await memberAssignmentsOfOrganization(db, organizationId);

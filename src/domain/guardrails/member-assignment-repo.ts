@@ -74,8 +74,12 @@ export async function unassignMemberRows(
   return n;
 }
 
-/** Removes a member's guardrail assignment, whatever guardrail (the member is being removed). */
-export async function deleteMemberAssignments(db: Db, organizationId: string, userId: string): Promise<void> {
+/** Drops the member's guardrail assignment, if any (the member is being deleted: docs/members.md). */
+export async function deleteMemberAssignmentOfUser(
+  db: Db,
+  organizationId: string,
+  userId: string,
+): Promise<void> {
   await db
     .deleteFrom("guardrail_member_assignments")
     .where("organization_id", "=", organizationId)

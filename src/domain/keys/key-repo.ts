@@ -428,3 +428,57 @@ export async function liveKeyHashesOfWorkspace(db: Db, workspaceId: string): Pro
     .execute();
   return rows.map((r) => r.hash);
 }
+
+/**
+ * Current-window totals (each window kind) of every key a member created, summed: what a member
+ * guardrail's budget counts (docs/guardrails.md "Budgets"). Deleted keys' spend counts too.
+ * Summed here, not by the store (a sum of counters may pass 64 bits, which SQLite refuses).
+ */
+export async function creatorUsageRows(
+  db: Db,
+  organizationId: string,
+  userId: string,
+  indexes: Readonly<Record<"day" | "week" | "month" | "all", number>>,
+): Promise<{ window: string; usage_nano: unknown; byok_nano: unknown }[]> {
+  return db
+    .selectFrom("usage_counters as u")
+    .innerJoin("api_keys as k", (j) => j.onRef("k.hash", "=", "u.scope_id").on("u.scope", "=", "key"))
+    .select(["u.window", "u.usage_nano", "u.byok_nano"])
+    .where("k.organization_id", "=", organizationId)
+    .where("k.creator_user_id", "=", userId)
+    .where((eb) =>
+      eb.or(
+        (["day", "week", "month", "all"] as const).map((w) =>
+          eb.and([eb("u.window", "=", w), eb("u.window_index", "=", indexes[w])]),
+        ),
+      ),
+    )
+    .execute();
+}
+
+/**
+ * How many active keys each of the users created (`creator_user_id`), in one workspace or, with
+ * `workspaceId` null, in the whole organization; users with none are absent. Active means not
+ * deleted and not expired at `now`; disabled keys count (enabling one brings it back). Callers
+ * bound the list.
+ */
+export async function activeKeyCountsByCreator(
+  db: Db,
+  organizationId: string,
+  userIds: readonly string[],
+  workspaceId: string | null,
+  now: Date,
+): Promise<Map<string, number>> {
+  if (userIds.length === 0) return new Map();
+  const at = now.toISOString();
+  let q = db
+    .selectFrom("api_keys")
+    .select(["creator_user_id", (eb) => eb.fn.countAll().as("n")])
+    .where("organization_id", "=", organizationId)
+    .where("creator_user_id", "in", userIds)
+    .where("deleted_at", "is", null)
+    .where((eb) => eb.or([eb("expires_at", "is", null), eb("expires_at", ">", at)]));
+  if (workspaceId !== null) q = q.where("workspace_id", "=", workspaceId);
+  const rows = await q.groupBy("creator_user_id").execute();
+  return new Map(rows.map((r) => [r.creator_user_id as string, Number(r.n)]));
+}

@@ -6,6 +6,7 @@ import { parseTimestamp, UTC_SECONDS_RE } from "../../lib/time.js";
 import type { Db, RecordStore } from "../../stores/record-store.js";
 import { invalid, notFound } from "../errors.js";
 import { deleteKeyAssignments } from "../guardrails/key-assignment-repo.js";
+import { checkKeyCreator } from "../members/key-creator.js";
 import type { ResetPeriod } from "../usage/windows.js";
 import { requireWorkspaceForField, workspaceForField } from "../workspaces/resolve-workspace.js";
 import {
@@ -103,6 +104,7 @@ export async function createKey(
       input.workspace_id,
       "share",
     );
+    if (input.creator_user_id) await checkKeyCreator(trx, store.caps, organizationId, input.creator_user_id);
     await insertKey(trx, {
       hash,
       label: keyLabel(key),

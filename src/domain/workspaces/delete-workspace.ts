@@ -3,6 +3,7 @@ import { softDeleteDestinationsOfWorkspace } from "../destinations/destination-r
 import { invalid } from "../errors.js";
 import { deleteGuardrailRow } from "../guardrails/guardrail-repo.js";
 import { deleteKeyAssignments } from "../guardrails/key-assignment-repo.js";
+import { deleteMembershipsOfWorkspace } from "../members/workspace-member-repo.js";
 import {
   countActiveKeysOfWorkspace,
   liveKeyHashesOfWorkspace,
@@ -19,9 +20,10 @@ import { softDeleteWorkspace } from "./workspace-repo.js";
  * - refused (400) while it has active keys (not deleted and not disabled), saying how many;
  * - the default workspace needs `confirmDefault` (400 otherwise); afterwards the organization has
  *   no default workspace (see requireDefaultWorkspace);
- * - its budgets and its provider keys (BYOK) are removed; its destinations and its remaining
- *   (disabled) keys are soft-deleted and disabled, and their guardrail assignments removed; its
- *   default guardrail is deleted; the workspace itself is soft-deleted, which frees its slug.
+ * - its budgets, its provider keys (BYOK) and its memberships are removed; its destinations and
+ *   its remaining (disabled) keys are soft-deleted and disabled, and their guardrail assignments
+ *   removed; its default guardrail is deleted; the workspace itself is soft-deleted, which frees
+ *   its slug.
  */
 export async function deleteWorkspace(
   store: RecordStore,
@@ -53,6 +55,7 @@ export async function deleteWorkspace(
     // assignments of its remaining keys; other guardrails placed here stay, with their assignments.
     await deleteGuardrailRow(trx, organizationId, defaultGuardrailId(ws.id));
     await deleteKeyAssignments(trx, await liveKeyHashesOfWorkspace(trx, ws.id));
+    await deleteMembershipsOfWorkspace(trx, ws.id);
     await softDeleteKeysOfWorkspace(trx, ws.id, now);
     await softDeleteWorkspace(trx, ws.id, now);
   });

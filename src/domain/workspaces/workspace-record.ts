@@ -1,5 +1,5 @@
-import { createHash } from "node:crypto";
 import { Type, type Static } from "typebox";
+import { nameUuid } from "../../lib/name-uuid.js";
 import { Nullable } from "../../lib/typebox.js";
 import type { WorkspaceRow } from "./workspace-repo.js";
 
@@ -34,13 +34,7 @@ const GUARDRAIL_NAMESPACE = "6f1d3c2a-9b7e-5c4d-8a1f-2e3b4c5d6e7f";
  * across reads, instances and restarts without being stored.
  */
 export function defaultGuardrailId(workspaceId: string): string {
-  const ns = Buffer.from(GUARDRAIL_NAMESPACE.replace(/-/g, ""), "hex");
-  const digest = createHash("sha1").update(ns).update(workspaceId.toLowerCase(), "utf8").digest();
-  const b = digest.subarray(0, 16);
-  b[6] = (b[6]! & 0x0f) | 0x50;
-  b[8] = (b[8]! & 0x3f) | 0x80;
-  const hex = b.toString("hex");
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+  return nameUuid(GUARDRAIL_NAMESPACE, workspaceId.toLowerCase());
 }
 
 const parseJsonArray = <T>(text: string | null): T[] | null =>

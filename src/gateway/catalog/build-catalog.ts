@@ -16,8 +16,9 @@ function mockEntries(latencyMs: number): { provider: ProviderEntry; models: Mode
     slug: "mock",
     kind: "mock",
     name: "Mock",
-    // Answered in process: no connections to share.
+    // Answered in process: no connections to share, and nothing kept anywhere.
     connections: null,
+    zdr: true,
     adapter: new MockAdapter({ latencyMs }),
   };
   const model = (id: string, name: string, upstreamModel: string, kind: ModelKind = "chat"): ModelEntry => ({

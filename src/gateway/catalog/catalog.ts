@@ -1,3 +1,4 @@
+import type { DataRegion } from "../../domain/guardrails/guardrail-policy.js";
 import type { ProviderAdapter } from "../providers/provider.js";
 import type { ModelKind } from "./model-kind.js";
 import type { Parameter } from "./parameters.js";
@@ -26,6 +27,10 @@ export interface ProviderEntry {
    * at GATEHOUSE_WORKSPACE_PROVIDER_SHARE percent of it (in-flight-limits.ts).
    */
   connections?: number | null;
+  /** Where it processes requests (the providers file's `data_region`); absent: global. */
+  dataRegion?: DataRegion;
+  /** It keeps no prompts or completions (the providers file's `zdr`); absent: false. */
+  zdr?: boolean;
 }
 
 /**

@@ -31,6 +31,8 @@ export function buildFileProviders(spec: ProvidersFileSpec): FileCatalogPart {
     kind: p.kind,
     name: p.name,
     timeoutMs: p.timeoutMs,
+    dataRegion: p.dataRegion,
+    zdr: p.zdr,
     ...(p.connections !== null ? { connections: p.connections } : {}),
     adapter: ADAPTERS[p.kind]({
       baseUrl: p.baseUrl,

@@ -4,6 +4,7 @@ import { Redacted } from "../../lib/redacted.js";
 import { MAX_TOKENS_FIELDS, type MaxTokensField } from "../providers/provider.js";
 import { MODEL_KINDS, type ModelKind } from "./model-kind.js";
 import { canonical, isParameter, PARAMETERS, type Parameter } from "./parameters.js";
+import { DATA_REGIONS, type DataRegion } from "../../domain/guardrails/guardrail-policy.js";
 
 /**
  * The providers file (GATEHOUSE_PROVIDERS_FILE): which upstreams this installation forwards to
@@ -43,6 +44,10 @@ export interface ProviderSpec {
   maxTokensField: MaxTokensField | null;
   /** The provider's connection pool; null = the default (128). */
   connections: number | null;
+  /** Where the provider processes requests (guardrails' allowed_data_regions); default global. */
+  dataRegion: DataRegion;
+  /** The provider keeps no prompts or completions (guardrails' enforce_zdr_*); default false. */
+  zdr: boolean;
 }
 
 export interface ModelSpec {
@@ -100,6 +105,8 @@ const PROVIDER_FIELDS = new Set([
   "idle_timeout_ms",
   "max_tokens_field",
   "connections",
+  "data_region",
+  "zdr",
 ]);
 const MODEL_FIELDS = new Set([
   "id",
@@ -299,6 +306,17 @@ function provider(raw: unknown, at: string, env: Env, report: Report): ProviderS
       bad("connections", "must be an integer from 1 to 4096");
     else connections = v;
   }
+  let dataRegion: DataRegion = "global";
+  if (raw.data_region !== undefined) {
+    if (!DATA_REGIONS.includes(raw.data_region as DataRegion))
+      bad("data_region", `must be one of ${DATA_REGIONS.join(", ")}`);
+    else dataRegion = raw.data_region as DataRegion;
+  }
+  let zdr = false;
+  if (raw.zdr !== undefined) {
+    if (typeof raw.zdr !== "boolean") bad("zdr", "must be true or false");
+    else zdr = raw.zdr;
+  }
   let maxTokensField: MaxTokensField | null = null;
   if (raw.max_tokens_field !== undefined) {
     if (!MAX_TOKENS_FIELDS.includes(raw.max_tokens_field as MaxTokensField))
@@ -319,6 +337,8 @@ function provider(raw: unknown, at: string, env: Env, report: Report): ProviderS
     idleTimeoutMs,
     maxTokensField,
     connections,
+    dataRegion,
+    zdr,
   };
 }
 

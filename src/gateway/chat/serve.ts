@@ -27,6 +27,7 @@ import type { Charge } from "./wire.js";
 import type { CancelSignal } from "../cancellation.js";
 import type { RequestSlots } from "../fair-use/in-flight-limits.js";
 import type { Api } from "../surfaces/api.js";
+import { allowedAttempts, type RequestGuardrails } from "../guardrails/request-guardrails.js";
 
 /** A validated chat request (schemas/chat.ts) and who sent it. */
 export interface ChatBody extends ChatRequestBody {
@@ -63,6 +64,11 @@ export interface ChatCall {
    * releases them once the request has ended.
    */
   slots: RequestSlots;
+  /**
+   * The request's guardrails, combined, its content already scanned and `body` / `native`
+   * redacted where a filter says so (src/gateway/guardrails/); absent: none apply.
+   */
+  guardrails?: RequestGuardrails;
 }
 
 /**
@@ -149,13 +155,16 @@ export class ChatRun {
     const prefs = call.body.provider;
     // A provider whose share this workspace already uses is skipped while another can serve.
     this.attempts = gw.limits.withRoom(
-      planAttempts(
-        gw.catalog,
-        call.body.model,
-        call.body.models,
-        prefs,
-        prefs?.require_parameters === true ? requestParameters(call.body) : [],
-        call.api === "embeddings" ? "embedding" : "chat",
+      allowedAttempts(
+        call.guardrails,
+        planAttempts(
+          gw.catalog,
+          call.body.model,
+          call.body.models,
+          prefs,
+          prefs?.require_parameters === true ? requestParameters(call.body) : [],
+          call.api === "embeddings" ? "embedding" : "chat",
+        ),
       ),
       call.key.workspaceId,
     );
@@ -172,12 +181,15 @@ export class ChatRun {
    */
   async withByok(): Promise<this> {
     const { key } = this.call;
-    this.attempts = await this.gw.byok.expand(this.attempts, {
-      organizationId: key.organizationId,
-      workspaceId: key.workspaceId,
-      keyHash: key.hash,
-      creatorUserId: key.creatorUserId,
-    });
+    this.attempts = allowedAttempts(
+      this.call.guardrails,
+      await this.gw.byok.expand(this.attempts, {
+        organizationId: key.organizationId,
+        workspaceId: key.workspaceId,
+        keyHash: key.hash,
+        creatorUserId: key.creatorUserId,
+      }),
+    );
     return this;
   }
 
@@ -214,6 +226,10 @@ export class ChatRun {
           // BYOK spend counts toward the key's limit / the budgets only where the flags say so.
           countsKey: !a.byok || key.includeByokInLimit,
           countsWorkspace: !a.byok || workspace.includeByokInBudgets,
+          byok: a.byok !== undefined,
+          ...(this.call.guardrails && this.call.guardrails.budgets.length > 0
+            ? { guardrailBudgets: this.call.guardrails.budgets }
+            : {}),
           now: this.createdAt,
           expectedNano: worstCase(ask).worst,
         },
@@ -236,7 +252,10 @@ export class ChatRun {
   /** A hold refused by the key's limit or a workspace budget: counted (metrics), then rethrown. */
   private refused(err: unknown): never {
     if (err instanceof DomainError && (err.status === 402 || err.status === 403)) {
-      this.gw.observer?.refused?.(err.metadata?.scope === "workspace" ? "workspace_budget" : "key_limit");
+      const scope = err.metadata?.scope;
+      this.gw.observer?.refused?.(
+        scope === "workspace" ? "workspace_budget" : scope === "guardrail" ? "guardrail_budget" : "key_limit",
+      );
     }
     throw err;
   }
@@ -433,6 +452,9 @@ export class ChatRun {
       input: content.input,
       output: content.output,
       params: paramsOf(body),
+      ...(this.call.guardrails?.invoked
+        ? { guardrail: { invoked: true, flags: this.call.guardrails.flags } }
+        : {}),
     };
     const { recorder, journal } = this.gw;
     this.gw.observer?.generation(g, this.overheadMs);

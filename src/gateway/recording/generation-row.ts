@@ -2,6 +2,8 @@ import { contextLengthBucket, throughputOf, type ActivityRow } from "../../activ
 import type { Batch, RowLabels } from "../../domain/ingest/records/normalise-batch.js";
 import type { KeyRef } from "../../domain/ingest/records/normalise-batch.js";
 import { appIdOf, cut, type ServedGeneration } from "./served-generation.js";
+import type { ClassificationRow } from "../../activity/activity-row.js";
+import { flagTags } from "../../domain/guardrails/guardrail-flags.js";
 
 /** An optional text column as ingest stores it: cut (`cut`), and "" is absent (null). */
 const optional = (s: string | null, max?: number): string | null => {
@@ -45,7 +47,7 @@ export function activityRowOf(g: ServedGeneration): ActivityRow {
     streamed: g.streamed,
     cancelled: g.cancelled,
     response_cached: false,
-    guardrail_invoked: false,
+    guardrail_invoked: g.guardrail?.invoked === true,
     usage_nano: g.costNano,
     byok_usage_inference_nano: g.byokCostNano,
     usage_upstream_nano: 0n,
@@ -92,6 +94,7 @@ export function servedBatch(organizationId: string, gs: readonly ServedGeneratio
   const rows: ActivityRow[] = [];
   const labelSource = new Map<string, RowLabels>();
   const keys = new Map<string, KeyRef>();
+  const tagsById = new Map<string, ClassificationRow[]>();
   for (const g of gs) {
     if (g.key.organizationId !== organizationId) {
       throw new Error(`recording: generation ${g.id} belongs to another organization`);
@@ -104,13 +107,26 @@ export function servedBatch(organizationId: string, gs: readonly ServedGeneratio
       workspaceId: g.key.workspaceId,
       creatorUserId: g.key.creatorUserId,
     });
-    rows.push(activityRowOf(g));
+    const row = activityRowOf(g);
+    rows.push(row);
+    if (g.guardrail && g.guardrail.flags.length > 0) {
+      tagsById.set(
+        g.id,
+        flagTags(g.guardrail.flags).map((t) => ({
+          organization_id: organizationId,
+          generation_id: g.id,
+          workspace_id: row.workspace_id,
+          created_at_ms: row.created_at_ms,
+          ...t,
+        })),
+      );
+    }
   }
   return {
     organizationId,
     received: gs.length,
     rows,
-    tagsById: new Map(),
+    tagsById,
     labelSource,
     keys,
     legacyWorkspace: null,

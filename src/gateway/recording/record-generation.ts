@@ -6,6 +6,7 @@ import {
 } from "../../domain/generation-details/generation-details-repo.js";
 import { ingestGenerations, ingestRows, type IngestDeps } from "../../domain/ingest/ingest-generations.js";
 import { nanoToUsd } from "../../lib/money.js";
+import { flagTags } from "../../domain/guardrails/guardrail-flags.js";
 import type { Db } from "../../stores/record-store.js";
 import { servedBatch } from "./generation-row.js";
 import { appIdOf, cut, type JournaledGeneration, type ServedGeneration } from "./served-generation.js";
@@ -39,6 +40,8 @@ export function generationRecord(g: JournaledGeneration): Record<string, unknown
     generation_time_ms: g.generationTimeMs,
     streamed: g.streamed,
     cancelled: g.cancelled,
+    ...(g.guardrail?.invoked ? { guardrail_invoked: true } : {}),
+    ...(g.guardrail && g.guardrail.flags.length > 0 ? { classifications: flagTags(g.guardrail.flags) } : {}),
   };
 }
 

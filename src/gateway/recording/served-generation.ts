@@ -50,6 +50,12 @@ export interface ServedGeneration {
   input: readonly unknown[];
   output: string | null;
   params: Record<string, number | string | boolean> | null;
+  /**
+   * What guardrails did (docs/guardrails.md): `invoked` when a rule acted on the request (a
+   * redaction or a flag); `flags`: the labels of `flag` matches, recorded as classifier tags
+   * (src/domain/guardrails/guardrail-flags.ts). Absent: nothing.
+   */
+  guardrail?: { invoked: boolean; flags: readonly string[] };
 }
 
 /**

@@ -41,6 +41,7 @@ const left = (s: Scope): bigint => s.limitNano - s.spentNano - s.reservedNano;
 function metadata(s: Scope, requested: number, affordable: number): Record<string, unknown> {
   return {
     scope: s.scope,
+    ...(s.guardrail ? { guardrail_id: s.guardrail.id, rule: "limit_usd", holder: s.guardrail.holder } : {}),
     interval: s.interval,
     limit: nanoToUsd(s.limitNano),
     spent: nanoToUsd(s.spentNano),
@@ -63,6 +64,17 @@ function affordableTokens(ask: HoldAsk, room: bigint): number {
 const rank = (interval: string): number => BUDGET_INTERVALS.indexOf(interval as BudgetInterval);
 
 function refuse(s: Scope, scopesFailing: Scope[], requested: number, affordable: number): never {
+  if (s.guardrail) {
+    const g = s.guardrail;
+    const whose = g.holder === "key" ? "this key's" : "the key's creator's (member)";
+    throw new DomainError(
+      "forbidden",
+      s.spentNano >= s.limitNano
+        ? `Request blocked by guardrail '${g.name}' (limit_usd, ${s.interval}): ${whose} budget is spent; it resets at ${s.resetsAt ?? "never"}`
+        : `Request blocked by guardrail '${g.name}' (limit_usd, ${s.interval}): ${whose} remaining budget cannot take this request (requested up to ${requested} tokens, can only afford ${Math.max(0, affordable)}). A smaller max_tokens may fit.`,
+      metadata(s, requested, affordable),
+    );
+  }
   if (s.scope === "key") {
     if (s.spentNano >= s.limitNano) {
       throw new DomainError(
@@ -109,7 +121,7 @@ export function worstCase(ask: HoldAsk): { wanted: number; worst: bigint } {
  * worst case. Each names scope, interval, limit, spent, reserved and resets_at in metadata.
  */
 export function planHold(room: Room, ask: HoldAsk): HoldPlan {
-  const scopes = [...(room.key ? [room.key] : []), ...room.budgets];
+  const scopes = [...(room.key ? [room.key] : []), ...room.budgets, ...(room.guardrails ?? [])];
   const { wanted, worst } = worstCase(ask);
   // The limits that cannot take this request (a refusal names the broadest budget among them):
   // spent, or too short for its worst case (for a request without max_tokens, which is capped

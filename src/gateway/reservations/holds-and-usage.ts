@@ -48,6 +48,7 @@ const holdsAndUsage = new QueryTemplate(
     weekLastDay: number,
     monthFirstDay: number,
     monthLastDay: number,
+    memberId: string | null,
   ) => {
     // A hold counts in the windows of its own request's day (where its charge lands); one without
     // a day (taken by an instance older than the column) counts in every window, as before.
@@ -87,6 +88,7 @@ const holdsAndUsage = new QueryTemplate(
             counts_workspace: countsWorkspace,
             day_index: holdDay,
             expires_at_ms: expiresAtMs,
+            member_id: memberId,
           })
           .returning("id"),
       )
@@ -151,6 +153,7 @@ export function holdsAndUsageQuery(
     weekLastDay,
     monthFirstDay,
     monthLastDay,
+    req.key.creatorUserId,
   );
 }
 
@@ -175,5 +178,61 @@ export async function readHoldsAndUsage(
         all: toBigInt(first?.held_ws_all ?? 0),
       },
     },
+  };
+}
+
+/**
+ * For guardrail budgets (docs/guardrails.md "Budgets"): the open holds of the request's key and of
+ * every key its creator made (the member's: across workspaces, which the caller serialises with
+ * a lock of its own), in each window containing the request's day, the request's own hold left
+ * out. Every hold counts, whether or not it counts toward the key's limit.
+ */
+export async function readGuardrailHolds(
+  trx: Db,
+  req: HoldRequest,
+  nowMs: number,
+  member: boolean,
+): Promise<NonNullable<Held["guardrail"]>> {
+  const [wf, wl] = windowDays("week", req.now);
+  const [mf, ml] = windowDays("month", req.now);
+  const d = dayIndex(req.now);
+  const within = (first: number, last: number) =>
+    sql`(day_index is null or day_index between ${first} and ${last})`;
+  const sums = (who: ReturnType<typeof sql>) => [
+    sql<string>`coalesce(sum(case when ${who} and ${within(d, d)} then amount_nano else 0 end), 0)`,
+    sql<string>`coalesce(sum(case when ${who} and ${within(wf, wl)} then amount_nano else 0 end), 0)`,
+    sql<string>`coalesce(sum(case when ${who} and ${within(mf, ml)} then amount_nano else 0 end), 0)`,
+    sql<string>`coalesce(sum(case when ${who} then amount_nano else 0 end), 0)`,
+  ];
+  const creator = member ? req.key.creatorUserId : null;
+  const byKey = sql`key_hash = ${req.key.hash}`;
+  const byMember = creator === null ? sql`false` : sql`member_id = ${creator}`;
+  const [k0, k1, k2, k3] = sums(byKey);
+  const [m0, m1, m2, m3] = sums(byMember);
+  const row = await trx
+    .selectFrom("gateway_reservations")
+    .select([
+      k0!.as("k_day"),
+      k1!.as("k_week"),
+      k2!.as("k_month"),
+      k3!.as("k_all"),
+      m0!.as("m_day"),
+      m1!.as("m_week"),
+      m2!.as("m_month"),
+      m3!.as("m_all"),
+    ])
+    .where("organization_id", "=", req.organizationId)
+    .where("expires_at_ms", ">", nowMs)
+    .where("id", "<>", req.id)
+    .where((eb) =>
+      creator === null
+        ? eb("key_hash", "=", req.key.hash)
+        : eb.or([eb("key_hash", "=", req.key.hash), eb("member_id", "=", creator)]),
+    )
+    .executeTakeFirst();
+  const n = (v: unknown) => toBigInt((v ?? 0) as string);
+  return {
+    key: { day: n(row?.k_day), week: n(row?.k_week), month: n(row?.k_month), all: n(row?.k_all) },
+    member: { day: n(row?.m_day), week: n(row?.m_week), month: n(row?.m_month), all: n(row?.m_all) },
   };
 }

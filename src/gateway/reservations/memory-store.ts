@@ -1,14 +1,26 @@
 import { committedUsageOf, type CommittedUsage } from "../../domain/usage/committed-usage.js";
 import { readKeyAndWorkspaceUsage } from "../../domain/usage/ledger.js";
+import { readCreatorUsage } from "./creator-usage.js";
 import { dayIndex, windowDays, type WindowKind } from "../../domain/usage/windows.js";
 import type { RecordStore } from "../../stores/record-store.js";
 import type { HoldPlan } from "./enforcement.js";
 import type { ReservationStore } from "./reservation-store.js";
-import { keyWindow, roomOf, type Held, type HoldRequest, type Room } from "./room.js";
+import {
+  guardrailHolders,
+  keyWindow,
+  roomOf,
+  ZERO_WINDOWS,
+  type GuardrailTotals,
+  type Held,
+  type HoldRequest,
+  type Room,
+} from "./room.js";
 
 interface Hold {
   keyHash: string;
   workspaceId: string;
+  /** `organization/creator` of the key (a member guardrail's budget), or null. */
+  member: string | null;
   amount: bigint;
   countsKey: boolean;
   countsWorkspace: boolean;
@@ -73,6 +85,9 @@ export class MemoryReservationStore implements ReservationStore {
    */
   private readonly heldByKey = new Map<string, ByDay>();
   private readonly heldByWorkspace = new Map<string, ByDay>();
+  /** Every open hold by key (counting toward the key's limit or not) and by member: guardrail budgets. */
+  private readonly heldAnyByKey = new Map<string, ByDay>();
+  private readonly heldByMember = new Map<string, ByDay>();
   /** No open hold expires before this (a lower bound: renewals only move expiries later). */
   private earliestExpiryMs = Infinity;
   private readonly lingering: Hold[] = [];
@@ -94,9 +109,16 @@ export class MemoryReservationStore implements ReservationStore {
     try {
       const keyHash = req.countsKey && req.key.limitNano !== null ? req.key.hash : null;
       const workspaceId = req.countsWorkspace && req.workspace.budgets.length > 0 ? req.workspace.id : null;
+      const holders = guardrailHolders(req);
+      const ledgerKey = keyHash ?? (holders.key ? req.key.hash : null);
+      const creator = holders.member ? req.key.creatorUserId : null;
+      // A member's spend is read from the store (all of the member's keys): before the
+      // synchronous part, like any read (a settle committing meanwhile lingers, below).
+      const memberTotals =
+        creator === null ? null : await readCreatorUsage(this.store.db, req.organizationId, creator, req.now);
       const { key: keyTotals, workspace: wsTotals } =
-        this.committed?.totals(keyHash, workspaceId, req.now) ??
-        (await readKeyAndWorkspaceUsage(this.store.db, keyHash, workspaceId, req.now));
+        this.committed?.totals(ledgerKey, workspaceId, req.now) ??
+        (await readKeyAndWorkspaceUsage(this.store.db, ledgerKey, workspaceId, req.now));
       // From here to the end: synchronous, so no other reserve or settle interleaves.
       const nowMs = Date.now();
       if (nowMs >= this.earliestExpiryMs) this.sweep(nowMs);
@@ -107,8 +129,28 @@ export class MemoryReservationStore implements ReservationStore {
       const wsDays = workspaceId === null ? [] : WORKSPACE_WINDOWS.map((k) => windowDays(k, req.now));
       const byWorkspace = this.heldByWorkspace.get(req.workspace.id);
       wsDays.forEach((days, i) => (held.workspace[WORKSPACE_WINDOWS[i]!] = sumDays(byWorkspace, days)));
+      const member = creator === null ? null : `${req.organizationId}/${creator}`;
+      let gTotals: GuardrailTotals | undefined;
+      if (holders.key || member !== null) {
+        held.guardrail = { key: ZERO_WINDOWS(), member: ZERO_WINDOWS() };
+        const byKey = this.heldAnyByKey.get(req.key.hash);
+        const byMember = member === null ? undefined : this.heldByMember.get(member);
+        WORKSPACE_WINDOWS.forEach((k) => {
+          const days = windowDays(k, req.now);
+          held.guardrail!.key[k] = sumDays(byKey, days);
+          held.guardrail!.member[k] = sumDays(byMember, days);
+        });
+        gTotals = { key: keyTotals, member: memberTotals ?? keyTotals };
+      }
       for (const h of this.lingering) {
         if ((h.settledSeq ?? 0) <= started) continue;
+        if (held.guardrail) {
+          for (const k of WORKSPACE_WINDOWS) {
+            if (!inDays(h.day, windowDays(k, req.now))) continue;
+            if (h.keyHash === req.key.hash) held.guardrail.key[k] += h.amount;
+            if (member !== null && h.member === member) held.guardrail.member[k] += h.amount;
+          }
+        }
         if (h.countsKey && h.keyHash === req.key.hash && keyDays !== null && inDays(h.day, keyDays)) {
           held.key += h.amount;
         }
@@ -118,10 +160,11 @@ export class MemoryReservationStore implements ReservationStore {
           });
         }
       }
-      const plan = decide(roomOf(req, keyTotals, wsTotals, held));
+      const plan = decide(roomOf(req, keyTotals, wsTotals, held, gTotals));
       this.add(req.id, {
         keyHash: req.key.hash,
         workspaceId: req.workspace.id,
+        member: req.key.creatorUserId === null ? null : `${req.organizationId}/${req.key.creatorUserId}`,
         amount: plan.amountNano,
         countsKey: req.countsKey,
         countsWorkspace: req.countsWorkspace,
@@ -171,6 +214,8 @@ export class MemoryReservationStore implements ReservationStore {
     this.holds.set(id, h);
     if (h.countsKey) addTo(this.heldByKey, h.keyHash, h.day, h.amount);
     if (h.countsWorkspace) addTo(this.heldByWorkspace, h.workspaceId, h.day, h.amount);
+    addTo(this.heldAnyByKey, h.keyHash, h.day, h.amount);
+    if (h.member !== null) addTo(this.heldByMember, h.member, h.day, h.amount);
     if (h.expiresAtMs < this.earliestExpiryMs) this.earliestExpiryMs = h.expiresAtMs;
   }
 
@@ -180,6 +225,8 @@ export class MemoryReservationStore implements ReservationStore {
     const delta = amount - h.amount;
     if (h.countsKey) addTo(this.heldByKey, h.keyHash, h.day, delta);
     if (h.countsWorkspace) addTo(this.heldByWorkspace, h.workspaceId, h.day, delta);
+    addTo(this.heldAnyByKey, h.keyHash, h.day, delta);
+    if (h.member !== null) addTo(this.heldByMember, h.member, h.day, delta);
     h.amount = amount;
   }
 
@@ -189,6 +236,8 @@ export class MemoryReservationStore implements ReservationStore {
     this.holds.delete(id);
     if (h.countsKey) addTo(this.heldByKey, h.keyHash, h.day, -h.amount);
     if (h.countsWorkspace) addTo(this.heldByWorkspace, h.workspaceId, h.day, -h.amount);
+    addTo(this.heldAnyByKey, h.keyHash, h.day, -h.amount);
+    if (h.member !== null) addTo(this.heldByMember, h.member, h.day, -h.amount);
     return h;
   }
 

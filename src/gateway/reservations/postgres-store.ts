@@ -3,8 +3,10 @@ import { lockWorkspaceRow } from "../../domain/workspaces/workspace-repo.js";
 import type { RecordStore } from "../../stores/record-store.js";
 import type { HoldPlan } from "./enforcement.js";
 import type { ReservationStore } from "./reservation-store.js";
-import { roomOf, type HoldRequest, type Room } from "./room.js";
-import { readHoldsAndUsage } from "./holds-and-usage.js";
+import { guardrailHolders, roomOf, type GuardrailTotals, type HoldRequest, type Room } from "./room.js";
+import { readGuardrailHolds, readHoldsAndUsage } from "./holds-and-usage.js";
+import { readKeyAndWorkspaceUsage } from "../../domain/usage/ledger.js";
+import { readCreatorUsage } from "./creator-usage.js";
 
 /** Holds deleted by one statement at most. */
 const MAX_DROP_BATCH = 1_000;
@@ -123,6 +125,14 @@ export class PostgresReservationStore implements ReservationStore {
   private async reserveNow(req: HoldRequest, decide: (room: Room) => HoldPlan): Promise<HoldPlan> {
     return this.store.transaction(async (trx) => {
       await lockWorkspaceRow(trx, req.workspace.id);
+      const holders = guardrailHolders(req);
+      // A member's keys may be in several workspaces: their holds are serialised by a lock of the
+      // member's own, taken after the workspace's (always in that order: no deadlock).
+      if (holders.member) {
+        await sql`select pg_advisory_xact_lock(hashtextextended(${`gatehouse-member:${req.organizationId}/${req.key.creatorUserId}`}, 0))`.execute(
+          trx,
+        );
+      }
       const nowMs = Date.now();
       const provisional = req.expectedNano ?? 0n;
       // The hold goes in with the read (its amount expected, not yet decided): nobody sees it
@@ -132,7 +142,18 @@ export class PostgresReservationStore implements ReservationStore {
         key: keyTotals,
         workspace: wsTotals,
       } = await readHoldsAndUsage(trx, req, nowMs, nowMs + this.ttlMs, provisional);
-      const plan = decide(roomOf(req, keyTotals, wsTotals, held));
+      let gTotals: GuardrailTotals | undefined;
+      if (holders.key || holders.member) {
+        held.guardrail = await readGuardrailHolds(trx, req, nowMs, holders.member);
+        const keyRead = req.countsKey && req.key.limitNano !== null;
+        gTotals = {
+          key: keyRead ? keyTotals : (await readKeyAndWorkspaceUsage(trx, req.key.hash, null, req.now)).key,
+          member: holders.member
+            ? await readCreatorUsage(trx, req.organizationId, req.key.creatorUserId as string, req.now)
+            : keyTotals,
+        };
+      }
+      const plan = decide(roomOf(req, keyTotals, wsTotals, held, gTotals));
       if (plan.amountNano !== provisional) {
         await trx
           .updateTable("gateway_reservations")

@@ -2,10 +2,13 @@ import { INTERVAL_WINDOW } from "../../domain/budgets/budget-intervals.js";
 import type { WindowTotals } from "../../domain/usage/ledger.js";
 import { RESET_WINDOW, windowEnd, type WindowKind } from "../../domain/usage/windows.js";
 import type { KeyPolicy, WorkspacePolicy } from "../../domain/policy/policy.js";
+import type { GuardrailBudget } from "../../domain/guardrails/guardrail-policy.js";
 
-/** One limit a request must fit under: the key's limit, or one workspace budget. */
+/** One limit a request must fit under: the key's limit, one workspace budget, or one guardrail budget. */
 export interface Scope {
-  scope: "key" | "workspace";
+  scope: "key" | "workspace" | "guardrail";
+  /** For a guardrail budget: which guardrail, and whose spend it counts. */
+  guardrail?: { id: string; name: string; holder: "key" | "member" };
   /** daily | weekly | monthly | lifetime */
   interval: string;
   limitNano: bigint;
@@ -20,6 +23,8 @@ export interface Scope {
 export interface Room {
   key: Scope | null;
   budgets: Scope[];
+  /** Guardrail budgets (docs/guardrails.md "Budgets"); absent: none. */
+  guardrails?: Scope[];
 }
 
 /** A hold to take: who, how much counts where. */
@@ -32,6 +37,13 @@ export interface HoldRequest {
   /** Whether the attempt counts toward the key's limit / the workspace's budgets (BYOK rules). */
   countsKey: boolean;
   countsWorkspace: boolean;
+  /** Whether the attempt uses the organization's own provider key (guardrails' include_byok_in_budgets). */
+  byok?: boolean;
+  /**
+   * The guardrail budgets the request counts against (per key, or per member: the key's creator,
+   * `key.creatorUserId`); absent or empty: none, and nothing more is read.
+   */
+  guardrailBudgets?: readonly GuardrailBudget[];
   now: Date;
   /**
    * What the hold will most likely be (the request's worst case, before any capping). The
@@ -52,7 +64,32 @@ export interface Held {
   key: bigint;
   /** Toward the workspace, in each window containing HoldRequest.now. */
   workspace: Record<WindowKind, bigint>;
+  /**
+   * For guardrail budgets (read only when the request has some): every open hold of the key, and
+   * of every key of its creator (the member), in each window containing HoldRequest.now. All holds
+   * count, BYOK ones too (a hold does not say whether it is BYOK): that only refuses more.
+   */
+  guardrail?: { key: Record<WindowKind, bigint>; member: Record<WindowKind, bigint> };
 }
+
+/** Ledger totals for guardrail budgets: the key's, and its creator's keys' summed. */
+export interface GuardrailTotals {
+  key: WindowTotals;
+  member: WindowTotals;
+}
+
+/** Whether a request has guardrail budgets held per key / per member. */
+export function guardrailHolders(req: HoldRequest): { key: boolean; member: boolean } {
+  let key = false;
+  let member = false;
+  for (const b of req.guardrailBudgets ?? []) {
+    if (b.holder === "key") key = true;
+    else if (req.key.creatorUserId !== null) member = true;
+  }
+  return { key, member };
+}
+
+export const ZERO_WINDOWS = (): Record<WindowKind, bigint> => ({ day: 0n, week: 0n, month: 0n, all: 0n });
 
 /** The window a key's limit counts in. */
 export const keyWindow = (key: KeyPolicy): WindowKind =>
@@ -64,6 +101,7 @@ export function roomOf(
   keyTotals: WindowTotals,
   workspaceTotals: WindowTotals,
   held: Held,
+  guardrailTotals?: GuardrailTotals,
 ): Room {
   const { key, workspace, now } = req;
   let keyScope: Scope | null = null;
@@ -93,5 +131,23 @@ export function roomOf(
         };
       })
     : [];
-  return { key: keyScope, budgets };
+  if (!req.guardrailBudgets || req.guardrailBudgets.length === 0) return { key: keyScope, budgets };
+  const guardrails: Scope[] = [];
+  for (const b of req.guardrailBudgets) {
+    // A BYOK attempt counts toward a guardrail budget only where the guardrail says so; a member
+    // budget needs a member (the key's creator).
+    if ((req.byok && !b.includeByok) || (b.holder === "member" && key.creatorUserId === null)) continue;
+    const kind = INTERVAL_WINDOW[b.interval];
+    const t = (b.holder === "key" ? guardrailTotals?.key : guardrailTotals?.member)?.[kind];
+    guardrails.push({
+      scope: "guardrail",
+      guardrail: { id: b.guardrailId, name: b.name, holder: b.holder },
+      interval: b.interval,
+      limitNano: b.limitNano,
+      spentNano: t ? t.usage + (b.includeByok ? t.byok : 0n) : 0n,
+      reservedNano: held.guardrail?.[b.holder][kind] ?? 0n,
+      resetsAt: windowEnd(kind, now)?.toISOString() ?? null,
+    });
+  }
+  return { key: keyScope, budgets, guardrails };
 }

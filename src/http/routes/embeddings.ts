@@ -55,8 +55,19 @@ export function embeddingsRoutes(
         api: "embeddings",
         body,
         stream: false,
+        // Token ids are not text a content filter can read (docs/guardrails.md).
+        opaquePrompt: req.input.some((x) => typeof x !== "string"),
         complete: async (g, call) => {
-          const { headers, body: answer } = await embed(g, call, req);
+          // The texts as the data plane has them (redacted by a guardrail where one says so): one
+          // user message per input item, in order.
+          const texts = req.input as readonly (string | readonly number[])[];
+          const input = texts.every((x) => typeof x === "string")
+            ? texts.map((x, i) => {
+                const m = call.body.messages[i] as { content?: unknown } | undefined;
+                return typeof m?.content === "string" ? m.content : x;
+              })
+            : req.input;
+          const { headers, body: answer } = await embed(g, call, { ...req, input });
           return { headers, body: { ...answer } };
         },
       });

@@ -17,6 +17,7 @@ import { creditsRoutes } from "./credits.js";
 import { destinationsRoutes } from "./destinations.js";
 import { ingestRoutes } from "./ingest.js";
 import { keysRoutes } from "./keys.js";
+import { membersRoutes } from "./members.js";
 import { workspacesRoutes } from "./workspaces.js";
 
 /** Every route under /api/v1. Each resource registers itself from its own module. */
@@ -24,6 +25,7 @@ export async function apiRoutes(app: FastifyInstance, ctx: AppContext & { gatewa
   app.get("/openapi.json", { config: { auth: "none" }, schema: { hide: true } }, async () => app.swagger());
   await keysRoutes(app, ctx);
   await workspacesRoutes(app, ctx);
+  await membersRoutes(app, ctx);
   await budgetsRoutes(app, ctx);
   await creditsRoutes(app, ctx);
   await destinationsRoutes(app, ctx);

@@ -37,6 +37,8 @@ export interface SurfaceRequest {
   native?: NativeRequest;
   /** How a whole answer is made (default: a chat completion; embeddings have their own). */
   complete?: (gw: Gateway, call: ChatCall) => Promise<Answer>;
+  /** Part of the prompt is not text (embeddings' token ids): content filters cannot read it. */
+  opaquePrompt?: boolean;
 }
 
 const header = (v: string | string[] | undefined): string | null =>

@@ -14,7 +14,8 @@ import type { DialectCaps } from "../dialect.js";
  * - `guardrail_key_assignments`, `guardrail_member_assignments`: at most one guardrail per key
  *   and per member (unique), assigning again replaces it.
  * - `gateway_reservations.member_id`: the member whose key took the hold, so a member's guardrail
- *   budget counts the holds of every key the member created.
+ *   budget counts the holds of every key the member created (index `api_keys_org_creator` finds
+ *   those keys' counters).
  * On PostgreSQL every change to the guardrail tables or members sends `guardrails:<organization>`
  * on the policy channel (migration 008's), so other instances' policy caches forget it.
  */
@@ -125,6 +126,13 @@ export function guardrailsMembers(caps: DialectCaps) {
         .execute();
 
       await db.schema.alterTable("gateway_reservations").addColumn("member_id", "text").execute();
+      // A member's keys: a member guardrail's budget sums their counters, a member with keys in a
+      // workspace cannot leave it.
+      await db.schema
+        .createIndex("api_keys_org_creator")
+        .on("api_keys")
+        .columns(["organization_id", "creator_user_id"])
+        .execute();
 
       if (!caps.changeNotifications) return;
       await sql`
@@ -136,7 +144,12 @@ export function guardrailsMembers(caps: DialectCaps) {
           perform pg_notify('gatehouse_policy', 'guardrails:' || r.organization_id);
           return null;
         end $$`.execute(db);
-      for (const table of ["guardrails", "guardrail_key_assignments", "guardrail_member_assignments", "members"]) {
+      for (const table of [
+        "guardrails",
+        "guardrail_key_assignments",
+        "guardrail_member_assignments",
+        "members",
+      ]) {
         await sql`
           create trigger ${sql.raw(`${table}_policy_notify`)}
           after insert or update or delete on ${sql.table(table)}

@@ -20,6 +20,7 @@ export const NO_HASH = "f".repeat(64);
 export const NO_UUID = "00000000-0000-4000-8000-000000000000";
 export const NO_WORKSPACE = "no-such-workspace";
 export const BOGUS_KEY = `sk-gh-v1-${"0".repeat(64)}`;
+export const NO_MEMBER = "user_nobody";
 
 /**
  * Every operation implemented today, with the statuses SDK 1.3.19 maps to a typed error for it
@@ -86,6 +87,27 @@ export const OPERATIONS: Record<
     mapped: [400, 401, 404, 500],
     call: (sdk) => sdk.workspaces.deleteBudget({ workspaceRef: NO_WORKSPACE, interval: "daily" }),
   },
+  "workspaces.listMembers": {
+    mapped: [401, 403, 404, 500],
+    call: (sdk) => sdk.workspaces.listMembers({ id: NO_WORKSPACE }),
+  },
+  "workspaces.bulkAddMembers": {
+    mapped: [400, 401, 403, 404, 500],
+    call: (sdk) =>
+      sdk.workspaces.bulkAddMembers({
+        id: NO_WORKSPACE,
+        bulkAddWorkspaceMembersRequest: { userIds: [NO_MEMBER] },
+      }),
+  },
+  "workspaces.bulkRemoveMembers": {
+    mapped: [400, 401, 403, 404, 500],
+    call: (sdk) =>
+      sdk.workspaces.bulkRemoveMembers({
+        id: NO_WORKSPACE,
+        bulkRemoveWorkspaceMembersRequest: { userIds: [NO_MEMBER] },
+      }),
+  },
+  "organization.listMembers": { mapped: [401, 404, 500], call: (sdk) => sdk.organization.listMembers() },
   "observability.list": { mapped: [400, 401, 500], call: (sdk) => sdk.observability.list() },
   "observability.create": {
     mapped: [400, 401, 403, 409, 500],

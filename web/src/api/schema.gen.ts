@@ -376,6 +376,89 @@ export interface paths {
         patch: operations["updateWorkspace"];
         trace?: never;
     };
+    "/organization/members": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["listOrganizationMembers"];
+        put?: never;
+        /** @description Gatehouse extension (the hosted API manages people through its identity provider). Adds a person to the organization; a duplicate email is 409. */
+        post: operations["createOrganizationMember"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/organization/members/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** @description Gatehouse extension (the hosted API manages people through its identity provider). Removes a member, its workspace memberships and its guardrail assignment; refused (400) while the member has active keys. */
+        delete: operations["deleteOrganizationMember"];
+        options?: never;
+        head?: never;
+        /** @description Gatehouse extension (the hosted API manages people through its identity provider). Changes a member's names or role (the role in every workspace follows). */
+        patch: operations["updateOrganizationMember"];
+        trace?: never;
+    };
+    "/workspaces/{id}/members": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["listWorkspaceMembers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/workspaces/{id}/members/add": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post: operations["bulkAddWorkspaceMembers"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/workspaces/{id}/members/remove": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post: operations["bulkRemoveWorkspaceMembers"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/workspaces/{workspace_ref}/budgets/{interval}": {
         parameters: {
             query?: never;
@@ -1319,6 +1402,257 @@ export interface operations {
                             is_observability_broadcast_enabled: boolean;
                             is_observability_io_logging_enabled: boolean;
                         };
+                    };
+                };
+            };
+        };
+    };
+    listOrganizationMembers: {
+        parameters: {
+            query?: {
+                offset?: number | null;
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description `user_` and a random URL-safe id */
+                            id: string;
+                            /** @description Lower-cased; unique in the organization */
+                            email: string;
+                            first_name: string | null;
+                            last_name: string | null;
+                            /** @enum {string} */
+                            role: "org:admin" | "org:member";
+                        }[];
+                        total_count: number;
+                    };
+                };
+            };
+        };
+    };
+    createOrganizationMember: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Stored lower-cased */
+                    email: string;
+                    first_name?: string | null;
+                    last_name?: string | null;
+                    /** @enum {string} */
+                    role?: "org:admin" | "org:member";
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description `user_` and a random URL-safe id */
+                            id: string;
+                            /** @description Lower-cased; unique in the organization */
+                            email: string;
+                            first_name: string | null;
+                            last_name: string | null;
+                            /** @enum {string} */
+                            role: "org:admin" | "org:member";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    deleteOrganizationMember: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        deleted: true;
+                    };
+                };
+            };
+        };
+    };
+    updateOrganizationMember: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    first_name?: string | null;
+                    last_name?: string | null;
+                    /** @enum {string} */
+                    role?: "org:admin" | "org:member";
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description `user_` and a random URL-safe id */
+                            id: string;
+                            /** @description Lower-cased; unique in the organization */
+                            email: string;
+                            first_name: string | null;
+                            last_name: string | null;
+                            /** @enum {string} */
+                            role: "org:admin" | "org:member";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    listWorkspaceMembers: {
+        parameters: {
+            query?: {
+                offset?: number | null;
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** Format: uuid */
+                            id: string;
+                            /** Format: uuid */
+                            workspace_id: string;
+                            user_id: string;
+                            /** @enum {string} */
+                            role: "admin" | "member";
+                            created_at: string;
+                        }[];
+                        total_count: number;
+                    };
+                };
+            };
+        };
+    };
+    bulkAddWorkspaceMembers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    user_ids: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        added_count: number;
+                        data: {
+                            /** Format: uuid */
+                            id: string;
+                            /** Format: uuid */
+                            workspace_id: string;
+                            user_id: string;
+                            /** @enum {string} */
+                            role: "admin" | "member";
+                            created_at: string;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    bulkRemoveWorkspaceMembers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    user_ids: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        removed_count: number;
                     };
                 };
             };
