@@ -8,7 +8,7 @@ import type { Clock } from "../lib/clock.js";
  * routes (src/domain/policy/): no record-store query for a known key or workspace, changes seen at
  * once on the instance that made them and within POLICY_PROPAGATION_BOUND_MS elsewhere.
  */
-export type GatewayPolicy = Pick<Policy, "keyByHash" | "workspace">;
+export type GatewayPolicy = Pick<Policy, "keyByHash" | "workspace" | "guardrails">;
 
 const BEARER_RE = /^Bearer\s+(\S+)\s*$/i;
 

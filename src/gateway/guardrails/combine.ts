@@ -1,8 +1,8 @@
 import {
   ZDR_GROUPS,
+  type GuardrailBudget,
   type DataRegion,
   type GuardrailPolicy,
-  type GuardrailResetInterval,
   type ZdrGroup,
 } from "../../domain/guardrails/guardrail-policy.js";
 import { combineFilters, type EffectiveFilter } from "./combine-filters.js";
@@ -52,16 +52,8 @@ export interface Allowlists<T extends string> {
   intersection: ReadonlySet<T>;
 }
 
-export interface GuardrailBudget {
-  guardrailId: string;
-  name: string;
-  /** Whose spend counts against the limit: each key's own, or the key's creator's (all their keys). */
-  holder: "key" | "member";
-  limitNano: bigint;
-  interval: GuardrailResetInterval;
-  /** BYOK spend counts too, at what Gatehouse would have charged. */
-  includeByok: boolean;
-}
+/** One guardrail budget of a request (held per key or per member: the reservation stores count it). */
+export type { GuardrailBudget };
 
 /** A combined policy: shared by every request it governs, so never changed once made. */
 export interface EffectiveGuardrails {

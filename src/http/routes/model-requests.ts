@@ -11,6 +11,8 @@ import type { Api } from "../../gateway/surfaces/api.js";
 import type { NativeRequest } from "../../gateway/providers/provider.js";
 import type { AppContext } from "../context.js";
 import { sseResponse } from "./sse-response.js";
+import { applyGuardrails } from "../../gateway/guardrails/apply-guardrails.js";
+import { DomainError } from "../../domain/errors.js";
 
 /**
  * A model request's body at most, on every API surface: images travel inside it as base64 data
@@ -70,6 +72,23 @@ export class ModelRequests {
   }
 
   async serve(request: FastifyRequest, reply: FastifyReply, surface: SurfaceRequest): Promise<unknown> {
+    try {
+      return await this.admitted(request, reply, surface);
+    } catch (err) {
+      // A guardrail's refusal (a content filter's block, no endpoint allowed): counted. Budget
+      // refusals are counted where the hold is refused (ChatRun.refused).
+      if (err instanceof DomainError && err.status === 403 && err.metadata?.rule !== undefined) {
+        if (err.metadata.scope !== "guardrail") this.gw.observer?.refused?.("guardrail");
+      }
+      throw err;
+    }
+  }
+
+  private async admitted(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    surface: SurfaceRequest,
+  ): Promise<unknown> {
     const key = request.inferenceKey as KeyPolicy;
     // Refused 429 here, before anything is reserved or forwarded, when the key has its maximum
     // of requests in flight; given back in `finally`, however the request ends.
@@ -96,11 +115,21 @@ export class ModelRequests {
     surface: SurfaceRequest,
     s: { gone: Cancellation; stop: Cancellation; slots: RequestSlots },
   ): Promise<unknown> {
-    const call: ChatCall = {
-      key: request.inferenceKey as KeyPolicy,
-      body: surface.body,
+    const key = request.inferenceKey as KeyPolicy;
+    // Guardrails first: before anything is reserved or forwarded (a block is the 403), the
+    // request's text redacted where a filter says so.
+    const guarded = await applyGuardrails(this.gw.policy, key, {
       api: surface.api,
+      body: surface.body,
       ...(surface.native ? { native: surface.native } : {}),
+      ...(surface.opaquePrompt ? { opaquePrompt: true } : {}),
+    });
+    const call: ChatCall = {
+      key,
+      body: guarded.body,
+      api: surface.api,
+      ...(guarded.native ? { native: guarded.native } : {}),
+      ...(guarded.guardrails ? { guardrails: guarded.guardrails } : {}),
       referer: header(request.headers["http-referer"]) ?? header(request.headers.referer),
       appTitle: header(request.headers["x-openrouter-title"]) ?? header(request.headers["x-title"]),
       arrivedNs: request.arrivedNs,
