@@ -86,10 +86,8 @@ const SUFFIXES = [
 const SUFFIX_WORDS = [...SUFFIXES, ...SUFFIXES.map((x) => x.toUpperCase())].sort(
   (a, b) => b.length - a.length,
 );
-/** The street suffixes by their first letter, longest first. */
-const SUFFIXES_BY_LETTER = new Map<string, string[]>();
-for (const w of SUFFIX_WORDS)
-  SUFFIXES_BY_LETTER.set(w[0] as string, [...(SUFFIXES_BY_LETTER.get(w[0] as string) ?? []), w]);
+const SUFFIX_SET = new Set(SUFFIX_WORDS);
+const SUFFIX_LETTERS = [...new Set(SUFFIX_WORDS.map((w) => w[0] as string))];
 
 const STREET_WORD = String.raw`(?:[A-Z][a-z]+|[A-Z]+|\d{1,3}(?:st|nd|rd|th))\.?`;
 const ADDRESS = new RegExp(
@@ -98,18 +96,15 @@ const ADDRESS = new RegExp(
   "g",
 );
 
-/** Where a street suffix word starts in `s` (a capital letter's search each, then the words). */
+/** Where a street suffix word starts in `s` (a search for each capital letter, then the word). */
 function suffixesIn(s: string): number[] {
   const hits: number[] = [];
-  for (const [letter, words] of SUFFIXES_BY_LETTER) {
+  for (const letter of SUFFIX_LETTERS) {
     for (let i = s.indexOf(letter); i !== -1; i = s.indexOf(letter, i + 1)) {
       if (s.charCodeAt(i - 1) !== 32) continue;
-      for (const w of words) {
-        if (s.startsWith(w, i) && !isAsciiLetter(s.charCodeAt(i + w.length))) {
-          hits.push(i);
-          break;
-        }
-      }
+      let end = i + 1;
+      while (end - i < 10 && isAsciiLetter(s.charCodeAt(end))) end++;
+      if (SUFFIX_SET.has(s.slice(i, end))) hits.push(i);
     }
   }
   return hits.sort((a, b) => a - b);
