@@ -141,6 +141,7 @@ const CASES: Record<BuiltinFilterSlug, { finds: [string, string[]][]; ignores: s
       ["ask Mr O'Brien and Mrs McDonald-Hughes", ["O'Brien", "McDonald-Hughes"]],
       ["Hi, my name is John F. Kennedy.", ["John F. Kennedy"]],
       ["My name's Ada", ["Ada"]],
+      ["my full name is Ada King.", ["Ada King"]],
       ["Patient name: Grace Hopper\n", ["Grace Hopper"]],
       ["Prof. Alan Turing and Sir Isaac Newton", ["Alan Turing", "Isaac Newton"]],
     ],

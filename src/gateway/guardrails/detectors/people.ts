@@ -19,7 +19,7 @@ const HONORIFICS = [
   { anchor: "P", re: new RegExp(String.raw`Prof(?:essor)?\.? +${NAME}`, "y") },
   { anchor: "S", re: new RegExp(String.raw`Sir +${NAME}`, "y") },
 ];
-/** "My name is Jane", "my full name's Jane Smith" (from `y name`; the `M`/`m` before is checked). */
+/** "My name is Jane", "my full name's Jane Smith" (from each `y name` and `y full`). */
 const MY_NAME = new RegExp(String.raw`[Mm]y (?:full )?name(?: is|'s|’s) +${NAME}`, "y");
 /** `Name: Jane Smith` (also `Full name:`, `Patient name:`), from each `:`. */
 const LABELLED = new RegExp(String.raw`[Nn]ame: *${NAME}`, "y");
@@ -48,6 +48,7 @@ export const personName: Detector = {
     const push = (m: RegExpExecArray): void => pushName(s, m, out);
     for (const h of HONORIFICS) eachAnchored(s, h.anchor, 0, h.re, push);
     eachAnchored(s, "y name", 1, MY_NAME, push);
+    eachAnchored(s, "y full", 1, MY_NAME, push);
     eachAnchored(s, ":", 4, LABELLED, push);
   },
 };
