@@ -22,11 +22,10 @@ function validDomain(s: string, from: number, to: number): boolean {
     const len = i - labelStart;
     if (len === 0 || len > 63 || s.charCodeAt(labelStart) === 45 || s.charCodeAt(i - 1) === 45) return false;
     labels++;
-    labelStart = i + 1;
+    if (i < to) labelStart = i + 1;
   }
-  const tldStart = s.lastIndexOf(".", to - 1) + 1;
-  if (labels < 2 || to - tldStart < 2) return false;
-  for (let i = tldStart; i < to; i++) if (!isAsciiLetter(s.charCodeAt(i))) return false;
+  if (labels < 2 || to - labelStart < 2) return false;
+  for (let i = labelStart; i < to; i++) if (!isAsciiLetter(s.charCodeAt(i))) return false;
   return true;
 }
 

@@ -19,7 +19,7 @@ const HONORIFICS = [
   { anchor: "P", re: new RegExp(String.raw`Prof(?:essor)?\.? +${NAME}`, "y") },
   { anchor: "S", re: new RegExp(String.raw`Sir +${NAME}`, "y") },
 ];
-/** "My name is Jane", "my full name's Jane Smith" (from `y name`; the `M`/`m` before is checked). */
+/** "My name is Jane", "my full name's Jane Smith" (from each `y name` and `y full`). */
 const MY_NAME = new RegExp(String.raw`[Mm]y (?:full )?name(?: is|'s|’s) +${NAME}`, "y");
 /** `Name: Jane Smith` (also `Full name:`, `Patient name:`), from each `:`. */
 const LABELLED = new RegExp(String.raw`[Nn]ame: *${NAME}`, "y");
@@ -48,6 +48,7 @@ export const personName: Detector = {
     const push = (m: RegExpExecArray): void => pushName(s, m, out);
     for (const h of HONORIFICS) eachAnchored(s, h.anchor, 0, h.re, push);
     eachAnchored(s, "y name", 1, MY_NAME, push);
+    eachAnchored(s, "y full", 1, MY_NAME, push);
     eachAnchored(s, ":", 4, LABELLED, push);
   },
 };
@@ -86,10 +87,8 @@ const SUFFIXES = [
 const SUFFIX_WORDS = [...SUFFIXES, ...SUFFIXES.map((x) => x.toUpperCase())].sort(
   (a, b) => b.length - a.length,
 );
-/** The street suffixes by their first letter, longest first. */
-const SUFFIXES_BY_LETTER = new Map<string, string[]>();
-for (const w of SUFFIX_WORDS)
-  SUFFIXES_BY_LETTER.set(w[0] as string, [...(SUFFIXES_BY_LETTER.get(w[0] as string) ?? []), w]);
+const SUFFIX_SET = new Set(SUFFIX_WORDS);
+const SUFFIX_LETTERS = [...new Set(SUFFIX_WORDS.map((w) => w[0] as string))];
 
 const STREET_WORD = String.raw`(?:[A-Z][a-z]+|[A-Z]+|\d{1,3}(?:st|nd|rd|th))\.?`;
 const ADDRESS = new RegExp(
@@ -98,18 +97,15 @@ const ADDRESS = new RegExp(
   "g",
 );
 
-/** Where a street suffix word starts in `s` (a capital letter's search each, then the words). */
+/** Where a street suffix word starts in `s` (a search for each capital letter, then the word). */
 function suffixesIn(s: string): number[] {
   const hits: number[] = [];
-  for (const [letter, words] of SUFFIXES_BY_LETTER) {
+  for (const letter of SUFFIX_LETTERS) {
     for (let i = s.indexOf(letter); i !== -1; i = s.indexOf(letter, i + 1)) {
       if (s.charCodeAt(i - 1) !== 32) continue;
-      for (const w of words) {
-        if (s.startsWith(w, i) && !isAsciiLetter(s.charCodeAt(i + w.length))) {
-          hits.push(i);
-          break;
-        }
-      }
+      let end = i + 1;
+      while (end - i < 10 && isAsciiLetter(s.charCodeAt(end))) end++;
+      if (SUFFIX_SET.has(s.slice(i, end))) hits.push(i);
     }
   }
   return hits.sort((a, b) => a - b);

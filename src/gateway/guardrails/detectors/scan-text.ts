@@ -33,17 +33,17 @@ export function distinct(found: Spans): Spans {
 
 /** One text being scanned, with its lower-case form computed once, when a detector asks. */
 export class ScanText {
-  private low: string | null | undefined;
+  private low: string | undefined;
   constructor(readonly text: string) {}
 
   /**
-   * `text.toLowerCase()` when every character keeps its offset, else null (a character such as
-   * U+0130 lower-cases to two): detectors then fall back to case-insensitive patterns.
+   * The text in lower case, offset for offset: U+0130 (İ), the one character whose lower case is
+   * two (`i` and a combining dot), becomes `i`.
    */
-  lower(): string | null {
+  lower(): string {
     if (this.low === undefined) {
       const l = this.text.toLowerCase();
-      this.low = l.length === this.text.length ? l : null;
+      this.low = l.length === this.text.length ? l : this.text.replaceAll("\u0130", "i").toLowerCase();
     }
     return this.low;
   }
@@ -140,20 +140,4 @@ function matchesIn(w: string, offset: number, re: RegExp, visit: (start: number,
     if (m[0].length > 0) visit(offset + m.index, offset + m.index + m[0].length);
     else re.lastIndex++;
   }
-}
-
-/** matchesInWindows around every occurrence of the anchors. */
-export function windowedMatches(
-  s: string,
-  anchors: readonly string[],
-  back: number,
-  fwd: number,
-  re: RegExp,
-  out: Spans,
-): void {
-  const hits: number[] = [];
-  for (const a of anchors) eachIndex(s, a, (i) => hits.push(i));
-  if (hits.length === 0) return;
-  hits.sort((x, y) => x - y);
-  matchesInWindows(s, hits, back, fwd, re, (start, end) => out.push(start, end));
 }

@@ -29,11 +29,15 @@ const SLACK: Shape = {
   ok: (v) => /\d/.test(v),
 };
 const GITLAB: Shape = { back: 5, at: prefixAt("glpat", 5), re: /glpat-[A-Za-z0-9_-]{20,}/y };
+/** A PEM private key's header; the block runs to its end line when that follows (pemEnd). */
 const PEM: Shape = {
   back: 0,
   at: prefixAt("-----BEGIN ", 0),
-  re: /-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----(?:[\s\S]{0,20000}?-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----)?/y,
+  re: /-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----/y,
 };
+const PEM_END = /-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----/y;
+/** How far after its header a PEM block's end line may be (a 16384-bit RSA key is about 13 KB). */
+const PEM_REACH = 20_000;
 function dashShapes(s: string, i: number): Shape | null {
   const before = s.charCodeAt(i - 1);
   if (before === 107) return OPENAI; // sk-
@@ -85,14 +89,38 @@ function startsToken(s: string, i: number): boolean {
   return !(isDigit(c) || isAsciiLetter(c) || c === 95 || c === 45);
 }
 
-function tryShape(s: string, i: number, shape: Shape, out: Spans): number {
+/**
+ * The end lines of PEM blocks in one text, found by one forward search each: asking for the
+ * next one after a header costs nothing when an earlier answer still holds, so a text of many
+ * headers without end lines is searched once, not once per header.
+ */
+class PemEnds {
+  private at = -1;
+  private searchedFrom = Number.POSITIVE_INFINITY;
+  constructor(private readonly s: string) {}
+
+  /** The end of the PEM block whose header ends at `from`: its end line's end, or `from`. */
+  blockEnd(from: number): number {
+    if (from < this.searchedFrom || (this.at !== -1 && this.at < from)) {
+      this.at = this.s.indexOf("-----END ", from);
+      this.searchedFrom = from;
+    }
+    if (this.at === -1 || this.at - from > PEM_REACH) return from;
+    PEM_END.lastIndex = this.at;
+    const m = PEM_END.exec(this.s);
+    return m === null ? from : this.at + m[0].length;
+  }
+}
+
+function tryShape(s: string, i: number, shape: Shape, out: Spans, pem: PemEnds): number {
   const start = i - shape.back;
   if (start < 0 || !shape.at(s, i) || !startsToken(s, start)) return -1;
   shape.re.lastIndex = start;
   const m = shape.re.exec(s);
   if (m === null || (shape.ok && !shape.ok(m[0]))) return -1;
-  out.push(start, start + m[0].length);
-  return start + m[0].length;
+  const end = shape === PEM ? pem.blockEnd(start + m[0].length) : start + m[0].length;
+  out.push(start, end);
+  return end;
 }
 
 /**
@@ -106,11 +134,12 @@ function tryShape(s: string, i: number, shape: Shape, out: Spans): number {
 export const secrets: Detector = {
   find(t, out) {
     const s = t.text;
+    const pem = new PemEnds(s);
     const scan = (anchor: string, shapeAt: (s: string, i: number) => Shape | null): void => {
       let skipTo = 0;
       eachIndex(s, anchor, (i) => {
         const shape = i < skipTo ? null : shapeAt(s, i);
-        const end = shape === null ? -1 : tryShape(s, i, shape, out);
+        const end = shape === null ? -1 : tryShape(s, i, shape, out, pem);
         if (end >= 0) skipTo = end;
       });
     };
