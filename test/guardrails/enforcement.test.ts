@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { GUARDRAIL_CLASSIFIER_ID } from "../../src/domain/guardrails/guardrail-flags.js";
+import { MAX_SCANNED_CHARS } from "../../src/gateway/guardrails/apply-guardrails.js";
 import { startSurfaceRig, type SurfaceRig } from "../surfaces/surface-fixtures.js";
 
 /**
@@ -274,6 +275,16 @@ describe("content filters", () => {
         })
       ).status,
     ).toBe(200);
+  });
+
+  it("more text than the filters read is refused (413), never forwarded unread", async () => {
+    const long = "lorem ipsum ".repeat(Math.ceil(MAX_SCANNED_CHARS / 12) + 10);
+    const r = await forwarded(() =>
+      chat(key, { model: "local/ok", messages: [{ role: "user", content: long }] }),
+    );
+    expect(r.result.status).toBe(413);
+    expect(r.result.body.error.metadata).toEqual({ limit_chars: MAX_SCANNED_CHARS });
+    expect(r.openai).toEqual([]);
   });
 
   it("flag: served unchanged, recorded as guardrail_invoked and counted by label in analytics", async () => {

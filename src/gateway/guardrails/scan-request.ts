@@ -12,6 +12,11 @@ export interface RequestScan {
   flags: ReadonlyMap<string, number>;
   /** Redacted matches per label. */
   redactions: ReadonlyMap<string, number>;
+  /**
+   * The request's text passed `maxChars`: scanning stopped there (what was found so far is
+   * reported, the body is not to be forwarded).
+   */
+  tooLarge: boolean;
 }
 
 const NOTHING: ReadonlyMap<string, number> = new Map();
@@ -27,9 +32,21 @@ class Collector implements TextVisitor {
   readonly blocked = new Map<string, BlockedBy>();
   readonly flags = new Map<string, number>();
   readonly redactions = new Map<string, number>();
-  constructor(private readonly scanner: ContentScanner) {}
+  /** Characters of text scanned so far. */
+  scanned = 0;
+  tooLarge = false;
+  constructor(
+    private readonly scanner: ContentScanner,
+    private readonly maxChars: number,
+  ) {}
 
   text(s: string, role: TextRole): string {
+    if (this.tooLarge) return s;
+    this.scanned += s.length;
+    if (this.scanned > this.maxChars) {
+      this.tooLarge = true;
+      return s;
+    }
     const r = this.scanner.scanText(s, role);
     for (const b of r.blocked) this.blocked.set(`${b.guardrailId}\u0000${b.filter}`, b);
     count(this.flags, r.flagged);
@@ -100,11 +117,23 @@ class Collector implements TextVisitor {
 /**
  * Scans every text the model would read in a request body of one API surface (request-texts.ts)
  * with a compiled scanner (content-scan.ts). User-only filters (prompt injection with scan scope
- * `user_only`) read the user's messages only. Never throws and never mutates the body.
+ * `user_only`) read the user's messages only. Never throws and never mutates the body. Text past
+ * `maxChars` (all texts together) is not scanned: `tooLarge` says so, and the caller refuses the
+ * request rather than forward text no filter read (a bound on the CPU a crafted body can cost).
  */
-export function scanRequest(body: unknown, scanner: ContentScanner, opts: { surface: Api }): RequestScan {
-  if (scanner.empty) return { body, blocked: [], flags: NOTHING, redactions: NOTHING };
-  const c = new Collector(scanner);
+export function scanRequest(
+  body: unknown,
+  scanner: ContentScanner,
+  opts: { surface: Api; maxChars?: number },
+): RequestScan {
+  if (scanner.empty) return { body, blocked: [], flags: NOTHING, redactions: NOTHING, tooLarge: false };
+  const c = new Collector(scanner, opts.maxChars ?? Infinity);
   const out = REQUEST_WALKERS[opts.surface](body, c);
-  return { body: out, blocked: [...c.blocked.values()], flags: c.flags, redactions: c.redactions };
+  return {
+    body: out,
+    blocked: [...c.blocked.values()],
+    flags: c.flags,
+    redactions: c.redactions,
+    tooLarge: c.tooLarge,
+  };
 }

@@ -155,6 +155,21 @@ describe("scanRequest: chat completions", () => {
     expect(r.flags.size).toBe(0);
   });
 
+  it("text past maxChars (all texts together) is not scanned, and says so", () => {
+    const body = {
+      messages: [
+        { role: "user", content: "x".repeat(60) },
+        { role: "user", content: "write to a@example.com" },
+      ],
+    };
+    const within = scanRequest(body, EMAIL_REDACT, { surface: "chat", maxChars: 100 });
+    expect(within.tooLarge).toBe(false);
+    expect(within.redactions.get("[EMAIL]")).toBe(1);
+    const over = scanRequest(body, EMAIL_REDACT, { surface: "chat", maxChars: 70 });
+    expect(over.tooLarge).toBe(true);
+    expect(over.redactions.size).toBe(0);
+  });
+
   it("a change copies only the path to it", () => {
     const body = {
       model: "m",
