@@ -425,7 +425,11 @@ export function GuardrailForm({
                 {choice && (
                   <SelectField
                     id={`${prefix}-b-${slug}-action`}
-                    label={`${label}: action`}
+                    label={
+                      <>
+                        <span class="sr-only">{label}: </span>action
+                      </>
+                    }
                     field={field && `${field}.action`}
                     form={form}
                     value={choice.action}
@@ -436,7 +440,11 @@ export function GuardrailForm({
                 {choice && slug === SCOPED_BUILTIN && (
                   <SelectField
                     id={`${prefix}-b-${slug}-scope`}
-                    label={`${label}: scan`}
+                    label={
+                      <>
+                        <span class="sr-only">{label}: </span>scan
+                      </>
+                    }
                     field={field && `${field}.scan_scope`}
                     form={form}
                     value={choice.scope}

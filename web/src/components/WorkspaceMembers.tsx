@@ -57,7 +57,7 @@ export function WorkspaceMembers({ workspaces, members }: { workspaces: Workspac
   };
 
   return (
-    <section aria-labelledby="ws-members-title" class="panel">
+    <section aria-labelledby="ws-members-title" class="panel spaced">
       <h2 id="ws-members-title">Workspace members</h2>
       <p class="help">
         Every member belongs to the default workspace. A member with active keys in a workspace cannot be
