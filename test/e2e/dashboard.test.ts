@@ -684,6 +684,8 @@ describe.skipIf(unavailable !== null)("dashboard in Chromium", () => {
       "/analytics",
       "/keys",
       "/workspaces",
+      "/guardrails",
+      "/members",
       "/byok",
       "/destinations",
       "/generations",

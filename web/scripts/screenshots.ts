@@ -4,7 +4,7 @@
  */
 import { mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { browserUnavailable, launchBrowser, startDemoServer } from "../../test/helpers/dashboard.js";
+import { apiCall, browserUnavailable, launchBrowser, startDemoServer } from "../../test/helpers/dashboard.js";
 
 const OUT = resolve(import.meta.dirname, "../../docs/screenshots");
 const reason = browserUnavailable();
@@ -29,6 +29,61 @@ try {
     granularity: "day",
     time_range: { start: iso(new Date(end.getTime() - 14 * 86_400_000)), end: iso(end) },
   };
+  const caps = await page.evaluate(() =>
+    fetch("/api/v1/openapi.json").then((r) => r.json() as Promise<{ paths: Record<string, unknown> }>),
+  );
+  // Members and guardrails first, so that the Keys and Workspaces pictures show the guardrails.
+  let seeded: { pii: string } | null = null;
+  if ("/guardrails" in caps.paths && "/organization/members" in caps.paths) {
+    // A few members and guardrails made through the API, one assigned to a key and one to a member.
+    const api = async (path: string, body?: unknown, method = "POST") => {
+      const r = await apiCall(server, path, { method: body === undefined ? "GET" : method, body });
+      if (r.status >= 300) throw new Error(`${path}: ${JSON.stringify(r.body)}`);
+      return r.body as { data: unknown };
+    };
+    type Id = { id: string };
+    const people = [
+      ["ada@example.com", "Ada", "Lovelace", "org:admin"],
+      ["grace@example.com", "Grace", "Hopper", "org:member"],
+      ["alan@example.com", "Alan", "Turing", "org:member"],
+    ];
+    const ids: string[] = [];
+    for (const [email, first_name, last_name, role] of people)
+      ids.push(((await api("/organization/members", { email, first_name, last_name, role })).data as Id).id);
+    const models = ((await api("/models?output_modalities=all")).data as { id: string }[]).map((m) => m.id);
+    const [ws] = (await api("/workspaces")).data as { id: string; default_guardrail_id: string }[];
+    const eu = (
+      await api("/guardrails", {
+        name: "EU only, small models",
+        description: "Marketing team",
+        limit_usd: 50,
+        reset_interval: "monthly",
+        allowed_models: models.slice(0, 3),
+        allowed_data_regions: ["europe"],
+        content_filter_builtins: [{ slug: "credit-card", action: "block" }],
+      })
+    ).data as Id;
+    const pii = (
+      await api("/guardrails", {
+        name: "PII redaction",
+        content_filters: [{ pattern: "\\bACME-\\d{6}\\b", action: "redact", label: "[CUSTOMER_ID]" }],
+        content_filter_builtins: [
+          { slug: "email", action: "redact" },
+          { slug: "phone", action: "redact" },
+          { slug: "regex-prompt-injection", action: "flag", scan_scope: "user_only" },
+        ],
+      })
+    ).data as Id;
+    await api(`/guardrails/${pii.id}/assignments/members`, { member_user_ids: [ids[1]] });
+    const keys = (await api(`/keys?workspace_id=${ws!.id}`)).data as { hash: string }[];
+    if (keys[0]) await api(`/guardrails/${eu.id}/assignments/keys`, { key_hashes: [keys[0].hash] });
+    await api(
+      `/guardrails/${ws!.default_guardrail_id}`,
+      { limit_usd: 200, reset_interval: "monthly", enforce_zdr_openai: true },
+      "PATCH",
+    );
+    seeded = { pii: pii.id };
+  }
   const shots: [string, string, () => Promise<void>][] = [
     ["overview", "/", async () => void (await page.locator(".chart canvas").nth(2).waitFor())],
     [
@@ -90,9 +145,6 @@ try {
     await page.screenshot({ path: join(OUT, `${name}.png`), fullPage: true });
     process.stdout.write(`docs/screenshots/${name}.png\n`);
   }
-  const caps = await page.evaluate(() =>
-    fetch("/api/v1/openapi.json").then((r) => r.json() as Promise<{ paths: Record<string, unknown> }>),
-  );
   if ("/byok" in caps.paths) {
     // One provider key added through the form; the list shows it masked.
     await page.goto(`${server.origin}/byok`);
@@ -108,6 +160,18 @@ try {
     await page.waitForLoadState("networkidle");
     await page.screenshot({ path: join(OUT, "provider-keys.png"), fullPage: true });
     process.stdout.write("docs/screenshots/provider-keys.png\n");
+  }
+  if (seeded) {
+    await page.goto(`${server.origin}/guardrails?id=${seeded.pii}`);
+    await page.getByRole("form", { name: "Edit PII redaction" }).waitFor();
+    await page.waitForLoadState("networkidle");
+    await page.screenshot({ path: join(OUT, "guardrails.png"), fullPage: true });
+    process.stdout.write("docs/screenshots/guardrails.png\n");
+    await page.goto(`${server.origin}/members`);
+    await page.getByRole("table", { name: /^Members of / }).waitFor();
+    await page.waitForLoadState("networkidle");
+    await page.screenshot({ path: join(OUT, "members.png"), fullPage: true });
+    process.stdout.write("docs/screenshots/members.png\n");
   }
   if ("/chat/completions" in caps.paths) {
     // An answer streamed by the built-in mock/echo model, with a key made for it.

@@ -7,7 +7,9 @@ import { Analytics } from "./pages/Analytics.tsx";
 import { Byok } from "./pages/Byok.tsx";
 import { Destinations } from "./pages/Destinations.tsx";
 import { Generations } from "./pages/Generations.tsx";
+import { Guardrails } from "./pages/Guardrails.tsx";
 import { Keys } from "./pages/Keys.tsx";
+import { Members } from "./pages/Members.tsx";
 import { Overview } from "./pages/Overview.tsx";
 import { Playground, playgroundApis } from "./pages/Playground.tsx";
 import { SignIn } from "./pages/SignIn.tsx";
@@ -24,6 +26,8 @@ const PAGES: Page[] = [
   { path: "/analytics", title: "Analytics" },
   { path: "/keys", title: "Keys" },
   { path: "/workspaces", title: "Workspaces & budgets" },
+  { path: "/guardrails", title: "Guardrails", show: (c) => c.guardrails },
+  { path: "/members", title: "Members", show: (c) => c.members },
   { path: "/byok", title: "Provider keys", show: (c) => c.byok },
   { path: "/destinations", title: "Destinations" },
   { path: "/generations", title: "Generations", show: (c) => c.generation },
@@ -81,6 +85,26 @@ export function App() {
         {path === "/analytics" && <Analytics />}
         {path === "/keys" && <Keys />}
         {path === "/workspaces" && <Workspaces />}
+        {path === "/guardrails" &&
+          caps &&
+          (caps.guardrails ? (
+            <Guardrails caps={caps} />
+          ) : (
+            <section>
+              <h1>Guardrails</h1>
+              <p>This server has no guardrails endpoints, so there is nothing to manage here.</p>
+            </section>
+          ))}
+        {path === "/members" &&
+          caps &&
+          (caps.members ? (
+            <Members caps={caps} />
+          ) : (
+            <section>
+              <h1>Members</h1>
+              <p>This server has no members endpoints, so there is nothing to manage here.</p>
+            </section>
+          ))}
         {path === "/byok" &&
           (caps?.byok ? (
             <Byok />

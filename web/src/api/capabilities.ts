@@ -4,7 +4,8 @@ import { API_BASE } from "./client.ts";
  * What this server offers beyond the management API, read once from its OpenAPI document: the
  * Playground sends through whichever of chat completions, Responses and Messages it has,
  * destination checks need the test and deliveries endpoints, the Provider keys page the BYOK
- * endpoints, the Generations page GET /generation. Pages hide what the server does not have.
+ * endpoints, the Generations page GET /generation, the Guardrails page /guardrails, the Members
+ * page /organization/members. Pages hide what the server does not have.
  */
 export interface Capabilities {
   chatCompletions: boolean;
@@ -14,6 +15,10 @@ export interface Capabilities {
   destinationDeliveries: boolean;
   byok: boolean;
   generation: boolean;
+  guardrails: boolean;
+  members: boolean;
+  /** GET /workspaces/{id}/members and its add and remove (the SDK's workspaces.*Members). */
+  workspaceMembers: boolean;
 }
 
 let loaded: Promise<Capabilities> | null = null;
@@ -31,6 +36,9 @@ export function capabilities(): Promise<Capabilities> {
         destinationDeliveries: has("/observability/destinations/{id}/deliveries"),
         byok: has("/byok"),
         generation: has("/generation"),
+        guardrails: has("/guardrails"),
+        members: has("/organization/members"),
+        workspaceMembers: has("/workspaces/{id}/members"),
       };
     })
     .catch(() => ({
@@ -41,6 +49,9 @@ export function capabilities(): Promise<Capabilities> {
       destinationDeliveries: false,
       byok: false,
       generation: false,
+      guardrails: false,
+      members: false,
+      workspaceMembers: false,
     }));
   return loaded;
 }

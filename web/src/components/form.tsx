@@ -61,12 +61,22 @@ interface FieldProps {
   class?: string;
 }
 
+/**
+ * Whether the form's error names this field: exactly, or one of its items (`allowed_models[2]`
+ * for the control of `allowed_models`).
+ */
+export function namesField(form: FormState | undefined, field: string | undefined): boolean {
+  const named = form?.errorField;
+  if (!field || !named) return false;
+  return named === field || named.startsWith(`${field}[`);
+}
+
 /** aria attributes of a control: its hint, and the form's error when the error names its field. */
 function useDescribed({ field, form, hint, id }: FieldProps) {
   const own = useId();
   const controlId = id ?? own;
   const hintId = `${controlId}-hint`;
-  const invalid = Boolean(field && form?.errorField === field);
+  const invalid = namesField(form, field);
   const describedBy = [hint ? hintId : "", invalid ? (form?.errorId ?? "") : ""].filter(Boolean).join(" ");
   return {
     controlId,

@@ -1,5 +1,7 @@
 import { useEffect, useRef, useState } from "preact/hooks";
+import { capabilities } from "../api/capabilities.ts";
 import { call, errorText } from "../api/client.ts";
+import { governingGuardrails, loadGuardrailIndex, type GuardrailIndex } from "../api/guardrails.ts";
 import { keysOf } from "../api/keys.ts";
 import { allWorkspaces } from "../api/workspaces.ts";
 import type { Key, Workspace } from "../api/types.ts";
@@ -14,6 +16,7 @@ import {
   WorkspaceField,
   type FormState,
 } from "../components/form.tsx";
+import { GovernedBy } from "../components/GuardrailLinks.tsx";
 import { CopyButton, ErrorNote, Loading } from "../components/ui.tsx";
 import { fromUtcInput, usd, utc, utcInputValue } from "../lib/format.ts";
 
@@ -52,6 +55,8 @@ export function Keys() {
   const [created, setCreated] = useState<string | null>(null);
   const [editing, setEditing] = useState<string | null>(null);
   const [status, setStatus] = useState("");
+  /** The guardrails and assignments, read once (null: none on this server, or not read yet). */
+  const [guardrails, setGuardrails] = useState<GuardrailIndex | null>(null);
 
   /** "" = every workspace (GET /keys lists one workspace at a time). */
   const [shown, setShown] = useState("");
@@ -66,7 +71,13 @@ export function Keys() {
       },
       (e: unknown) => setError(errorText(e)),
     );
+    void capabilities().then((c) =>
+      c.guardrails
+        ? loadGuardrailIndex().then(setGuardrails, (e: unknown) => setError(errorText(e)))
+        : undefined,
+    );
   }, []);
+  const columns = guardrails ? 8 : 7;
   const table = useRef<HTMLDivElement>(null);
   /**
    * A change from a row's buttons: reload, and say what happened (role="status"). After a delete
@@ -137,6 +148,7 @@ export function Keys() {
                 <th scope="col">Usage / limit (current window)</th>
                 <th scope="col">Expires</th>
                 <th scope="col">State</th>
+                {guardrails && <th scope="col">Guardrails</th>}
                 <th scope="col">Actions</th>
               </tr>
             </thead>
@@ -156,6 +168,11 @@ export function Keys() {
                     <td data-label="State">
                       {k.disabled ? "Disabled" : isExpired(k) ? "Expired" : "Enabled"}
                     </td>
+                    {guardrails && (
+                      <td data-label="Guardrails">
+                        <GovernedBy list={governingGuardrails(guardrails, k, workspaces)} />
+                      </td>
+                    )}
                     <td class="actions">
                       <button
                         type="button"
@@ -195,7 +212,7 @@ export function Keys() {
                   </tr>
                   {editing === k.hash && (
                     <tr key={`${k.hash}-edit`} id={`edit-${k.hash}`}>
-                      <td colSpan={7}>
+                      <td colSpan={columns}>
                         <EditKey
                           k={k}
                           onDone={(saved) => {

@@ -1,8 +1,11 @@
 import { useEffect, useState } from "preact/hooks";
+import { capabilities } from "../api/capabilities.ts";
 import { call, errorText } from "../api/client.ts";
+import { allGuardrails, type Guardrail } from "../api/guardrails.ts";
 import { allWorkspaces } from "../api/workspaces.ts";
 import type { Budget, Workspace } from "../api/types.ts";
 import { ConfirmButton, FormError, InputField, useForm } from "../components/form.tsx";
+import { DefaultGuardrail } from "../components/GuardrailLinks.tsx";
 import { ErrorNote, Loading } from "../components/ui.tsx";
 import { usd, utc } from "../lib/format.ts";
 
@@ -14,8 +17,18 @@ const intervalOf = (b: Budget): Interval => b.reset_interval ?? "lifetime";
 export function Workspaces() {
   const [list, setList] = useState<Workspace[] | null>(null);
   const [error, setError] = useState<string | null>(null);
+  /** The stored guardrails by id, read once (null: none on this server, or not read yet). */
+  const [guardrails, setGuardrails] = useState<Map<string, Guardrail> | null>(null);
   useEffect(() => {
     allWorkspaces().then(setList, (e: unknown) => setError(errorText(e)));
+    void capabilities().then((c) =>
+      c.guardrails
+        ? allGuardrails().then(
+            (gs) => setGuardrails(new Map(gs.map((g) => [g.id, g]))),
+            (e: unknown) => setError(errorText(e)),
+          )
+        : undefined,
+    );
   }, []);
   return (
     <section aria-labelledby="ws-title">
@@ -25,12 +38,16 @@ export function Workspaces() {
         server says which when it refuses a change.
       </p>
       <ErrorNote error={error} />
-      {!list ? <Loading what="workspaces" /> : list.map((w) => <WorkspaceBudgets key={w.id} ws={w} />)}
+      {!list ? (
+        <Loading what="workspaces" />
+      ) : (
+        list.map((w) => <WorkspaceBudgets key={w.id} ws={w} guardrails={guardrails} />)
+      )}
     </section>
   );
 }
 
-function WorkspaceBudgets({ ws }: { ws: Workspace }) {
+function WorkspaceBudgets({ ws, guardrails }: { ws: Workspace; guardrails: Map<string, Guardrail> | null }) {
   const [budgets, setBudgets] = useState<Budget[] | null>(null);
   const [byok, setByok] = useState(ws.include_byok_in_budgets);
   const [error, setError] = useState<string | null>(null);
@@ -61,6 +78,13 @@ function WorkspaceBudgets({ ws }: { ws: Workspace }) {
       <h2 id={headingId}>
         {ws.name} <span class="muted">({ws.slug})</span>
       </h2>
+      {guardrails && (
+        <DefaultGuardrail
+          id={ws.default_guardrail_id}
+          stored={guardrails.get(ws.default_guardrail_id)}
+          workspace={ws.name}
+        />
+      )}
       <label class="check">
         <input
           type="checkbox"
