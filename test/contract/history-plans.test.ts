@@ -22,7 +22,11 @@ import type { Database } from "../../src/stores/schema.js";
 import { destinationRow } from "../helpers/destination-configs.js";
 import { freshPostgresDatabase, PG_URL } from "../helpers/stores.js";
 import { enqueueBroadcast } from "../../src/broadcast/outbox/enqueue.js";
-import { lifetimeLimitsOfOrganization, listOrdinaryKeys } from "../../src/domain/keys/key-repo.js";
+import {
+  creatorUsageRows,
+  lifetimeLimitsOfOrganization,
+  listOrdinaryKeys,
+} from "../../src/domain/keys/key-repo.js";
 import { readOrganizationUsage } from "../../src/domain/usage/ledger.js";
 import { activityDefaultWorkspaceId } from "../../src/domain/workspaces/workspace-repo.js";
 import type { Db, RecordStore } from "../../src/stores/record-store.js";
@@ -139,6 +143,20 @@ describe("plans of the statements over growing tables (SQLite)", () => {
     );
     const [limits] = await plansOf(() => lifetimeLimitsOfOrganization(db, "org"));
     expect(limits!.join("\n")).toMatch(/SEARCH api_keys USING INDEX api_keys_live_org_workspace_created/);
+  });
+
+  it("a member guardrail's budget finds the member's keys by index, and each key's current counters by primary key", async () => {
+    const [plan] = await plansOf(() =>
+      creatorUsageRows(db, "org", "user_1", { day: 1, week: 1, month: 1, all: 0 }),
+    );
+    const text = plan!.join("\n");
+    expect(text).toMatch(
+      /SEARCH api_keys USING (COVERING )?INDEX api_keys_creator \(creator_user_id=\? AND organization_id=\?\)/,
+    );
+    expect(text).toMatch(
+      /SEARCH usage_counters USING (PRIMARY KEY|INDEX sqlite_autoindex_usage_counters_1) \(scope=\? AND scope_id=\? AND window=\? AND window_index=\?\)/,
+    );
+    expect(text).not.toMatch(/SCAN (usage_counters|api_keys)/);
   });
 
   it("an organization's default workspace is found by index", async () => {

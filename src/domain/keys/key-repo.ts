@@ -440,16 +440,24 @@ export async function creatorUsageRows(
   userId: string,
   indexes: Readonly<Record<"day" | "week" | "month" | "all", number>>,
 ): Promise<{ window: string; usage_nano: unknown; byok_nano: unknown }[]> {
+  // The member's keys first (api_keys_creator), then each key's current windows by primary key.
+  const keys = db
+    .selectFrom("api_keys")
+    .select("hash")
+    .where("creator_user_id", "=", userId)
+    .where("organization_id", "=", organizationId);
   return db
-    .selectFrom("usage_counters as u")
-    .innerJoin("api_keys as k", (j) => j.onRef("k.hash", "=", "u.scope_id").on("u.scope", "=", "key"))
-    .select(["u.window", "u.usage_nano", "u.byok_nano"])
-    .where("k.organization_id", "=", organizationId)
-    .where("k.creator_user_id", "=", userId)
+    .selectFrom("usage_counters")
+    .select(["window", "usage_nano", "byok_nano"])
     .where((eb) =>
       eb.or(
         (["day", "week", "month", "all"] as const).map((w) =>
-          eb.and([eb("u.window", "=", w), eb("u.window_index", "=", indexes[w])]),
+          eb.and([
+            eb("scope", "=", "key"),
+            eb("scope_id", "in", keys),
+            eb("window", "=", w),
+            eb("window_index", "=", indexes[w]),
+          ]),
         ),
       ),
     )

@@ -14,7 +14,7 @@ import type { DialectCaps } from "../dialect.js";
  * - `guardrail_key_assignments`, `guardrail_member_assignments`: at most one guardrail per key
  *   and per member (unique), assigning again replaces it.
  * - `gateway_reservations.member_id`: the member whose key took the hold, so a member's guardrail
- *   budget counts the holds of every key the member created (index `api_keys_org_creator` finds
+ *   budget counts the holds of every key the member created (index `api_keys_creator` finds
  *   those keys' counters).
  * On PostgreSQL every change to the guardrail tables or members sends `guardrails:<organization>`
  * on the policy channel (migration 008's), so other instances' policy caches forget it.
@@ -129,9 +129,11 @@ export function guardrailsMembers(caps: DialectCaps) {
       // A member's keys: a member guardrail's budget sums their counters, a member with keys in a
       // workspace cannot leave it.
       await db.schema
-        .createIndex("api_keys_org_creator")
+        .createIndex("api_keys_creator")
         .on("api_keys")
-        .columns(["organization_id", "creator_user_id"])
+        // Creator first: an index led by organization_id would draw the organization's other key
+        // reads away from api_keys_live_org_workspace_created (test/contract/history-plans.test.ts).
+        .columns(["creator_user_id", "organization_id"])
         .execute();
 
       if (!caps.changeNotifications) return;
