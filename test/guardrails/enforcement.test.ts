@@ -224,12 +224,30 @@ describe("content filters", () => {
     });
   });
 
-  it("redact on Responses and embeddings input too", async () => {
+  it("redact on Responses (translated and native) and embeddings input too", async () => {
     const responses = await forwarded(() =>
       post("/responses", key, { model: "local/ok", input: SECRET, store: false }),
     );
     expect(responses.result.status).toBe(200);
     expect(JSON.stringify(responses.openai)).not.toContain("alice@example.com");
+    // Forwarded natively (a provider with `responses: true`): the client's body, redacted.
+    const native = await forwarded(() =>
+      post("/responses", key, {
+        model: "native/ok",
+        store: false,
+        instructions: "Reply to bob@example.org",
+        input: [{ role: "user", content: [{ type: "input_text", text: SECRET }] }],
+        truncation: "auto",
+      }),
+    );
+    expect(native.result.status).toBe(200);
+    const body = native.openai[0];
+    expect(JSON.stringify(body)).not.toMatch(/alice@example\.com|bob@example\.org|ACME-123456/);
+    expect(body.input[0].content[0]).toEqual({
+      type: "input_text",
+      text: "mail [EMAIL] about account [ACCOUNT]",
+    });
+    expect(body.truncation).toBe("auto");
     const embeddings = await forwarded(() =>
       post("/embeddings", key, { model: "local/embed", input: [SECRET, "plain"] }),
     );

@@ -9,7 +9,9 @@ import { systemClock } from "../../src/lib/clock.js";
  * A listening Gatehouse in front of both kinds of fake upstream (an OpenAI-compatible one and an
  * Anthropic one, each following its provider's documented wire format), with the same models on
  * each: `local/<name>` reaches the OpenAI fake, `anthropic/<name>` the Anthropic fake, where
- * <name> is the fake's behaviour (ok, tools, thinking, …). Prices are exact in nano-USD.
+ * <name> is the fake's behaviour (ok, tools, thinking, …); `native/<name>` reaches the OpenAI fake
+ * through a provider that declares `responses: true` (Responses requests go to its /v1/responses
+ * as sent). Prices are exact in nano-USD.
  */
 export interface SurfaceRig {
   s: ListeningApp;
@@ -34,6 +36,7 @@ const EMBED_MODEL: FileModel = {
   prompt_price: "0.0000031",
 };
 const NAMES = ["ok", "tools", "thinking", "reasoning", "never-ends", "no-usage"];
+const NATIVE_NAMES = ["ok", "tools", "reasoning", "fail-late"];
 
 export async function startSurfaceRig(opts: { embeddingModels?: boolean } = {}): Promise<SurfaceRig> {
   const [openai, anthropic]: [FakeServer, FakeServer] = await Promise.all([
@@ -45,6 +48,13 @@ export async function startSurfaceRig(opts: { embeddingModels?: boolean } = {}):
     [
       { slug: "local", kind: "openai-compatible", base_url: `${openai.url}/v1`, api_key_env: "LOCAL_KEY" },
       { slug: "claude", kind: "anthropic", base_url: anthropic.url, api_key_env: "CLAUDE_KEY" },
+      {
+        slug: "native",
+        kind: "openai-compatible",
+        base_url: `${openai.url}/v1`,
+        api_key_env: "LOCAL_KEY",
+        responses: true,
+      },
     ],
     [
       ...(opts.embeddingModels ? [EMBED_MODEL] : []),
@@ -59,6 +69,13 @@ export async function startSurfaceRig(opts: { embeddingModels?: boolean } = {}):
           max_completion_tokens: 64_000,
         },
       ]),
+      ...NATIVE_NAMES.map((n) => ({
+        id: `native/${n}`,
+        provider: "native",
+        upstream_model: n,
+        ...priced,
+        max_completion_tokens: 1_000,
+      })),
     ],
   );
   const s = await startListening({

@@ -1,5 +1,5 @@
 import type { DataRegion } from "../../domain/guardrails/guardrail-policy.js";
-import type { ProviderAdapter } from "../providers/provider.js";
+import type { NativeKind, ProviderAdapter } from "../providers/provider.js";
 import type { ModelKind } from "./model-kind.js";
 import type { Parameter } from "./parameters.js";
 
@@ -31,6 +31,21 @@ export interface ProviderEntry {
   dataRegion?: DataRegion;
   /** It keeps no prompts or completions (the providers file's `zdr`); absent: false. */
   zdr?: boolean;
+  /**
+   * An `openai-compatible` provider that also serves OpenAI's Responses API at {base}/responses
+   * (the providers file's `responses`); absent: false. Responses requests go to it as sent.
+   */
+  responses?: boolean;
+}
+
+/**
+ * Whether a request in a provider's own API (UpstreamCall.native) goes to this provider as sent:
+ * a Messages request to an `anthropic` provider, a Responses request to an `openai-compatible`
+ * one that declares `responses: true`. Every other provider gets the chat translation.
+ */
+export function speaksNative(p: ProviderEntry, kind: NativeKind): boolean {
+  if (kind === "anthropic") return p.kind === "anthropic";
+  return p.kind === "openai-compatible" && p.responses === true;
 }
 
 /**

@@ -33,6 +33,7 @@ export function buildFileProviders(spec: ProvidersFileSpec): FileCatalogPart {
     timeoutMs: p.timeoutMs,
     dataRegion: p.dataRegion,
     zdr: p.zdr,
+    ...(p.responses ? { responses: true } : {}),
     ...(p.connections !== null ? { connections: p.connections } : {}),
     adapter: ADAPTERS[p.kind]({
       baseUrl: p.baseUrl,

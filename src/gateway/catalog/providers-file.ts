@@ -48,6 +48,11 @@ export interface ProviderSpec {
   dataRegion: DataRegion;
   /** The provider keeps no prompts or completions (guardrails' enforce_zdr_*); default false. */
   zdr: boolean;
+  /**
+   * openai-compatible: it also serves OpenAI's Responses API ({base}/responses), to which
+   * Responses requests are forwarded as sent instead of translated to chat; default false.
+   */
+  responses: boolean;
 }
 
 export interface ModelSpec {
@@ -107,6 +112,7 @@ const PROVIDER_FIELDS = new Set([
   "connections",
   "data_region",
   "zdr",
+  "responses",
 ]);
 const MODEL_FIELDS = new Set([
   "id",
@@ -317,6 +323,13 @@ function provider(raw: unknown, at: string, env: Env, report: Report): ProviderS
     if (typeof raw.zdr !== "boolean") bad("zdr", "must be true or false");
     else zdr = raw.zdr;
   }
+  let responses = false;
+  if (raw.responses !== undefined) {
+    if (typeof raw.responses !== "boolean") bad("responses", "must be true or false");
+    else if (kind !== "openai-compatible")
+      bad("responses", "applies to kind openai-compatible only (the Responses API is OpenAI's)");
+    else responses = raw.responses;
+  }
   let maxTokensField: MaxTokensField | null = null;
   if (raw.max_tokens_field !== undefined) {
     if (!MAX_TOKENS_FIELDS.includes(raw.max_tokens_field as MaxTokensField))
@@ -339,6 +352,7 @@ function provider(raw: unknown, at: string, env: Env, report: Report): ProviderS
     connections,
     dataRegion,
     zdr,
+    responses,
   };
 }
 

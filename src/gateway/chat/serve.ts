@@ -23,6 +23,7 @@ import {
 import type { ServedGeneration } from "../recording/record-generation.js";
 import { planAttempts, type Attempt, type ProviderPrefs } from "./attempts.js";
 import { requestParameters } from "../catalog/parameters.js";
+import { speaksNative } from "../catalog/catalog.js";
 import type { Charge } from "./wire.js";
 import type { CancelSignal } from "../cancellation.js";
 import type { RequestSlots } from "../fair-use/in-flight-limits.js";
@@ -386,7 +387,9 @@ export class ChatRun {
       body,
       timeoutMs: timeoutOf(this.gw, a),
       ...(a.byok ? { apiKey: a.byok.secret } : {}),
-      ...(this.call.native?.kind === a.provider.kind ? { native: this.call.native } : {}),
+      ...(this.call.native && speaksNative(a.provider, this.call.native.kind)
+        ? { native: this.call.native }
+        : {}),
     };
   }
 

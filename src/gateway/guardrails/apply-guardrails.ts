@@ -97,7 +97,10 @@ export async function applyGuardrails(
     }
     const chat = scanRequest(body, scanner, { surface: "chat", maxChars: MAX_SCANNED_CHARS });
     const own = native
-      ? scanRequest(native.body, scanner, { surface: "messages", maxChars: MAX_SCANNED_CHARS })
+      ? scanRequest(native.body, scanner, {
+          surface: native.kind === "anthropic" ? "messages" : "responses",
+          maxChars: MAX_SCANNED_CHARS,
+        })
       : null;
     if (chat.tooLarge || own?.tooLarge) {
       throw new DomainError(

@@ -98,17 +98,24 @@ export interface UpstreamCall {
   apiKey?: string;
   /**
    * The request as the client sent it, when it speaks this provider's own API (the Messages API
-   * to an `anthropic` provider): the adapter forwards it as sent (cache_control, signed thinking,
-   * blocks the chat shape has no place for), setting only the model, the completion cap the hold
-   * reserved (`body`'s) and `stream`. `body` still holds the translation, for everything the
+   * to an `anthropic` provider, the Responses API to an `openai-compatible` one that declares
+   * `responses: true`): the adapter forwards it as sent (cache_control, signed thinking, blocks
+   * and fields the chat shape has no place for), setting only the model, the completion cap the
+   * hold reserved (`body`'s) and `stream`. `body` still holds the translation, for everything the
    * gateway itself reads (the prompt estimate, counting, Broadcast).
    */
   native?: NativeRequest;
 }
 
+/**
+ * The APIs a request can be forwarded in as sent: Anthropic's Messages API, OpenAI's Responses
+ * API. Which providers speak which is the catalog's to say (speaksNative in catalog.ts).
+ */
+export type NativeKind = "anthropic" | "openai-responses";
+
 /** A client's request in a provider's own API (UpstreamCall.native). */
 export interface NativeRequest {
-  kind: "anthropic";
+  kind: NativeKind;
   body: Record<string, unknown>;
   /** Headers of the client's to pass on (anthropic-beta). */
   headers: Record<string, string>;

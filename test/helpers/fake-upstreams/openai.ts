@@ -9,9 +9,11 @@ import {
   type FakeServer,
   type RecordedRequest,
 } from "./fake-server.js";
+import { fakeResponses } from "./openai-responses.js";
 
 /**
- * A fake OpenAI-compatible upstream (POST …/chat/completions), following OpenAI's documented wire
+ * A fake OpenAI-compatible upstream (POST …/chat/completions; …/responses in
+ * openai-responses.ts, …/embeddings below), following OpenAI's documented wire
  * format: `chat.completion` objects, `chat.completion.chunk` SSE events ending in `data: [DONE]`,
  * `usage: null` on every chunk and a final usage-only chunk only when the request asked for
  * `stream_options.include_usage` (as OpenAI does). The requested model picks the behaviour:
@@ -220,7 +222,8 @@ function messages(kind: string): { message: unknown; finish_reason: string }[] {
 
 async function handle(req: RecordedRequest, res: ServerResponse, socket: Socket): Promise<void> {
   const embeddingsPath = req.path === "/v1/embeddings";
-  if (!req.path.endsWith("/chat/completions") && !embeddingsPath)
+  const responsesPath = req.path === "/v1/responses";
+  if (!req.path.endsWith("/chat/completions") && !embeddingsPath && !responsesPath)
     return json(res, 404, { error: { message: "not found" } });
   if (req.headers.authorization !== `Bearer ${FAKE_OPENAI_KEY}`) {
     return json(res, 401, {
@@ -233,6 +236,7 @@ async function handle(req: RecordedRequest, res: ServerResponse, socket: Socket)
   }
   const model = String(req.body?.model);
   if (embeddingsPath) return embeddings(res, req.body);
+  if (responsesPath) return fakeResponses(res, req.body);
   const stream = req.body?.stream === true;
   const noUsage = model === "no-usage" || model.endsWith("-no-usage");
   const kind = noUsage ? model.slice(0, -"-no-usage".length) : model;

@@ -12,6 +12,8 @@ import { malformed } from "../malformed.js";
 import { openAIEmbed } from "./openai-embeddings.js";
 import { inBandError, isObject, parseJson, type Json } from "./openai-json.js";
 import { sseEvents } from "../sse-events.js";
+import { fromResponsesResult, ResponsesEvents } from "./responses-answer.js";
+import { nativeResponsesBody } from "./responses-request.js";
 import {
   createUpstreamPool,
   readWholeBody,
@@ -29,7 +31,10 @@ import type { CancelSignal } from "../../cancellation.js";
  * always asked for in streams) and the answer is normalised: null fields dropped from stream
  * deltas (the SDK rejects them), `reasoning_content` (vLLM, DeepSeek) read as `reasoning`, content
  * sent as a list of parts (Mistral's reasoning models) read as its text (contentParts).
- * Embeddings go to POST {base}/embeddings on the same connections (openai-embeddings.ts).
+ * Embeddings go to POST {base}/embeddings on the same connections (openai-embeddings.ts). A
+ * native Responses request (UpstreamCall.native of kind `openai-responses`, given only to a
+ * provider that declares `responses: true`) goes to POST {base}/responses as the client sent it
+ * (responses-request.ts), its answer read into the same chat shape (responses-answer.ts).
  */
 export interface UpstreamEndpointOptions {
   /** e.g. https://api.openai.com/v1 (no trailing /chat/completions). */
@@ -62,6 +67,7 @@ export function createOpenAICompatibleAdapter(opts: UpstreamEndpointOptions): Pr
     connections: opts.connections,
   });
   const url = joinUrl(opts.baseUrl, "/chat/completions");
+  const responsesUrl = joinUrl(opts.baseUrl, "/responses");
   const embeddings = {
     url: joinUrl(opts.baseUrl, "/embeddings"),
     apiKey: opts.apiKey,
@@ -74,7 +80,10 @@ export function createOpenAICompatibleAdapter(opts: UpstreamEndpointOptions): Pr
     return { ...rest, max_completion_tokens: rest.max_completion_tokens ?? cap };
   };
 
-  const send = (call: UpstreamCall, stream: boolean, signal: CancelSignal): Promise<UpstreamExchange> => {
+  /** The chat request's body, or a native Responses request's (the same connections either way). */
+  const requestOf = (call: UpstreamCall, stream: boolean): { url: string; body: Record<string, unknown> } => {
+    if (call.native?.kind === "openai-responses")
+      return { url: responsesUrl, body: nativeResponsesBody(call, call.native.body, stream) };
     const body: Record<string, unknown> = completionField(call.body);
     body.model = call.upstreamModel;
     body.stream = stream;
@@ -85,6 +94,11 @@ export function createOpenAICompatibleAdapter(opts: UpstreamEndpointOptions): Pr
       delete body.stream_options; // OpenAI rejects stream_options without stream
     }
     if (body.reasoning !== undefined || body.include_reasoning !== undefined) routerReasoning(body);
+    return { url, body };
+  };
+
+  const send = (call: UpstreamCall, stream: boolean, signal: CancelSignal): Promise<UpstreamExchange> => {
+    const { url, body } = requestOf(call, stream);
     // The organization's own key (BYOK) when the attempt has one, else the provider's.
     const apiKey = call.apiKey ?? opts.apiKey;
     return sendUpstream(
@@ -104,16 +118,43 @@ export function createOpenAICompatibleAdapter(opts: UpstreamEndpointOptions): Pr
     );
   };
 
+  /** A native Responses stream, its events read into chunks (responses-answer.ts). */
+  async function* streamResponses(call: UpstreamCall, signal: CancelSignal): AsyncIterable<ProviderChunk> {
+    try {
+      const exchange = await send(call, true, signal);
+      const events = new ResponsesEvents();
+      try {
+        for await (const event of sseEvents(exchange, () => events.output)) {
+          if (event.data === "[DONE]") break;
+          const chunk = events.next(event.event, parseJson(event.data, events.output));
+          if (chunk) yield chunk;
+          if (events.done) break;
+        }
+        if (!events.done) throw malformed("the stream ended before response.completed", events.output);
+      } finally {
+        exchange.close(events.done);
+      }
+    } catch (err) {
+      throw withoutSecrets(err, sentCredentials(call, opts));
+    }
+  }
+
   return {
     async complete(call, signal) {
       try {
-        return parseCompletion(await readWholeBody(await send(call, false, signal)));
+        const text = await readWholeBody(await send(call, false, signal));
+        if (call.native?.kind === "openai-responses") return fromResponsesResult(parseJson(text, false));
+        return parseCompletion(text);
       } catch (err) {
         throw withoutSecrets(err, sentCredentials(call, opts));
       }
     },
 
     async *stream(call, signal) {
+      if (call.native?.kind === "openai-responses") {
+        yield* streamResponses(call, signal);
+        return;
+      }
       try {
         const exchange = await send(call, true, signal);
         let output = false;

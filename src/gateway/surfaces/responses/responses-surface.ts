@@ -5,15 +5,22 @@ import { leftOutHeader } from "../left-out.js";
 import { responsesToChat } from "./responses-request.js";
 import { chatToResponse, type ChatCompletionAnswer } from "./responses-result.js";
 import { responsesStream } from "./responses-stream.js";
+import { nativeResponsesRequest } from "./responses-native.js";
+import type { NativeRequest } from "../../providers/provider.js";
+import type { Json } from "./body-fields.js";
 
 /**
  * The OpenAI Responses API as an inbound adapter (docs/surfaces/responses.md): the request
  * translated to the chat request the data plane runs (responses-request.ts), its whole answer
  * translated back (responses-result.ts), its stream written as Responses events
- * (responses-stream.ts). What the translation left out is named in a header.
+ * (responses-stream.ts). What the translation left out is named in a header. To a provider that
+ * speaks the Responses API itself (`responses: true`) the request goes as sent instead (`native`,
+ * responses-native.ts); its answer is read into the chat shape and written by the same encoders.
  */
 export interface ResponsesSurfaceRequest {
   body: ChatBody;
+  /** The request as sent, for attempts on a provider with `responses: true` (forwarded natively). */
+  native: NativeRequest;
   stream: boolean;
   headers: Record<string, string>;
   encoderFor: StreamEncoderFor;
@@ -30,6 +37,8 @@ export function responsesRequest(raw: unknown, now: () => number = unixNow): Res
   const { chat, leftOut, echo } = responsesToChat(raw);
   return {
     body: chat,
+    // responsesToChat refused anything but an object.
+    native: nativeResponsesRequest(raw as Json),
     stream: chat.stream === true,
     headers: leftOutHeader(leftOut),
     encoderFor: responsesStream(echo, now),
