@@ -1,4 +1,5 @@
 import OpenAI from "openai";
+import type { ResponseStreamEvent } from "openai/resources/responses/responses";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   RESPONSES_CALL,
@@ -96,9 +97,9 @@ describe("Responses to a provider with responses: true", () => {
   it("streamed: the events arrive in order, with the text and the usage; the fake was asked for a stream", async () => {
     const before = await rig.usage(key);
     const { result, sent } = await received(async () => {
-      const events: any[] = [];
+      const events: ResponseStreamEvent[] = [];
       const stream = await client.responses.create({ model: "native/ok", ...BODY, stream: true } as never);
-      for await (const e of stream as AsyncIterable<any>) events.push(e);
+      for await (const e of stream as unknown as AsyncIterable<ResponseStreamEvent>) events.push(e);
       return events;
     });
     expect(sent[0]!.path).toBe("/v1/responses");
@@ -106,13 +107,16 @@ describe("Responses to a provider with responses: true", () => {
     const types = result.map((e) => e.type);
     expect(types[0]).toBe("response.created");
     expect(types.at(-1)).toBe("response.completed");
-    const text = result.filter((e) => e.type === "response.output_text.delta").map((e) => e.delta);
+    const text = result.flatMap((e) => (e.type === "response.output_text.delta" ? [e.delta] : []));
     expect(text.join("")).toBe(RESPONSES_TEXT.join(""));
-    const done = result.at(-1).response;
-    expect(done.output_text ?? done.output[0].content[0].text).toBe(RESPONSES_TEXT.join(""));
-    expect(done.usage.input_tokens).toBe(RESPONSES_USAGE.input_tokens);
-    expect(done.usage.output_tokens).toBe(RESPONSES_USAGE.output_tokens);
-    expect(done.usage.cost).toBeCloseTo(COST, 12);
+    const last = result.at(-1);
+    if (last?.type !== "response.completed") throw new Error("expected response.completed last");
+    const done = last.response;
+    expect(done.output).toMatchObject([{ type: "message", content: [{ text: RESPONSES_TEXT.join("") }] }]);
+    const usage = done.usage as unknown as Record<string, number>;
+    expect(usage.input_tokens).toBe(RESPONSES_USAGE.input_tokens);
+    expect(usage.output_tokens).toBe(RESPONSES_USAGE.output_tokens);
+    expect(usage.cost).toBeCloseTo(COST, 12);
     expect((await rig.usage(key)) - before).toBeCloseTo(COST, 12);
     const final = await client.responses
       .stream({ model: "native/ok", input: "Hi", store: false })

@@ -5,6 +5,7 @@ import { inspect } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ConfigError, loadConfig } from "../../src/config/config.js";
 import { buildFileProviders, loadProvidersFile } from "../../src/gateway/catalog/load-providers-file.js";
+import { speaksNative } from "../../src/gateway/catalog/catalog.js";
 import { ProvidersFileError, parseProvidersFile } from "../../src/gateway/catalog/providers-file.js";
 
 const EXAMPLE = {
@@ -353,6 +354,33 @@ describe("loadProvidersFile", () => {
       "providers[0].data_region: must be one of global, europe, us",
       "providers[0].zdr: must be true or false",
     ]);
+  });
+
+  it("responses: an openai-compatible provider that speaks the Responses API; default false; other kinds refused", () => {
+    const provider = (extra: Record<string, unknown>) => ({
+      ...EXAMPLE,
+      providers: [{ ...EXAMPLE.providers[0], ...extra }],
+    });
+    const env = { LOCAL_KEY: "k" };
+    const parsed = parseProvidersFile(JSON.stringify(provider({ responses: true })), env);
+    expect(parsed.providers[0]!.responses).toBe(true);
+    expect(parseProvidersFile(JSON.stringify(EXAMPLE), env).providers[0]!.responses).toBe(false);
+    const part = buildFileProviders(parsed);
+    expect(part.providers[0]!.responses).toBe(true);
+    expect(speaksNative(part.providers[0]!, "openai-responses")).toBe(true);
+    expect(speaksNative(part.providers[0]!, "anthropic")).toBe(false);
+    const plain = buildFileProviders(parseProvidersFile(JSON.stringify(EXAMPLE), env)).providers[0]!;
+    expect(speaksNative(plain, "openai-responses")).toBe(false);
+    expect(problemsOf(provider({ responses: "yes" }), env)).toEqual([
+      "providers[0].responses: must be true or false",
+    ]);
+    for (const responses of [true, false]) {
+      expect(
+        problemsOf(provider({ kind: "anthropic", api_key: "k", api_key_env: undefined, responses })),
+      ).toEqual([
+        "providers[0].responses: applies to kind openai-compatible only (the Responses API is OpenAI's)",
+      ]);
+    }
   });
 
   it("supported_parameters: known names only, max_tokens always in, the kind's defaults otherwise", async () => {
