@@ -21,7 +21,7 @@ export function responsesRoutes(app: FastifyInstance, ctx: AppContext, requests:
         tags: ["Responses"],
         operationId: "createResponses",
         description:
-          "OpenAI Responses API (stateless: store true or previous_response_id is a 400), streamed (full event sequence) or not, on any provider, translated to what it speaks. Reserved, charged and recorded as chat completions are (docs/gateway.md).",
+          "OpenAI Responses API (stateless: store true or previous_response_id is a 400), streamed (full event sequence) or not, on any provider: native to an openai-compatible provider declaring responses: true, translated for the others. Reserved, charged and recorded as chat completions are (docs/gateway.md).",
         body: AnyObjectBody,
       },
     },

@@ -793,7 +793,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** @description OpenAI Responses API (stateless: store true or previous_response_id is a 400), streamed (full event sequence) or not, on any provider, translated to what it speaks. Reserved, charged and recorded as chat completions are (docs/gateway.md). */
+        /** @description OpenAI Responses API (stateless: store true or previous_response_id is a 400), streamed (full event sequence) or not, on any provider: native to an openai-compatible provider declaring responses: true, translated for the others. Reserved, charged and recorded as chat completions are (docs/gateway.md). */
         post: operations["createResponses"];
         delete?: never;
         options?: never;
