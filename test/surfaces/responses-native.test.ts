@@ -172,22 +172,39 @@ describe("Responses to a provider with responses: true", () => {
     }
   });
 
-  it("a failure after the first byte ends the stream with response.failed", async () => {
-    const events: string[] = [];
-    try {
-      const stream = await client.responses.create({
-        model: "native/fail-late",
+  it("a failure after the first byte ends the stream with response.failed; what was generated is charged", async () => {
+    const before = await rig.usage(key);
+    const r = await fetch(`${rig.s.baseUrl}/responses`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: JSON.stringify({ model: "native/fail-late", input: "Hi", stream: true, store: false }),
+    });
+    expect(r.status).toBe(200);
+    const text = await r.text();
+    const types = [...text.matchAll(/^event: (\S+)$/gm)].map((m) => m[1]);
+    expect(types[0]).toBe("response.created");
+    expect(types).toContain("response.output_text.delta");
+    expect(types.at(-1)).toBe("response.failed");
+    expect(types).not.toContain("response.completed");
+    expect(text).toContain(`"delta":"${RESPONSES_TEXT[0]}"`);
+    expect(await rig.usage(key)).toBeGreaterThan(before);
+  });
+
+  it("a fallback from a native provider to one without the flag gets the translation", async () => {
+    const { result: r, sent } = await received(() =>
+      client.responses.create({
+        model: "native/error-500",
+        models: ["native/error-500", "local/ok"],
         input: "Hi",
-        stream: true,
         store: false,
-      });
-      for await (const e of stream) events.push(e.type);
-    } catch {
-      // the client may throw on the failure event
-    }
-    expect(events[0]).toBe("response.created");
-    expect(events).toContain("response.output_text.delta");
-    expect(events).not.toContain("response.completed");
+        truncation: "auto",
+      } as never),
+    );
+    expect(sent.map((x) => x.path)).toEqual(["/v1/responses", "/v1/chat/completions"]);
+    expect(sent[0]!.body).toMatchObject({ model: "error-500", truncation: "auto" });
+    expect(sent[0]!.body.models).toBeUndefined();
+    expect(sent[1]!.body.model).toBe("ok");
+    expect(r.output_text).toBe("Hello there, friend.");
   });
 
   it("the same request to a provider without the flag is translated to chat completions", async () => {

@@ -36,7 +36,7 @@ const EMBED_MODEL: FileModel = {
   prompt_price: "0.0000031",
 };
 const NAMES = ["ok", "tools", "thinking", "reasoning", "never-ends", "no-usage"];
-const NATIVE_NAMES = ["ok", "tools", "reasoning", "fail-late"];
+const NATIVE_NAMES = ["ok", "tools", "reasoning", "fail-late", "error-500"];
 
 export async function startSurfaceRig(opts: { embeddingModels?: boolean } = {}): Promise<SurfaceRig> {
   const [openai, anthropic]: [FakeServer, FakeServer] = await Promise.all([

@@ -12,6 +12,7 @@ import { sse } from "./fake-server.js";
  *   deltas); usage RESPONSES_USAGE
  * - `reasoning`: a reasoning item (RESPONSES_SUMMARY, encrypted RESPONSES_ENCRYPTED), then OK_TEXT
  * - `fail-late` (stream): one text delta, then `response.failed`
+ * - `error-500`: 500 with an OpenAI error body
  */
 export const RESPONSES_TEXT = ["Hello", " there,", " friend."];
 export const RESPONSES_USAGE = {
@@ -88,6 +89,13 @@ function outputOf(kind: string): Json[] {
 
 export function fakeResponses(res: ServerResponse, body: Json): void {
   const model = String(body?.model);
+  if (model === "error-500") {
+    res.writeHead(500, { "content-type": "application/json" });
+    res.end(
+      JSON.stringify({ error: { message: "The server had an error", type: "server_error", code: null } }),
+    );
+    return;
+  }
   const output = outputOf(model);
   if (body?.stream !== true) {
     res.writeHead(200, { "content-type": "application/json" });
