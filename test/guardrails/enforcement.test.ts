@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { GUARDRAIL_CLASSIFIER_ID } from "../../src/domain/guardrails/guardrail-flags.js";
 import { MAX_SCANNED_CHARS } from "../../src/gateway/guardrails/apply-guardrails.js";
-import { startSurfaceRig, type SurfaceRig } from "../surfaces/surface-fixtures.js";
+import { RIG_METRICS_TOKEN, startSurfaceRig, type SurfaceRig } from "../surfaces/surface-fixtures.js";
 
 /**
  * Guardrails on model requests through a listening Gatehouse in front of both kinds of fake
@@ -360,5 +360,38 @@ describe("budgets", () => {
       limit: 0.0002,
     });
     expect(await rig.usage(key)).toBeLessThanOrEqual(0.0002);
+  });
+});
+
+describe("metrics", () => {
+  /** `gatehouse_gateway_refusals_total{reason}` as GET /metrics shows it now. */
+  const refusals = async (reason: string): Promise<number> => {
+    const r = await fetch(`${new URL(rig.s.baseUrl).origin}/metrics`, {
+      headers: { authorization: `Bearer ${RIG_METRICS_TOKEN}` },
+    });
+    expect(r.status).toBe(200);
+    const line = (await r.text())
+      .split("\n")
+      .find((l) => l.startsWith(`gatehouse_gateway_refusals_total{reason="${reason}"}`));
+    return line === undefined ? 0 : Number(line.split(" ").at(-1));
+  };
+
+  it("counts a guardrail's refusals by reason: guardrail (routing, a block) and guardrail_budget", async () => {
+    const g = await guardrail({
+      name: "Counted",
+      allowed_models: ["local/ok"],
+      limit_usd: 0.0001,
+      reset_interval: "weekly",
+      content_filter_builtins: [{ slug: "ssn", action: "block" }],
+    });
+    const { key, hash } = await keyOf("counted");
+    await assignKey(g, hash);
+    const before = { guardrail: await refusals("guardrail"), budget: await refusals("guardrail_budget") };
+    expect((await chat(key, { model: "local/tools" })).status).toBe(403);
+    const ssn = { model: "local/ok", messages: [{ role: "user", content: "SSN 212-45-6789" }] };
+    expect((await chat(key, ssn)).status).toBe(403);
+    expect((await chat(key, { model: "local/ok", max_tokens: 100_000 })).status).toBe(403);
+    expect(await refusals("guardrail")).toBe(before.guardrail + 2);
+    expect(await refusals("guardrail_budget")).toBe(before.budget + 1);
   });
 });

@@ -26,6 +26,9 @@ export interface SurfaceRig {
   apiOf(id: string): Promise<string | null>;
 }
 
+/** GET /metrics of the rig's server takes this bearer token. */
+export const RIG_METRICS_TOKEN = "surface-rig-metrics-token";
+
 export const PROMPT_NANO = 3_100;
 export const COMPLETION_NANO = 12_700;
 const EMBED_MODEL: FileModel = {
@@ -86,6 +89,7 @@ export async function startSurfaceRig(opts: { embeddingModels?: boolean } = {}):
       CLAUDE_KEY: FAKE_ANTHROPIC_KEY,
       RATE_LIMIT_MANAGEMENT_MAX: "100000",
       RATE_LIMIT_INFERENCE_MAX: "100000",
+      GATEHOUSE_METRICS_TOKEN: RIG_METRICS_TOKEN,
     },
   });
   return {

@@ -126,30 +126,34 @@ export class MemoryReservationStore implements ReservationStore {
       // Only what the room reads (roomOf): a key with no limit, a workspace with no budget, none.
       const keyDays = keyHash === null ? null : windowDays(keyWindow(req.key), req.now);
       if (keyDays !== null) held.key = sumDays(this.heldByKey.get(req.key.hash), keyDays);
-      const wsDays = workspaceId === null ? [] : WORKSPACE_WINDOWS.map((k) => windowDays(k, req.now));
-      const byWorkspace = this.heldByWorkspace.get(req.workspace.id);
-      wsDays.forEach((days, i) => (held.workspace[WORKSPACE_WINDOWS[i]!] = sumDays(byWorkspace, days)));
       const member = creator === null ? null : `${req.organizationId}/${creator}`;
+      const guarded = holders.key || member !== null;
+      // The days of each window containing the request's day (KINDS order), once.
+      const days =
+        workspaceId === null && !guarded ? [] : WORKSPACE_WINDOWS.map((k) => windowDays(k, req.now));
+      const wsDays = workspaceId === null ? [] : days;
+      const byWorkspace = this.heldByWorkspace.get(req.workspace.id);
+      wsDays.forEach((d, i) => (held.workspace[WORKSPACE_WINDOWS[i]!] = sumDays(byWorkspace, d)));
       let gTotals: GuardrailTotals | undefined;
-      if (holders.key || member !== null) {
-        held.guardrail = { key: ZERO_WINDOWS(), member: ZERO_WINDOWS() };
+      const g = guarded ? { key: ZERO_WINDOWS(), member: ZERO_WINDOWS() } : null;
+      if (g) {
         const byKey = this.heldAnyByKey.get(req.key.hash);
         const byMember = member === null ? undefined : this.heldByMember.get(member);
-        WORKSPACE_WINDOWS.forEach((k) => {
-          const days = windowDays(k, req.now);
-          held.guardrail!.key[k] = sumDays(byKey, days);
-          held.guardrail!.member[k] = sumDays(byMember, days);
+        WORKSPACE_WINDOWS.forEach((k, i) => {
+          g.key[k] = sumDays(byKey, days[i]!);
+          g.member[k] = sumDays(byMember, days[i]!);
         });
+        held.guardrail = g;
         gTotals = { key: keyTotals, member: memberTotals ?? keyTotals };
       }
       for (const h of this.lingering) {
         if ((h.settledSeq ?? 0) <= started) continue;
-        if (held.guardrail) {
-          for (const k of WORKSPACE_WINDOWS) {
-            if (!inDays(h.day, windowDays(k, req.now))) continue;
-            if (h.keyHash === req.key.hash) held.guardrail.key[k] += h.amount;
-            if (member !== null && h.member === member) held.guardrail.member[k] += h.amount;
-          }
+        if (g) {
+          WORKSPACE_WINDOWS.forEach((k, i) => {
+            if (!inDays(h.day, days[i]!)) return;
+            if (h.keyHash === req.key.hash) g.key[k] += h.amount;
+            if (member !== null && h.member === member) g.member[k] += h.amount;
+          });
         }
         if (h.countsKey && h.keyHash === req.key.hash && keyDays !== null && inDays(h.day, keyDays)) {
           held.key += h.amount;
