@@ -1,5 +1,6 @@
 import type { ServerResponse } from "node:http";
 import type { Socket } from "node:net";
+import { answerAnthropic } from "./agent-turn.js";
 import {
   neverAnswer,
   sleep,
@@ -39,6 +40,7 @@ import {
  * - `delta-usage-null`: as `ok`, but message_delta's usage has input_tokens and the cache counts
  *   null (MessageDeltaUsage types them `number | null`)
  * - `stream-error`: message_start then an overloaded_error event; `stream-error-late`: after a delta
+ * - `agent`: a scripted tool-using turn for coding agents (agent-turn.ts)
  */
 export const FAKE_ANTHROPIC_KEY = "sk-ant-fake";
 export const OK_TEXT = ["Hello", " there,", " friend."];
@@ -186,6 +188,7 @@ async function handle(req: RecordedRequest, res: ServerResponse, socket: Socket)
   const invalid = invalidBody(req.body);
   if (invalid) return error(res, 400, "invalid_request_error", invalid);
   const model = String(req.body.model);
+  if (model === "agent") return answerAnthropic(res, req.body);
   const stream = req.body.stream === true;
   const usage =
     model === "no-usage"

@@ -1,4 +1,5 @@
 import type { ServerResponse } from "node:http";
+import { answerResponses } from "./agent-turn.js";
 import { sse } from "./fake-server.js";
 
 /**
@@ -13,6 +14,7 @@ import { sse } from "./fake-server.js";
  * - `reasoning`: a reasoning item (RESPONSES_SUMMARY, encrypted RESPONSES_ENCRYPTED), then OK_TEXT
  * - `fail-late` (stream): one text delta, then `response.failed`
  * - `error-500`: 500 with an OpenAI error body
+ * - `agent`: a scripted tool-using turn for coding agents (agent-turn.ts)
  */
 export const RESPONSES_TEXT = ["Hello", " there,", " friend."];
 export const RESPONSES_USAGE = {
@@ -89,6 +91,7 @@ function outputOf(kind: string): Json[] {
 
 export function fakeResponses(res: ServerResponse, body: Json): void {
   const model = String(body?.model);
+  if (model === "agent") return answerResponses(res, body);
   if (model === "error-500") {
     res.writeHead(500, { "content-type": "application/json" });
     res.end(

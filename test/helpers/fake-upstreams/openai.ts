@@ -9,6 +9,7 @@ import {
   type FakeServer,
   type RecordedRequest,
 } from "./fake-server.js";
+import { answerChat } from "./agent-turn.js";
 import { fakeResponses } from "./openai-responses.js";
 
 /**
@@ -61,6 +62,7 @@ import { fakeResponses } from "./openai-responses.js";
  * - `early-then-final-usage` (stream): as `early-usage-end`, with a final usage chunk after the
  *   finish (FINAL_USAGE: fewer completion tokens than this repository's count of the text, as an
  *   upstream with another tokenizer may report)
+ * - `agent`: a scripted tool-using turn for coding agents (agent-turn.ts)
  */
 export const FAKE_OPENAI_KEY = "sk-fake-openai";
 /** The `firehose` model's length, and how far its last answer got (chunks written, finished). */
@@ -237,6 +239,7 @@ async function handle(req: RecordedRequest, res: ServerResponse, socket: Socket)
   const model = String(req.body?.model);
   if (embeddingsPath) return embeddings(res, req.body);
   if (responsesPath) return fakeResponses(res, req.body);
+  if (model === "agent") return answerChat(res, req.body);
   const stream = req.body?.stream === true;
   const noUsage = model === "no-usage" || model.endsWith("-no-usage");
   const kind = noUsage ? model.slice(0, -"-no-usage".length) : model;
