@@ -71,6 +71,8 @@ describe("Claude Code's turn through /messages", () => {
           expect(sent.messages.some((m) => m.role === "system")).toBe(false);
           expect(sent.system.length).toBeGreaterThan((r.body.system as unknown[]).length);
           expect(JSON.stringify(sent)).toContain("cache_control");
+          // Nothing was left out of a request forwarded as sent.
+          expect(out.headers.get("x-gatehouse-left-out")).toBeNull();
         }
         if (how === "translated") {
           const left = out.headers.get("x-gatehouse-left-out") ?? "";
@@ -82,6 +84,20 @@ describe("Claude Code's turn through /messages", () => {
 });
 
 describe("Codex's turn through /responses", () => {
+  for (const r of CODEX) {
+    it(`turn ${r.turn} on native/ok (forwarded as sent): web_search kept, no left-out header`, async () => {
+      const out = await replay(r, "native/ok");
+      expect(out.status, out.text.slice(0, 300)).toBe(200);
+      expect(out.events.map((e) => e.data.type).at(-1)).toBe("response.completed");
+      const sent = rig.openai.requests.at(-1)!;
+      expect(sent.path).toBe("/v1/responses");
+      expect((sent.body as { tools: { type: string }[] }).tools.some((t) => t.type === "web_search")).toBe(
+        true,
+      );
+      expect(out.headers.get("x-gatehouse-left-out")).toBeNull();
+    });
+  }
+
   for (const model of ["local/ok", "anthropic/ok"]) {
     for (const r of CODEX) {
       it(`turn ${r.turn} on ${model}: the full event sequence, web_search left out and named`, async () => {

@@ -191,15 +191,22 @@ describe("Responses to a provider with responses: true", () => {
   });
 
   it("a fallback from a native provider to one without the flag gets the translation", async () => {
-    const { result: r, sent } = await received(() =>
-      client.responses.create({
-        model: "native/error-500",
-        models: ["native/error-500", "local/ok"],
-        input: "Hi",
-        store: false,
-        truncation: "auto",
-      } as never),
+    const {
+      result: { data: r, response },
+      sent,
+    } = await received(() =>
+      client.responses
+        .create({
+          model: "native/error-500",
+          models: ["native/error-500", "local/ok"],
+          input: "Hi",
+          store: false,
+          truncation: "auto",
+        } as never)
+        .withResponse(),
     );
+    // The answer came through the translation: it names what that left out.
+    expect(response.headers.get("x-gatehouse-left-out")).toContain("truncation");
     expect(sent.map((x) => x.path)).toEqual(["/v1/responses", "/v1/chat/completions"]);
     expect(sent[0]!.body).toMatchObject({ model: "error-500", truncation: "auto" });
     expect(sent[0]!.body.models).toBeUndefined();

@@ -48,11 +48,7 @@ export async function completeChat(gw: Gateway, call: ChatCall): Promise<Answer>
       output: output.text(),
     });
     return {
-      headers: {
-        ...run.holdHeaders,
-        "x-gatehouse-overhead-ms": run.overheadMs.toFixed(3),
-        "x-gatehouse-generation-id": run.id,
-      },
+      headers: run.answerHeaders(a),
       body: {
         id: run.id,
         provider: a.provider.name,

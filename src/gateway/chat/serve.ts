@@ -47,6 +47,12 @@ export interface ChatCall {
   api: Api;
   /** The request in a provider's own API, for attempts on a provider of that kind (UpstreamCall.native). */
   native?: NativeRequest;
+  /**
+   * Headers an answer carries when it was served through the translation to the chat shape (what
+   * the translation left out: x-gatehouse-left-out); an answer from a provider that took `native`
+   * as sent does not carry them.
+   */
+  translatedHeaders?: Record<string, string>;
   referer: string | null;
   appTitle: string | null;
   /** process.hrtime.bigint() when the request arrived. */
@@ -381,15 +387,31 @@ export class ChatRun {
     });
   }
 
+  /** Whether attempt `a` gets the request as the client sent it (its provider speaks that API). */
+  private isNative(a: Attempt): boolean {
+    return this.call.native !== undefined && speaksNative(a.provider, this.call.native.kind);
+  }
+
   upstreamCall(a: Attempt, body: ChatRequestBody): UpstreamCall {
     return {
       upstreamModel: a.endpoint.upstreamModel,
       body,
       timeoutMs: timeoutOf(this.gw, a),
       ...(a.byok ? { apiKey: a.byok.secret } : {}),
-      ...(this.call.native && speaksNative(a.provider, this.call.native.kind)
-        ? { native: this.call.native }
-        : {}),
+      ...(this.isNative(a) ? { native: this.call.native } : {}),
+    };
+  }
+
+  /**
+   * The headers of the answer attempt `a` serves, whole or streamed: what was reserved, Gatehouse's
+   * overhead, the generation's id, and what a translation left out when `a` was translated.
+   */
+  answerHeaders(a: Attempt): Record<string, string> {
+    return {
+      ...(this.isNative(a) ? {} : this.call.translatedHeaders),
+      ...this.holdHeaders,
+      "x-gatehouse-overhead-ms": this.overheadMs.toFixed(3),
+      "x-gatehouse-generation-id": this.id,
     };
   }
 

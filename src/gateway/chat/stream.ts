@@ -88,11 +88,7 @@ async function forward(
   // The client leaving, or a shutdown's grace running out (ChatCall.upstreamStop).
   const stop = run.call.upstreamStop;
   const latencyMs = performance.now() - t0;
-  sink.start({
-    ...run.holdHeaders,
-    "x-gatehouse-overhead-ms": run.overheadMs.toFixed(3),
-    "x-gatehouse-generation-id": run.id,
-  });
+  sink.start(run.answerHeaders(a));
   const opening = encoder.open();
   if (opening !== "") sink.write(opening);
   // What was generated, gathered for the counted fallback (counted once, at the end).

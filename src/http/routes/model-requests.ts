@@ -33,7 +33,10 @@ export interface SurfaceRequest {
   encoderFor?: StreamEncoderFor;
   /** The surface's whole answer, from the data plane's chat completion (default: that as is). */
   answer?: (chat: Answer) => Answer;
-  /** Headers every answer of this request carries (e.g. what a translation left out). */
+  /**
+   * Headers of an answer served through the translation to the chat shape (what it left out);
+   * an answer from a provider that took `native` as sent does not carry them.
+   */
   headers?: Record<string, string>;
   /** The request in a provider's own API (forwarded as sent to a provider of that kind). */
   native?: NativeRequest;
@@ -129,6 +132,7 @@ export class ModelRequests {
       body: guarded.body,
       api: surface.api,
       ...(guarded.native ? { native: guarded.native } : {}),
+      ...(surface.headers ? { translatedHeaders: surface.headers } : {}),
       ...(guarded.guardrails ? { guardrails: guarded.guardrails } : {}),
       referer: header(request.headers["http-referer"]) ?? header(request.headers.referer),
       appTitle: header(request.headers["x-openrouter-title"]) ?? header(request.headers["x-title"]),
@@ -137,7 +141,6 @@ export class ModelRequests {
       upstreamStop: s.stop,
       slots: s.slots,
     };
-    const extra = surface.headers ?? {};
     if (surface.stream) {
       let opened = false;
       const res = reply.raw;
@@ -152,7 +155,6 @@ export class ModelRequests {
             "cache-control": "no-cache",
             connection: "keep-alive",
             "x-request-id": String(request.id),
-            ...extra,
             ...headers,
           });
         }),
@@ -167,7 +169,7 @@ export class ModelRequests {
     }
     const chat = await (surface.complete ?? completeChat)(this.gw, call);
     const answer = surface.answer ? surface.answer(chat) : chat;
-    void reply.headers({ ...extra, ...answer.headers });
+    void reply.headers(answer.headers);
     return answer.body;
   }
 }
