@@ -137,8 +137,9 @@ describe("routing: models and providers", () => {
     expect(regional.result.status).toBe(403);
     expect(regional.result.body.error.metadata).toMatchObject({
       rule: "allowed_data_regions",
-      provider: "global",
+      region: "global",
     });
+    expect(regional.result.body.error.message).toContain("data region global is not allowed");
     expect(regional.openai).toEqual([]);
     const retained = await forwarded(() => chat(zdr.key, { model: "anthropic/ok" }));
     expect(retained.result.status).toBe(403);

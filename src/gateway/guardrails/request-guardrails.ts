@@ -8,7 +8,7 @@ export interface GuardrailRefusal {
   guardrailName: string;
   /** allowed_models, ignored_models, allowed_providers, ignored_providers, allowed_data_regions, enforce_zdr_<group>. */
   rule: string;
-  /** The model or provider the rule refuses. */
+  /** The model, provider or data region the rule refuses. */
   subject: string;
 }
 
@@ -27,26 +27,27 @@ export interface RequestGuardrails {
   invoked: boolean;
 }
 
-/** What the field of a refused attempt is called, for the message. */
-const SUBJECT: Record<string, string> = {
-  allowed_models: "model",
-  ignored_models: "model",
-  allowed_providers: "provider",
-  ignored_providers: "provider",
-  allowed_data_regions: "provider",
+/** What a refused attempt's subject is: its name in the message and its key in the metadata. */
+const SUBJECT: Record<string, { label: string; key: string }> = {
+  allowed_models: { label: "model", key: "model" },
+  ignored_models: { label: "model", key: "model" },
+  allowed_providers: { label: "provider", key: "provider" },
+  ignored_providers: { label: "provider", key: "provider" },
+  allowed_data_regions: { label: "data region", key: "region" },
 };
+const ZDR_SUBJECT = { label: "provider", key: "provider" };
 
 /** The 403 for a request that no attempt allowed by its guardrails can serve. */
 export function routingRefusal(r: GuardrailRefusal, refusedCount: number): DomainError {
-  const what = SUBJECT[r.rule] ?? (r.rule.startsWith("enforce_zdr") ? "provider" : "model");
+  const what = SUBJECT[r.rule] ?? (r.rule.startsWith("enforce_zdr") ? ZDR_SUBJECT : SUBJECT.allowed_models!);
   const also =
     refusedCount > 1
       ? ` (and ${refusedCount - 1} other endpoint${refusedCount > 2 ? "s" : ""} of the request)`
       : "";
   return new DomainError(
     "forbidden",
-    `Request blocked by guardrail '${r.guardrailName}' (${r.rule}): ${what} ${r.subject} is not allowed${also}`,
-    { guardrail_id: r.guardrailId, rule: r.rule, [what]: r.subject },
+    `Request blocked by guardrail '${r.guardrailName}' (${r.rule}): ${what.label} ${r.subject} is not allowed${also}`,
+    { guardrail_id: r.guardrailId, rule: r.rule, [what.key]: r.subject },
   );
 }
 
