@@ -188,15 +188,14 @@ export class ChatRun {
    */
   async withByok(): Promise<this> {
     const { key } = this.call;
-    this.attempts = allowedAttempts(
-      this.call.guardrails,
-      await this.gw.byok.expand(this.attempts, {
-        organizationId: key.organizationId,
-        workspaceId: key.workspaceId,
-        keyHash: key.hash,
-        creatorUserId: key.creatorUserId,
-      }),
-    );
+    // The guardrails filtered the attempts already: a BYOK key changes an attempt's credential,
+    // never its model, provider or region, so nothing it adds needs their check again.
+    this.attempts = await this.gw.byok.expand(this.attempts, {
+      organizationId: key.organizationId,
+      workspaceId: key.workspaceId,
+      keyHash: key.hash,
+      creatorUserId: key.creatorUserId,
+    });
     return this;
   }
 
