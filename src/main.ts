@@ -20,6 +20,7 @@ import { isActivityLockError, openActivityStore } from "./stores/open-activity-s
 import { holdActivityStoreLock } from "./stores/postgres/instance-lock.js";
 import { warmUp } from "./warm-up.js";
 import { pgPolicyChannel } from "./stores/postgres/pg-policy-channel.js";
+import { sqliteChangeChannel } from "./stores/sqlite/sqlite-change-channel.js";
 import { openRecordStore } from "./stores/open-record-store.js";
 import { startContentSweep } from "./gateway/content-log/content-sweep.js";
 
@@ -80,8 +81,9 @@ async function main(): Promise<void> {
   const secretBox = new SecretBox(loadEncryptionKey(config.encryptionKey, config.dataDir));
   const clock = systemClock;
   const boot = await bootstrap(store, clock, config.bootstrapKey);
-  // Policy changes made by other instances arrive over LISTEN/NOTIFY (PostgreSQL); with SQLite this
-  // process is the only writer. Until the channel listens, every lookup reads the record store.
+  // Policy changes made by other instances arrive over LISTEN/NOTIFY (PostgreSQL); with SQLite the
+  // only other writer is the CLI, seen by polling the file's data_version. Until the channel
+  // listens, every lookup reads the record store.
   let log: { warn(o: object, m: string): void; info(o: object, m: string): void } | null = null;
   const policy = new PolicyCache(recordStoreLoader(store.db), {
     channel:
@@ -92,7 +94,9 @@ async function main(): Promise<void> {
                 ? log?.warn({ err }, "policy change channel lost: policy cache dropped, reconnecting")
                 : log?.info({}, "policy change channel listening"),
           })
-        : null,
+        : store.dataVersion
+          ? sqliteChangeChannel(store.dataVersion)
+          : null,
   });
   // Batches an earlier process accepted and did not write to the embedded store are written now.
   if (activity.exclusive) {

@@ -18,9 +18,11 @@ export interface PolicyChannelHandlers {
   up(): void;
   /** The channel was lost: changes may be missed until up() is called again. */
   down(): void;
+  /** Something changed, but what is not known (another process wrote to SQLite): drop everything. */
+  unknownChange(): void;
 }
 
-/** Where other instances' policy changes arrive from (pg-policy-channel.ts). */
+/** Where other instances' policy changes arrive from (pg-policy-channel.ts, sqlite-change-channel.ts). */
 export interface PolicyChannel {
   subscribe(h: PolicyChannelHandlers): void;
   close(): Promise<void>;

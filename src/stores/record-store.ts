@@ -17,6 +17,12 @@ export interface RecordStore {
   /** Throws when the store cannot answer. */
   ping(): Promise<void>;
   /**
+   * SQLite in a file: a number that changes when another process (the CLI) has committed to the
+   * file since the last call (`PRAGMA data_version`); this process's own commits leave it as it is.
+   * Absent elsewhere (PostgreSQL sends change notifications; SQLite in memory has no other writer).
+   */
+  dataVersion?: () => number;
+  /**
    * Runs a read-only statement synchronously on a second connection that sees only committed
    * data (SQLite in a file: a read-only connection in WAL mode), never waiting for a transaction
    * in flight on the main one. Absent where there is none (PostgreSQL, SQLite in memory).

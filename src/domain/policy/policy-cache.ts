@@ -12,7 +12,10 @@ export interface PolicyLoader {
 }
 
 export interface PolicyCacheOptions {
-  /** Change notifications from other instances; null = this instance is the only writer (SQLite). */
+  /**
+   * Change notifications from other instances (PostgreSQL), or from other processes writing to the
+   * same SQLite file (the CLI); null = nothing else writes (SQLite in memory, tests).
+   */
   channel: PolicyChannel | null;
   /** How long a found key or workspace is trusted without a notification (a safety net). */
   positiveTtlMs?: number;
@@ -99,6 +102,7 @@ export class PolicyCache implements Policy {
         this.live = false;
         this.clear();
       },
+      unknownChange: () => this.clear(),
     });
   }
 

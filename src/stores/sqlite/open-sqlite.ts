@@ -89,6 +89,9 @@ export async function openSqliteStore(file: string): Promise<RecordStore> {
   return {
     db,
     caps: SQLITE_CAPS,
+    ...(file === ":memory:"
+      ? {}
+      : { dataVersion: () => Number(raw.pragma("data_version", { simple: true })) }),
     transaction: async (fn) => {
       let handle: Transaction<Database> | null = null;
       let committed = false;
