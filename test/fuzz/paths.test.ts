@@ -11,8 +11,13 @@ const BODIES: Record<string, unknown> = {
   POST: {},
 };
 
-/** Whether a raw path segment could name a seeded record (then it is not a malformed path). */
+/**
+ * Whether a raw path segment could name a seeded record, or makes the URL another route's (then it
+ * is not a malformed path): a single-dot segment is removed by URL normalisation, so
+ * `/guardrails/./assignments/keys` is the organization-wide `/guardrails/assignments/keys`.
+ */
 function couldMatch(w: FuzzWorld, segment: string): boolean {
+  if (/^(\.|%2e)$/i.test(segment)) return true;
   let decoded: string;
   try {
     decoded = decodeURIComponent(segment);
