@@ -22,6 +22,7 @@ import { warmUp } from "./warm-up.js";
 import { pgPolicyChannel } from "./stores/postgres/pg-policy-channel.js";
 import { openRecordStore } from "./stores/open-record-store.js";
 import { startContentSweep } from "./gateway/content-log/content-sweep.js";
+import { FeedbackActivity } from "./domain/generation-feedback/feedback-activity.js";
 
 /** Longest a request waits on Redis before it is served without a rate limit (fail open). */
 const REDIS_COMMAND_TIMEOUT_MS = 500;
@@ -117,6 +118,8 @@ async function main(): Promise<void> {
         ...(metrics ? { observer: metrics } : {}),
       })
     : null;
+  // Feedback reaches analytics from the record store's queue (docs/content-logging.md "Counting it").
+  const feedbackActivity = new FeedbackActivity(store, activity);
   // stdout, buffered (src/http/logger.ts); flushed once the server listens.
   const logOut = new LogDestination();
   const app = await buildApp(
@@ -131,6 +134,7 @@ async function main(): Promise<void> {
       metrics,
       accepted,
       outboxSignal,
+      feedbackActivity,
       ...(preparer ? { preparer } : {}),
       ...(broadcaster ? { broadcaster } : {}),
     },
@@ -147,6 +151,8 @@ async function main(): Promise<void> {
     broadcaster.useLogger(app.log);
     broadcaster.start();
   }
+  // What an earlier process (or another instance) queued and did not write, now and periodically.
+  feedbackActivity.start();
   // Logged generation content past its retention is deleted (docs/content-logging.md "Retention").
   const contentSweep = startContentSweep({
     db: store.db,
@@ -166,6 +172,7 @@ async function main(): Promise<void> {
     void (async () => {
       await app.close();
       await contentSweep.stop();
+      await feedbackActivity.stop();
       await broadcaster?.stop();
       await preparer?.close();
       await policy.close();
