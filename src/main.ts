@@ -151,8 +151,9 @@ async function main(): Promise<void> {
     broadcaster.useLogger(app.log);
     broadcaster.start();
   }
-  // What an earlier process (or another instance) queued and did not write, now and periodically.
-  feedbackActivity.start();
+  // Feedback an earlier process (or another instance) queued and did not write: now, before the
+  // first request, and then periodically.
+  await feedbackActivity.start();
   // Logged generation content past its retention is deleted (docs/content-logging.md "Retention").
   const contentSweep = startContentSweep({
     db: store.db,

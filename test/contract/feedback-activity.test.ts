@@ -198,7 +198,7 @@ for (const f of STORE_FACTORIES) {
 
       const later = submission(org);
       const periodic = new FeedbackActivity(store, activity, { intervalMs: 50 });
-      periodic.start();
+      await periodic.start(); // nothing queued: the first pass finds nothing
       await storeFeedback(store, later, GEN_AT);
       const deadline = Date.now() + 5_000;
       while ((await queued(store)).length > 0 && Date.now() < deadline) {

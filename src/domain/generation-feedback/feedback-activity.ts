@@ -22,8 +22,9 @@ import {
  *    the next pass writes what is missing; nothing is counted twice.
  *
  * Passes run right after each submission (the answer waits for it: analytics sees the feedback
- * once it is answered), at start, and every FEEDBACK_PASS_INTERVAL_MS on every instance (what an
- * instance that died left queued, and what failed while the activity store was down).
+ * once it is answered), at start before the server serves, and every FEEDBACK_PASS_INTERVAL_MS on
+ * every instance (what an instance that died left queued, and what failed while the activity
+ * store was down).
  *
  * Two passes never write the same row at once: in a process they take turns; across instances
  * (PostgreSQL) a pass holds its rows locked (FOR UPDATE) until it has written and deleted them.
@@ -151,18 +152,24 @@ export class FeedbackActivity {
     });
   }
 
-  /** A drain now, then every interval until stop(); failures are reported. The timer does not keep the process alive. */
-  start(): void {
+  /**
+   * A drain now, then one every interval until stop(); failures are reported, never thrown.
+   * Resolves once the first drain has ended (the server awaits it before it serves, so what an
+   * earlier process left queued is counted by the first query). The timer does not keep the
+   * process alive.
+   */
+  async start(): Promise<void> {
     if (this.timer) return;
     const pass = () => {
-      if (this.background) return; // a slow pass is not stacked on
-      this.background = this.drain()
+      // A slow pass is not stacked on.
+      this.background ??= this.drain()
         .catch((err: unknown) => this.report(err))
         .finally(() => (this.background = null));
+      return this.background;
     };
-    pass();
-    this.timer = setInterval(pass, this.intervalMs);
+    this.timer = setInterval(() => void pass(), this.intervalMs);
     this.timer.unref();
+    await pass();
   }
 
   /** Stops the timer and waits for the pass in progress. */
