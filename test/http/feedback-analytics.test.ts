@@ -290,3 +290,63 @@ for (const f of STORE_FACTORIES) {
     });
   }
 }
+
+describe("feedback when the activity store refuses the write", () => {
+  let s: ListeningApp;
+  let duck: ActivityStore;
+  let refusing = true;
+  const lines: string[] = [];
+  beforeAll(async () => {
+    duck = await openDuckDbActivityStore({ path: ":memory:" });
+    const activity: ActivityStore = {
+      ...duck,
+      insertFeedback: (rows) =>
+        refusing ? Promise.reject(new Error("activity store unreachable")) : duck.insertFeedback(rows),
+    };
+    s = await startListening({
+      activity,
+      config: { analytics: { queryTimeoutMs: 30_000, cacheTtlMs: 0 } },
+      logger: { level: "warn", stream: { write: (l: string) => void lines.push(l) } },
+    });
+  });
+  afterAll(async () => {
+    await s?.close();
+    await duck?.close();
+  });
+
+  it("is still 200 (stored), logged, and counted once a later pass writes it", async () => {
+    const app = await createKey(s, "app");
+    const id = (await chat(s, app.key, { model: "mock/echo" })).id!;
+    await s.app.gateway.recorder.settled();
+    const r = await fetch(`${s.baseUrl}/generation/feedback`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${s.key}`, "content-type": "application/json" },
+      body: JSON.stringify({ generation_id: id, category: "billing" }),
+    });
+    expect(r.status).toBe(200);
+    expect(await r.json()).toEqual({ data: { success: true } });
+    expect(lines.some((l) => l.includes("generation feedback not written to the activity store yet"))).toBe(
+      true,
+    );
+    const counted = async () => {
+      const q = await s.call({
+        method: "POST",
+        url: "/api/v1/analytics/query",
+        payload: {
+          metrics: ["feedback_billing_count"],
+          time_range: { start: "2026-11-18T00:00:00Z", end: "2026-11-19T00:00:00Z" },
+        },
+      });
+      return q.json<{ data: { data: { feedback_billing_count: number }[] } }>().data.data[0]!
+        .feedback_billing_count;
+    };
+    expect(await counted()).toBe(0);
+    // GET /generation reads the record store: the feedback is there.
+    const g = await s.call({ method: "GET", url: `/api/v1/generation?id=${encodeURIComponent(id)}` });
+    expect(g.json<{ data: { feedback_count: number } }>().data.feedback_count).toBe(1);
+
+    refusing = false;
+    expect(await s.ctx.feedbackActivity!.drain()).toBe(1);
+    expect(await counted()).toBe(1);
+  });
+});
