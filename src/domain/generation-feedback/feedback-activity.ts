@@ -6,8 +6,8 @@ import { insertGenerationFeedback, type GenerationFeedback } from "./generation-
 import {
   claimQueuedFeedback,
   deleteQueuedFeedback,
-  queueFeedbackForActivity,
   hasQueuedFeedback,
+  queueFeedbackForActivity,
   type ClaimOptions,
 } from "./feedback-queue-repo.js";
 
@@ -56,9 +56,14 @@ export async function storeFeedback(
   });
 }
 
-/** After the activity store holds `rows`: cached answers go stale, the queue forgets them. */
+/**
+ * After the activity store holds `rows`: cached answers go stale, the queue forgets them. The
+ * organizations' versions are bumped in one order, so two passes never lock them crosswise.
+ */
 async function settle(trx: Db, rows: readonly FeedbackRow[]): Promise<void> {
-  for (const org of new Set(rows.map((r) => r.organization_id))) await bumpActivityVersion(trx, org);
+  for (const org of [...new Set(rows.map((r) => r.organization_id))].sort()) {
+    await bumpActivityVersion(trx, org);
+  }
   await deleteQueuedFeedback(
     trx,
     rows.map((r) => r.feedback_id),
@@ -126,7 +131,7 @@ export class FeedbackActivity {
    * reported and the row stays queued. Where another instance's pass holds the row, this waits
    * for that pass to end.
    */
-  async written(feedbackId: string): Promise<void> {
+  async writeNow(feedbackId: string): Promise<void> {
     try {
       await this.inTurn(() =>
         writePage(this.store, this.activity, { limit: 1, ids: [feedbackId], locked: "wait" }),

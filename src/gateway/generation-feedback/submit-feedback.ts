@@ -48,5 +48,5 @@ export async function submitFeedback(
     },
     Date.parse(generation.createdAt),
   );
-  await deps.feedbackActivity.written(id);
+  await deps.feedbackActivity.writeNow(id);
 }
