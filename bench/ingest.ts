@@ -150,6 +150,7 @@ function timedActivity(activity: ActivityStore): ActivityStore {
     dialect: activity.dialect,
     query: (q, o) => activity.query(q, o),
     generationsForReplay: (p, o) => activity.generationsForReplay(p, o),
+    insertFeedback: (rows) => activity.insertFeedback(rows),
     ping: () => activity.ping(),
     close: () => activity.close(),
     insert: async (rows, tags) => {

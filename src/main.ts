@@ -23,6 +23,7 @@ import { pgPolicyChannel } from "./stores/postgres/pg-policy-channel.js";
 import { sqliteChangeChannel } from "./stores/sqlite/sqlite-change-channel.js";
 import { openRecordStore } from "./stores/open-record-store.js";
 import { startContentSweep } from "./gateway/content-log/content-sweep.js";
+import { FeedbackActivity } from "./domain/generation-feedback/feedback-activity.js";
 
 /** Longest a request waits on Redis before it is served without a rate limit (fail open). */
 const REDIS_COMMAND_TIMEOUT_MS = 500;
@@ -121,6 +122,8 @@ async function main(): Promise<void> {
         ...(metrics ? { observer: metrics } : {}),
       })
     : null;
+  // Feedback reaches analytics from the record store's queue (docs/content-logging.md "Counting it").
+  const feedbackActivity = new FeedbackActivity(store, activity);
   // stdout, buffered (src/http/logger.ts); flushed once the server listens.
   const logOut = new LogDestination();
   const app = await buildApp(
@@ -135,6 +138,7 @@ async function main(): Promise<void> {
       metrics,
       accepted,
       outboxSignal,
+      feedbackActivity,
       ...(preparer ? { preparer } : {}),
       ...(broadcaster ? { broadcaster } : {}),
     },
@@ -151,6 +155,9 @@ async function main(): Promise<void> {
     broadcaster.useLogger(app.log);
     broadcaster.start();
   }
+  // Feedback an earlier process (or another instance) queued and did not write: now, before the
+  // first request, and then periodically.
+  await feedbackActivity.start();
   // Logged generation content past its retention is deleted (docs/content-logging.md "Retention").
   const contentSweep = startContentSweep({
     db: store.db,
@@ -170,6 +177,7 @@ async function main(): Promise<void> {
     void (async () => {
       await app.close();
       await contentSweep.stop();
+      await feedbackActivity.stop();
       await broadcaster?.stop();
       await preparer?.close();
       await policy.close();

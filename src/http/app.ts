@@ -13,6 +13,7 @@ import { apiRoutes } from "./routes/index.js";
 import { healthRoutes } from "./routes/health.js";
 import { validatorCompiler } from "./validation.js";
 import { createGateway, type Gateway } from "../gateway/gateway.js";
+import { FeedbackActivity } from "../domain/generation-feedback/feedback-activity.js";
 import { buildCatalog, closeCatalog } from "../gateway/catalog/build-catalog.js";
 import { buildFileProviders } from "../gateway/catalog/load-providers-file.js";
 import { GatehouseMetrics } from "../metrics/gatehouse-metrics.js";
@@ -56,7 +57,8 @@ export async function buildApp(given: AppContext, opts: BuildOptions = {}): Prom
         given.config.providersFile ? buildFileProviders(given.config.providersFile) : undefined,
       ),
     });
-  const ctx = { ...given, gateway, metrics };
+  const feedbackActivity = given.feedbackActivity ?? new FeedbackActivity(given.store, given.activity);
+  const ctx = { ...given, gateway, metrics, feedbackActivity };
   const app = Fastify({
     logger: opts.logger ?? false,
     bodyLimit: BODY_LIMIT,
@@ -95,6 +97,9 @@ export async function buildApp(given: AppContext, opts: BuildOptions = {}): Prom
   });
   gateway.contentLog.onFailure((err, generationId) =>
     app.log.warn({ err, generation_id: generationId }, "generation content not logged (IO logging)"),
+  );
+  feedbackActivity.onFailure((err) =>
+    app.log.warn({ err }, "generation feedback not written to the activity store yet (retried)"),
   );
   if (ownGateway) {
     // What an earlier process answered and did not commit, recorded before anything is served.
@@ -150,6 +155,7 @@ export async function buildApp(given: AppContext, opts: BuildOptions = {}): Prom
       await closeCatalog(gateway.catalog);
     });
   }
+  if (!given.feedbackActivity) app.addHook("onClose", () => feedbackActivity.stop());
   app.addHook("onSend", async (request, reply) => {
     void reply.header("x-request-id", request.id);
   });

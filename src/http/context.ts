@@ -3,6 +3,7 @@ import type { Broadcaster, EncoderLookup } from "../broadcast/delivery/broadcast
 import type { Config } from "../config/config.js";
 import type { OutboxSignal } from "../broadcast/outbox/outbox-signal.js";
 import type { AcceptedSink } from "../domain/ingest/pipeline/accepted-sink.js";
+import type { FeedbackActivity } from "../domain/generation-feedback/feedback-activity.js";
 import type { BatchPreparer } from "../domain/ingest/pipeline/preparer-port.js";
 import type { Policy } from "../domain/policy/policy.js";
 import type { Clock } from "../lib/clock.js";
@@ -47,4 +48,9 @@ export interface AppContext {
   metrics?: GatehouseMetrics | null;
   /** The data plane; built by buildApp from the rest when absent. */
   gateway?: Gateway;
+  /**
+   * Writes queued feedback to the activity store (analytics): right after each submission, and in
+   * the periodic passes main.ts starts. Built by buildApp when absent (then with no periodic pass).
+   */
+  feedbackActivity?: FeedbackActivity;
 }

@@ -4,6 +4,7 @@ import {
   type ActivityRow,
   type ClassificationRow,
 } from "../activity/activity-row.js";
+import type { FeedbackRow } from "../activity/feedback-row.js";
 import { DERIVED_COLUMNS, GENERATION_FIELDS, type ColumnKind } from "../activity/generation-fields.js";
 
 export type { ColumnKind };
@@ -69,6 +70,26 @@ export const TAG_COLUMNS: readonly StorageColumn<ClassificationRow>[] = (
   ] as const
 ).map(([field, kind]) => ({ name: storageName(field), field, kind }));
 
+/**
+ * Columns of `generation_feedback`: feedback submissions, at their generation's time
+ * (`created_at`, which orders and prunes them as it does tags), joined to `generations` by
+ * analytics (src/analytics/emit/build-select.ts).
+ */
+export const FEEDBACK_COLUMNS: readonly StorageColumn<FeedbackRow>[] = (
+  [
+    ["organization_id", "string"],
+    ["generation_id", "string"],
+    ["created_at_ms", "timestamp"],
+    ["feedback_id", "string"],
+    ["category", "string"],
+    ["submitted_at_ms", "timestamp"],
+  ] as const
+).map(([field, kind]) => ({
+  name: field === "submitted_at_ms" ? "submitted_at" : storageName(field),
+  field,
+  kind,
+}));
+
 /** Keeps the first row of each (organization_id, key) pair. */
 export function firstPerKey<T>(rows: readonly T[], key: (r: T) => string): T[] {
   const seen = new Set<string>();
@@ -101,8 +122,8 @@ export function byOrganization<T extends { organization_id: string; created_at_m
 
 /** Which of `ids` an organization's rows in `table` already hold, created in [minMs, maxMs]. */
 export type ExistingIds = (
-  table: "generations" | "generation_tags",
-  idColumn: "id" | "generation_id",
+  table: "generations" | "generation_tags" | "generation_feedback",
+  idColumn: "id" | "generation_id" | "feedback_id",
   organizationId: string,
   minMs: number,
   maxMs: number,
@@ -134,4 +155,23 @@ export async function unseenOf(
     for (const t of g.rows) if (!have.has(t.generation_id)) newTags.push(t);
   }
   return { rows: newRows, tags: newTags };
+}
+
+/**
+ * The feedback rows a store does not hold yet (ActivityStore.insertFeedback's idempotency): the
+ * first row per (organization, feedback_id), minus those already stored, looked up per
+ * organization in the rows' created_at range (the generations' times) as unseenOf does.
+ */
+export async function unseenFeedbackOf(
+  rows: readonly FeedbackRow[],
+  existing: ExistingIds,
+): Promise<FeedbackRow[]> {
+  const out: FeedbackRow[] = [];
+  const unique = firstPerKey(rows, (r) => `${r.organization_id}\u0000${r.feedback_id}`);
+  for (const [org, g] of byOrganization(unique)) {
+    const ids = g.rows.map((r) => r.feedback_id);
+    const have = await existing("generation_feedback", "feedback_id", org, g.minMs, g.maxMs, ids);
+    for (const r of g.rows) if (!have.has(r.feedback_id)) out.push(r);
+  }
+  return out;
 }

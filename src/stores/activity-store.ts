@@ -1,4 +1,5 @@
 import type { ActivityRow, ClassificationRow } from "../activity/activity-row.js";
+import type { FeedbackRow } from "../activity/feedback-row.js";
 import type { EncodedActivity } from "./column-texts.js";
 
 /** SQL dialects of the analytics compiler. */
@@ -50,8 +51,9 @@ export class ActivityTimeoutError extends Error {
 
 /**
  * The analytics (OLAP) store: DuckDB embedded, or ClickHouse (a server, or the in-process engine in
- * tests). It holds generations and their classifier tags for analytics. Which ids were accepted,
- * and usage counters, live in the record store; this store is written after those are decided.
+ * tests). It holds generations, their classifier tags and the feedback on them for analytics.
+ * Which ids were accepted, usage counters and feedback itself live in the record store; this
+ * store is written after those are decided.
  */
 export interface ActivityStore {
   readonly dialect: AnalyticsDialect;
@@ -64,6 +66,14 @@ export interface ActivityStore {
    * (DuckDB) or the primary key (ClickHouse).
    */
   insert(rows: readonly ActivityRow[], tags: readonly ClassificationRow[]): Promise<void>;
+  /**
+   * Writes feedback submissions (table `generation_feedback`). Idempotent for (organization_id,
+   * feedback_id) as insert is for generations: a row already held is skipped, a repeated id inside
+   * one call keeps its first row; the check is restricted to the organization and the rows'
+   * created_at range (their generations' times). The record store's queue calls it
+   * (src/domain/generation-feedback/feedback-activity.ts) and may call it again after a crash.
+   */
+  insertFeedback(rows: readonly FeedbackRow[]): Promise<void>;
   /**
    * Runs a compiled query. Every engine returns the same representation, column by column:
    * - 64-bit and wider integers (DuckDB BIGINT/HUGEINT/UBIGINT, ClickHouse Int64/UInt64/Int128...,

@@ -266,6 +266,21 @@ export interface GenerationFeedbackTable {
   created_at: string;
 }
 
+/**
+ * A feedback submission not yet written to the activity store (migration 015;
+ * src/domain/generation-feedback/feedback-activity.ts).
+ */
+export interface FeedbackActivityQueueTable {
+  feedback_id: string;
+  organization_id: string;
+  generation_id: string;
+  /** The generation's created_at (ISO 8601). */
+  generation_created_at: string;
+  category: string;
+  /** When the feedback was submitted (ISO 8601). */
+  created_at: string;
+}
+
 /** A person of an organization (migration 014; docs/members.md). */
 export interface MembersTable {
   /** `user_…` */
@@ -350,6 +365,7 @@ export interface Database {
   byok_keys: ByokKeysTable;
   generation_content: GenerationContentTable;
   generation_feedback: GenerationFeedbackTable;
+  feedback_activity_queue: FeedbackActivityQueueTable;
   members: MembersTable;
   workspace_members: WorkspaceMembersTable;
   guardrails: GuardrailsTable;

@@ -42,7 +42,7 @@ describe("analytics through the official SDK", () => {
 
   it("getAnalyticsMeta parses every list", async () => {
     const meta = await s.sdk().analytics.getAnalyticsMeta();
-    expect(meta.data.metrics).toHaveLength(35);
+    expect(meta.data.metrics).toHaveLength(43); // 35 of the hosted original's + 8 feedback counts
     expect(meta.data.metrics[0]).toEqual({
       name: "request_count",
       displayLabel: "Request Count",

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ACTIVITY_COLUMNS } from "../../src/activity/activity-row.js";
+import type { FeedbackRow } from "../../src/activity/feedback-row.js";
 import { ActivityTimeoutError, type ActivityStore } from "../../src/stores/activity-store.js";
 import { ACTIVITY_STORE_FACTORIES, activityRow, tagOf } from "../helpers/activity-stores.js";
 
@@ -141,6 +142,39 @@ for (const f of ACTIVITY_STORE_FACTORIES) {
           created_at: "2026-11-18T12:00:00.000Z",
         },
       ]);
+    });
+
+    it("writes feedback once per (organization, feedback id), at its generation's time, also across retries", async () => {
+      const org = "00000000-0000-4000-8000-0000000000c7";
+      const at = Date.parse("2026-11-17T09:30:00.123Z");
+      const fb = (feedback_id: string, over: Partial<FeedbackRow> = {}): FeedbackRow => ({
+        organization_id: org,
+        feedback_id,
+        generation_id: "gen-with-feedback",
+        created_at_ms: at,
+        category: "latency",
+        submitted_at_ms: at + 86_400_000,
+        ...over,
+      });
+      await store.insertFeedback([fb("fb-1"), fb("fb-2", { category: "api_error" }), fb("fb-1")]);
+      // A pass that died after its write is retried: nothing doubles; a new id is still written.
+      await store.insertFeedback([fb("fb-2", { category: "other" }), fb("fb-3", { category: "other" })]);
+      // The same feedback id in another organization is another submission.
+      await store.insertFeedback([fb("fb-1", { organization_id: "00000000-0000-4000-8000-0000000000c8" })]);
+      await store.insertFeedback([]);
+      const rows = await q(
+        `SELECT feedback_id, generation_id, category, created_at, submitted_at FROM generation_feedback
+         WHERE organization_id = ${p("org", "String")} ORDER BY feedback_id`,
+        { org },
+      );
+      const row = (feedback_id: string, category: string) => ({
+        feedback_id,
+        generation_id: "gen-with-feedback",
+        category,
+        created_at: "2026-11-17T09:30:00.123Z",
+        submitted_at: "2026-11-18T09:30:00.123Z",
+      });
+      expect(rows).toEqual([row("fb-1", "latency"), row("fb-2", "api_error"), row("fb-3", "other")]);
     });
 
     it("binds hostile strings, lists and bigints as values", async () => {

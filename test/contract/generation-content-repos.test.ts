@@ -57,7 +57,12 @@ for (const f of STORE_FACTORIES) {
     });
 
     it("feedback: every submission kept, counted per organization and generation", async () => {
-      const base = { category: "other", comment: null, keyHash: "h", createdAt: "2026-01-01T00:00:00.000Z" };
+      const base = {
+        category: "other" as const,
+        comment: null,
+        keyHash: "h",
+        createdAt: "2026-01-01T00:00:00.000Z",
+      };
       await insertGenerationFeedback(store.db, {
         ...base,
         id: "f1",

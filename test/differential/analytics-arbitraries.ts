@@ -1,6 +1,11 @@
 import fc from "fast-check";
 import type { ActivityRow, ClassificationRow } from "../../src/activity/activity-row.js";
 import { contextLengthBucket, throughputOf } from "../../src/activity/activity-row.js";
+import {
+  FEEDBACK_CATEGORIES,
+  type FeedbackCategory,
+  type FeedbackRow,
+} from "../../src/activity/feedback-row.js";
 import { DIMENSIONS } from "../../src/analytics/model/dimensions.js";
 import { METRICS } from "../../src/analytics/model/metrics.js";
 import type { QueryRequest } from "../../src/analytics/plan/query-request.js";
@@ -42,6 +47,8 @@ const createdAt = fc.oneof(
 export interface GeneratedRow {
   row: Omit<ActivityRow, "organization_id" | "id">;
   tags: { classifier: string; name: string; value: string }[];
+  /** Feedback submissions on this generation (several per category possible). */
+  feedback: FeedbackCategory[];
   otherOrg: boolean;
 }
 
@@ -82,9 +89,17 @@ export const rowArb: fc.Arbitrary<GeneratedRow> = fc
       }),
       { maxLength: 3 },
     ),
+    // Most generations get none; some get several, of one or more categories.
+    feedback: fc.oneof(
+      { weight: 3, arbitrary: fc.constant<FeedbackCategory[]>([]) },
+      {
+        weight: 2,
+        arbitrary: fc.array(fc.constantFrom(...FEEDBACK_CATEGORIES), { minLength: 1, maxLength: 4 }),
+      },
+    ),
     otherOrg: fc.integer({ min: 0, max: 4 }).map((n) => n === 0),
   })
-  .map(({ tags, otherOrg, ...r }) => ({
+  .map(({ tags, feedback, otherOrg, ...r }) => ({
     row: {
       ...r,
       api_key_hash: "a".repeat(64),
@@ -100,17 +115,37 @@ export const rowArb: fc.Arbitrary<GeneratedRow> = fc
       throughput: throughputOf(r.tokens_completion, r.generation_time_ms),
     },
     tags,
+    feedback,
     otherOrg,
   }));
 
-/** Rows with ids unique in their organization, and their tags. */
+/**
+ * Rows with ids unique in their organization, their tags and the feedback on them (at the
+ * generation's time, submitted a while later), plus one submission on an id that names no
+ * generation (it must count nowhere).
+ */
 export function materialise(
   generated: readonly GeneratedRow[],
   org: string,
   otherOrg: string,
-): { rows: ActivityRow[]; tags: ClassificationRow[] } {
+): { rows: ActivityRow[]; tags: ClassificationRow[]; feedback: FeedbackRow[] } {
   const rows: ActivityRow[] = [];
   const tags: ClassificationRow[] = [];
+  const feedback: FeedbackRow[] = [];
+  const submit = (
+    organization_id: string,
+    generation_id: string,
+    created_at_ms: number,
+    category: FeedbackCategory,
+  ) =>
+    feedback.push({
+      organization_id,
+      feedback_id: `f${feedback.length}`,
+      generation_id,
+      created_at_ms,
+      category,
+      submitted_at_ms: created_at_ms + 60_000,
+    });
   generated.forEach((g, i) => {
     const row: ActivityRow = { ...g.row, organization_id: g.otherOrg ? otherOrg : org, id: `g${i}` };
     rows.push(row);
@@ -125,8 +160,10 @@ export function materialise(
         value: t.value,
       });
     }
+    for (const category of g.feedback) submit(row.organization_id, row.id, row.created_at_ms, category);
   });
-  return { rows, tags };
+  submit(org, "no-such-generation", BASE + 86_400_000, "other");
+  return { rows, tags, feedback };
 }
 
 type Filter = NonNullable<QueryRequest["filters"]>[number];

@@ -14,7 +14,8 @@ import { openDuckDbActivityStore } from "../../src/stores/duckdb/duckdb-store.js
 import { BASE, DEFAULT_WS, materialise, queryArb, rowArb } from "./analytics-arbitraries.js";
 
 /**
- * Differential test: random activity and random valid queries; DuckDB, ClickHouse (in-process,
+ * Differential test: random activity (with feedback on some generations) and random valid
+ * queries; DuckDB, ClickHouse (in-process,
  * chDB) and the reference evaluator must return the same rows and the same `truncated`. Money
  * and counts exactly; floats (averages, percentiles) within 1e-9 relative, since engines sum and
  * interpolate in their own order. Bounded to stay well under a minute.
@@ -80,6 +81,7 @@ describe("analytics engines agree with the reference evaluator", () => {
       ...template,
       otherOrg: false,
       tags: [],
+      feedback: [],
       row: {
         ...template.row,
         created_at_ms: BASE,
@@ -117,12 +119,18 @@ describe("analytics engines agree with the reference evaluator", () => {
         fc.boolean(),
         async (generated, queries, hasDefault) => {
           const org = randomUUID();
-          const { rows, tags } = materialise(generated, org, OTHER_ORG);
+          const { rows, tags, feedback } = materialise(generated, org, OTHER_ORG);
           // Other-organization rows get ids unique across runs (they share one organization).
           for (const r of rows) if (r.organization_id === OTHER_ORG) r.id = `${org}-${r.id}`;
           for (const t of tags)
             if (t.organization_id === OTHER_ORG) t.generation_id = `${org}-${t.generation_id}`;
+          for (const f of feedback) {
+            if (f.organization_id !== OTHER_ORG) continue;
+            f.generation_id = `${org}-${f.generation_id}`;
+            f.feedback_id = `${org}-${f.feedback_id}`;
+          }
           await Promise.all([duck.insert(rows, tags), ch.insert(rows, tags)]);
+          await Promise.all([duck.insertFeedback(feedback), ch.insertFeedback(feedback)]);
           const ctx = { organizationId: org, defaultWorkspaceId: hasDefault ? DEFAULT_WS : null };
           for (const req of queries) {
             let plan: Plan;
@@ -137,7 +145,7 @@ describe("analytics engines agree with the reference evaluator", () => {
               // Near-ties of an inexact float may order differently: compare without cuts.
               plan = { ...plan, limit: 10_000, groupLimit: null };
             }
-            const want = evaluatePlan(plan, ctx, rows, tags);
+            const want = evaluatePlan(plan, ctx, rows, tags, feedback);
             for (const store of [duck, ch]) {
               const engineRows = await store.query(compile(plan, ctx, store.dialect), { timeoutMs: 30_000 });
               assertSame(plan, finishEngineRows(plan, engineRows), want, store.dialect);

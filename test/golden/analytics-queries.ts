@@ -96,4 +96,13 @@ export const GOLDEN_QUERIES: Record<string, QueryRequest> = {
     granularity: "minute",
     time_range: { start: "2026-11-18T09:00:00Z", end: "2026-11-18T12:00:00Z" },
   },
+  "feedback-by-api-daily-with-classifier": {
+    metrics: ["feedback_count", "feedback_latency_count", "request_count"],
+    dimensions: ["api"],
+    granularity: "day",
+    classifier_dimensions: { classifier_id: CLF, dimension_names: ["topic"] },
+    group_limit: 5,
+    order_by: { field: "feedback_count", direction: "desc" },
+    time_range: range,
+  },
 };

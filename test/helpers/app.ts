@@ -5,6 +5,7 @@ import { OutboxSignal } from "../../src/broadcast/outbox/outbox-signal.js";
 import { outboxSink } from "../../src/broadcast/outbox/outbox-sink.js";
 import { loadConfig, type Config } from "../../src/config/config.js";
 import type { BatchPreparer } from "../../src/domain/ingest/pipeline/preparer-port.js";
+import { FeedbackActivity } from "../../src/domain/generation-feedback/feedback-activity.js";
 import { createOrganization } from "../../src/domain/organizations/create-organization.js";
 import { PolicyCache } from "../../src/domain/policy/policy-cache.js";
 import { recordStoreLoader } from "../../src/domain/policy/policy-loader.js";
@@ -80,6 +81,8 @@ export async function makeTestApp(opts: TestAppOptions = {}): Promise<TestApp> {
     secretBox: new SecretBox(TEST_ENCRYPTION_KEY),
     redis: opts.redis ?? null,
     policy: opts.policy ?? new PolicyCache(recordStoreLoader(store.db), { channel: null }),
+    // As main.ts wires it, without the periodic passes (a test runs one with drain()).
+    feedbackActivity: new FeedbackActivity(store, activity),
     ...(opts.preparer ? { preparer: opts.preparer } : {}),
   };
   const app = await buildApp(ctx, { logger: opts.logger ?? false });
@@ -100,6 +103,7 @@ export async function makeTestApp(opts: TestAppOptions = {}): Promise<TestApp> {
     },
     close: async () => {
       await app.close();
+      await ctx.feedbackActivity?.stop();
       await ctx.policy.close();
       if (ownStore) await store.close();
       if (ownActivity) await activity.close();

@@ -62,7 +62,7 @@ describe("analytics over HTTP", () => {
       expect(res.statusCode).toBe(200);
       const body = res.json();
       expect(() => GetAnalyticsMetaResponse$inboundSchema.parse(body)).not.toThrow();
-      expect(body.data.metrics).toHaveLength(35);
+      expect(body.data.metrics).toHaveLength(43); // 35 of the hosted original's + 8 feedback counts
       expect(body.data.metrics[0]).toEqual({
         name: "request_count",
         display_label: "Request Count",

@@ -42,6 +42,15 @@ const METRIC_NAMES = [
   "guardrail_invoked_rate",
   "response_cached_rate",
   "blended_cost_per_million_tokens",
+  // Gatehouse's own: feedback on the generations (docs/content-logging.md "Counting it").
+  "feedback_count",
+  "feedback_latency_count",
+  "feedback_incoherence_count",
+  "feedback_incorrect_response_count",
+  "feedback_formatting_count",
+  "feedback_billing_count",
+  "feedback_api_error_count",
+  "feedback_other_count",
 ];
 const THIRTY_ONE_DAY_METRICS = [
   "guardrail_invoked_count",
@@ -82,7 +91,7 @@ const DIMENSION_NAMES = [
 ];
 
 describe("analytics model", () => {
-  it("lists every metric and dimension of compatibility-facts §B, then Gatehouse's api", () => {
+  it("lists every metric and dimension of compatibility-facts §B, then Gatehouse's feedback metrics and api", () => {
     expect(METRICS.map((m) => m.name)).toEqual(METRIC_NAMES);
     expect(DIMENSIONS.map((d) => d.name)).toEqual(DIMENSION_NAMES);
   });
@@ -106,6 +115,29 @@ describe("analytics model", () => {
     expect(by("percent")).toEqual(["cache_hit_rate", "guardrail_invoked_rate", "response_cached_rate"]);
     for (const m of METRICS) expect(m.is_rate).toBe(m.kind === "float");
     expect(METRICS.find((m) => m.name === "request_count")!.display_label).toBe("Request Count");
+  });
+
+  it("feedback metrics: summable integer counts over 365 days, one per category, labelled by category", () => {
+    const feedback = METRICS.filter((m) => m.measure.kind === "feedback");
+    expect(feedback.map((m) => m.name)).toEqual(METRIC_NAMES.filter((n) => n.startsWith("feedback_")));
+    for (const m of feedback) {
+      expect(m).toMatchObject({
+        kind: "integer",
+        is_rate: false,
+        display_format: "number",
+        max_range_days: 365,
+      });
+    }
+    expect(feedback.map((m) => m.display_label)).toEqual([
+      "Feedback Count",
+      "Latency Feedback Count",
+      "Incoherence Feedback Count",
+      "Incorrect Response Feedback Count",
+      "Formatting Feedback Count",
+      "Billing Feedback Count",
+      "API Error Feedback Count",
+      "Other Feedback Count",
+    ]);
   });
 
   it("unset buckets: variant, user, app, origin, country, finish_reason, external_user, api", () => {

@@ -4,12 +4,29 @@ import type { QueryRequest } from "../../src/analytics/plan/query-request.js";
 import { evaluatePlan } from "../../src/analytics/reference/evaluate.js";
 import { finishEngineRows } from "../../src/analytics/result/finish.js";
 import type { ActivityRow, ClassificationRow } from "../../src/activity/activity-row.js";
+import type { FeedbackCategory, FeedbackRow } from "../../src/activity/feedback-row.js";
 import { CLF, DEFAULT_WS, ORG, gen, tag } from "../helpers/analytics-rows.js";
 
 const NOW = new Date("2026-11-18T12:00:00.000Z");
 const CTX = { organizationId: ORG, defaultWorkspaceId: DEFAULT_WS };
-const run = (req: QueryRequest, rows: ActivityRow[], tags: ClassificationRow[] = []) =>
-  evaluatePlan(buildPlan(req, NOW), CTX, rows, tags);
+const run = (
+  req: QueryRequest,
+  rows: ActivityRow[],
+  tags: ClassificationRow[] = [],
+  feedback: FeedbackRow[] = [],
+) => evaluatePlan(buildPlan(req, NOW), CTX, rows, tags, feedback);
+
+let feedbackSeq = 0;
+/** A feedback submission on a generation, at its time (as the activity store holds it). */
+const fb = (g: ActivityRow, category: FeedbackCategory, over: Partial<FeedbackRow> = {}): FeedbackRow => ({
+  organization_id: g.organization_id,
+  feedback_id: `fb${++feedbackSeq}`,
+  generation_id: g.id,
+  created_at_ms: g.created_at_ms,
+  category,
+  submitted_at_ms: g.created_at_ms + 3_600_000,
+  ...over,
+});
 
 describe("reference evaluator (docs/generation-record.md, hand-computed)", () => {
   it("no rows: one row, counts and sums 0, averages, percentiles and rates null", () => {
@@ -98,6 +115,62 @@ describe("reference evaluator (docs/generation-record.md, hand-computed)", () =>
       m_avg_throughput: 250,
       m_blended_cost_per_million_tokens: 1,
     });
+  });
+
+  it("feedback: counted on the group's generations at their time, in all and per category; 0 without any", () => {
+    const day = (d: string) => Date.parse(`2026-11-${d}T08:00:00Z`);
+    const a = gen({ model: "m/a", created_at_ms: day("16") });
+    const b = gen({ model: "m/b", created_at_ms: day("16") });
+    const c = gen({ model: "m/a", created_at_ms: day("17") });
+    const quiet = gen({ model: "m/c", created_at_ms: day("17") });
+    const feedback = [
+      fb(a, "latency"),
+      fb(a, "latency"),
+      fb(a, "billing"),
+      fb(b, "other"),
+      // Submitted days later: still counted on day 17, its generation's.
+      fb(c, "latency", { submitted_at_ms: day("18") }),
+      // Another organization's, on a generation id this one also has: never counted.
+      fb(a, "latency", { organization_id: "00000000-0000-4000-8000-0000000000ff" }),
+      // About an id with no generation: counted nowhere.
+      fb(a, "other", { generation_id: "no-such-generation" }),
+    ];
+    const byModel = run(
+      {
+        metrics: ["feedback_count", "feedback_latency_count", "request_count"],
+        dimensions: ["model"],
+        order_by: { field: "model", direction: "asc" },
+      },
+      [a, b, c, quiet],
+      [],
+      feedback,
+    );
+    expect(byModel.rows).toEqual([
+      { d_model: "m/a", m_feedback_count: 4n, m_feedback_latency_count: 3n, m_request_count: 2n },
+      { d_model: "m/b", m_feedback_count: 1n, m_feedback_latency_count: 0n, m_request_count: 1n },
+      { d_model: "m/c", m_feedback_count: 0n, m_feedback_latency_count: 0n, m_request_count: 1n },
+    ]);
+    const byDay = run(
+      { metrics: ["feedback_count", "feedback_billing_count"], granularity: "day" },
+      [a, b, c, quiet],
+      [],
+      feedback,
+    );
+    expect(byDay.rows).toEqual([
+      { t_bucket: day("17") - 8 * 3_600_000, m_feedback_count: 1n, m_feedback_billing_count: 0n },
+      { t_bucket: day("16") - 8 * 3_600_000, m_feedback_count: 4n, m_feedback_billing_count: 1n },
+    ]);
+    // A window without the generations leaves their feedback out, whenever it was submitted.
+    const window = run(
+      {
+        metrics: ["feedback_count"],
+        time_range: { start: "2026-11-17T00:00:00Z", end: "2026-11-18T00:00:00Z" },
+      },
+      [a, b, c, quiet],
+      [],
+      feedback,
+    );
+    expect(window.rows).toEqual([{ m_feedback_count: 1n }]);
   });
 
   it("legacy activity (workspace null) belongs to the default workspace, in groups and filters", () => {

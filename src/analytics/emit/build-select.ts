@@ -7,6 +7,7 @@ import {
   tagWhere,
   type CompileContext,
 } from "./build-filters.js";
+import { feedbackJoin } from "./build-feedback-join.js";
 import { measureExpr } from "./build-measure.js";
 import { ParamBag } from "./params.js";
 import type { Expr, Join, OrderItem, Select, SelectItem, TableAlias } from "./tree.js";
@@ -24,15 +25,15 @@ export const GROUP_MAX_ALIAS = "x_group_max";
 const ref = (alias: string): Expr => ({ t: "ref", alias });
 
 /**
- * Plan → SQL tree: one aggregate SELECT over generations (aliased g) with classifier tag joins,
- * then, for an effective group_limit, a ranking layer and a filtering layer.
+ * Plan → SQL tree: one aggregate SELECT over generations (aliased g) with classifier tag joins and
+ * the feedback join, then, for an effective group_limit, a ranking layer and a filtering layer.
  */
 export function buildSelect(plan: Plan, ctx: CompileContext): QueryTree {
   const params = new ParamBag();
   const g = (column: "organization_id" | "created_at"): Expr => ({ t: "col", table: "g", column });
   const start = params.time(plan.startMs);
   const end = params.time(plan.endMs);
-  const window = (table: "g" | "t"): Expr[] => [
+  const window = (table: "g" | "t" | "fb"): Expr[] => [
     { t: "cmp", op: ">=", left: { t: "col", table, column: "created_at" }, right: start },
     { t: "cmp", op: "<", left: { t: "col", table, column: "created_at" }, right: end },
   ];
@@ -96,6 +97,9 @@ export function buildSelect(plan: Plan, ctx: CompileContext): QueryTree {
       );
     }
   }
+
+  const feedback = feedbackJoin(plan, ctx, params, window("fb"));
+  if (feedback) joins.push(feedback);
 
   const where: Expr[] = [
     { t: "cmp", op: "=", left: g("organization_id"), right: params.add(ctx.organizationId, "String") },

@@ -1,3 +1,4 @@
+import type { FeedbackCategory } from "../../activity/feedback-row.js";
 import type { FlagColumn, FloatColumn, GenerationColumn, SumColumn } from "../model/columns.js";
 
 /**
@@ -8,7 +9,7 @@ import type { FlagColumn, FloatColumn, GenerationColumn, SumColumn } from "../mo
 export type ParamType = "String" | "Int64";
 
 export type Expr =
-  | { t: "col"; table: TableAlias; column: GenerationColumn | TagColumn }
+  | { t: "col"; table: TableAlias; column: GenerationColumn | TagColumn | FeedbackColumn }
   | { t: "ref"; alias: string }
   | { t: "param"; name: string; type: ParamType }
   | { t: "time_param"; name: string }
@@ -31,9 +32,12 @@ export type Expr =
   | { t: "count_over"; partition: readonly Expr[] }
   | { t: "max_over"; arg: Expr };
 
-export type TableAlias = "g" | "t" | `t${number}` | "a" | "r";
-export type TableName = "generations" | "generation_tags";
+export type TableAlias = "g" | "t" | `t${number}` | "a" | "r" | "f" | "fb";
+export type TableName = "generations" | "generation_tags" | "generation_feedback";
 export type TagColumn = "generation_id" | "classifier_id" | "dimension_name" | "value";
+/** Columns of `generation_feedback`, and the per-generation counts the feedback join computes. */
+export type FeedbackColumn = "feedback_id" | "category" | FeedbackCountColumn;
+export type FeedbackCountColumn = `n_${FeedbackCategory | "all"}`;
 
 export interface OrderItem {
   expr: Expr;

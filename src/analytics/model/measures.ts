@@ -1,3 +1,4 @@
+import type { FeedbackCategory } from "../../activity/feedback-row.js";
 import type { FlagColumn, FloatColumn, SumColumn } from "./columns.js";
 
 /**
@@ -9,13 +10,16 @@ import type { FlagColumn, FloatColumn, SumColumn } from "./columns.js";
  * - avg / quantile: over the non-null values of a float column — null over nothing. Quantiles are exact
  *   with linear interpolation between closest ranks.
  * - ratio: num / den as doubles, then divided by `divideBy` (1 when absent) — null when den is 0.
+ * - feedback: the number of feedback submissions on the generations (of `category` when given; all
+ *   when null), from the activity store's `generation_feedback` — 0 over nothing.
  */
 export type Measure =
   | { kind: "count"; flag?: Flag }
   | { kind: "sum"; columns: readonly SumColumn[]; flag?: Flag }
   | { kind: "avg"; column: FloatColumn }
   | { kind: "quantile"; column: FloatColumn; q: number }
-  | { kind: "ratio"; num: CountOrSum; den: CountOrSum; divideBy?: number };
+  | { kind: "ratio"; num: CountOrSum; den: CountOrSum; divideBy?: number }
+  | { kind: "feedback"; category: FeedbackCategory | null };
 
 export type CountOrSum = Extract<Measure, { kind: "count" | "sum" }>;
 
@@ -29,3 +33,7 @@ export const count = (flag?: Flag): CountOrSum => (flag ? { kind: "count", flag 
 export const sum = (columns: readonly SumColumn[], flag?: Flag): CountOrSum =>
   flag ? { kind: "sum", columns, flag } : { kind: "sum", columns };
 export const flag = (column: FlagColumn, value = true): Flag => ({ column, value });
+export const feedback = (category: FeedbackCategory | null = null): Measure => ({
+  kind: "feedback",
+  category,
+});

@@ -1,5 +1,6 @@
+import { FEEDBACK_CATEGORIES, type FeedbackCategory } from "../../activity/feedback-row.js";
 import type { MoneyColumn } from "./columns.js";
-import { count, flag, sum, type Measure } from "./measures.js";
+import { count, feedback, flag, sum, type Measure } from "./measures.js";
 
 export type DisplayFormat = "number" | "currency" | "percent" | "latency" | "throughput";
 
@@ -28,7 +29,7 @@ const m = (
   measure: Measure,
 ): MetricDef => {
   const kind: ValueKind =
-    measure.kind === "count"
+    measure.kind === "count" || measure.kind === "feedback"
       ? "integer"
       : measure.kind === "sum"
         ? display_format === "currency"
@@ -41,6 +42,25 @@ const m = (
 
 const money = (name: string, label: string, range: 365 | 31, column: MoneyColumn) =>
   m(name, label, "currency", range, sum([column]));
+
+/** `incorrect_response` → `Incorrect Response`, `api_error` → `API Error`. */
+const categoryLabel = (c: FeedbackCategory): string =>
+  c
+    .split("_")
+    .map((w) => (w === "api" ? "API" : `${w[0]!.toUpperCase()}${w.slice(1)}`))
+    .join(" ");
+
+/**
+ * Gatehouse's own: feedback submitted on the selected generations (POST /generation/feedback),
+ * all of it and per category, counted at the generations' time (docs/content-logging.md
+ * "Counting it").
+ */
+const FEEDBACK_METRICS: readonly MetricDef[] = [
+  m("feedback_count", "Feedback Count", "number", 365, feedback()),
+  ...FEEDBACK_CATEGORIES.map((c) =>
+    m(`feedback_${c}_count`, `${categoryLabel(c)} Feedback Count`, "number", 365, feedback(c)),
+  ),
+];
 
 const TOTAL_USAGE = sum(["usage_nano", "byok_usage_inference_nano"]);
 const TOKENS_TOTAL = sum(["tokens_prompt", "tokens_completion"]);
@@ -104,6 +124,7 @@ export const METRICS: readonly MetricDef[] = [
     den: TOKENS_TOTAL,
     divideBy: 1000,
   }),
+  ...FEEDBACK_METRICS,
 ];
 
 export const METRIC_BY_NAME: ReadonlyMap<string, MetricDef> = new Map(METRICS.map((d) => [d.name, d]));

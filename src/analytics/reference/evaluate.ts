@@ -1,4 +1,5 @@
 import type { ActivityRow, ClassificationRow } from "../../activity/activity-row.js";
+import type { FeedbackRow } from "../../activity/feedback-row.js";
 import type { DimensionDef } from "../model/dimensions.js";
 import { bucketStart } from "../model/granularities.js";
 import type { CompileContext } from "../emit/build-filters.js";
@@ -6,7 +7,7 @@ import { aliasOf, classifierColumnCount, planColumns } from "../plan/columns.js"
 import type { Plan, PlanFilter } from "../plan/plan.js";
 import type { CanonicalResult, CanonicalRow, CanonicalValue } from "../result/canonical.js";
 import { compareValues } from "./compare.js";
-import { evaluateMeasure } from "./measure.js";
+import { evaluateMeasure, type FeedbackCounts } from "./measure.js";
 
 /**
  * The reference evaluator: the plan's meaning over plain arrays, written from docs/wire-compatibility.md
@@ -18,12 +19,14 @@ export function evaluatePlan(
   ctx: CompileContext,
   generations: readonly ActivityRow[],
   tags: readonly ClassificationRow[],
+  feedback: readonly FeedbackRow[] = [],
 ): CanonicalResult {
   const value = (d: DimensionDef, r: ActivityRow): string | number | null => {
     const v = r[d.column];
     return v === null && d.null_is_default_workspace ? ctx.defaultWorkspaceId : v;
   };
   const tagsOf = classifierTags(plan, ctx, tags);
+  const feedbackOf = feedbackCounts(plan, ctx, feedback);
 
   const selected = generations.filter(
     (r) =>
@@ -64,7 +67,9 @@ export function evaluatePlan(
     const row: CanonicalRow = {};
     columns.forEach((c, i) => {
       row[c.alias] =
-        c.ref.kind === "metric" ? evaluateMeasure(plan.metrics[c.ref.index]!.def.measure, g.rows) : g.key[i]!;
+        c.ref.kind === "metric"
+          ? evaluateMeasure(plan.metrics[c.ref.index]!.def.measure, g.rows, feedbackOf)
+          : g.key[i]!;
     });
     return row;
   });
@@ -127,6 +132,22 @@ function matches(f: PlanFilter, v: string | number | null): boolean {
       return ops[f.operator];
     }
   }
+}
+
+/**
+ * generation id → category → submissions: the organization's feedback at its generation's time
+ * in the window (each submission counts once, on the generation it is about).
+ */
+function feedbackCounts(plan: Plan, ctx: CompileContext, feedback: readonly FeedbackRow[]): FeedbackCounts {
+  const out = new Map<string, Map<string, number>>();
+  for (const f of feedback) {
+    if (f.organization_id !== ctx.organizationId) continue;
+    if (f.created_at_ms < plan.startMs || f.created_at_ms >= plan.endMs) continue;
+    let byCategory = out.get(f.generation_id);
+    if (!byCategory) out.set(f.generation_id, (byCategory = new Map<string, number>()));
+    byCategory.set(f.category, (byCategory.get(f.category) ?? 0) + 1);
+  }
+  return out;
 }
 
 /** generation id → dimension_name → distinct values, for the plan's classifier (one id per query). */

@@ -2,8 +2,15 @@ import type { ActivityRow } from "../../activity/activity-row.js";
 import type { FloatColumn } from "../model/columns.js";
 import type { Flag, Measure } from "../model/measures.js";
 
+/** Feedback submissions per generation id, per category. */
+export type FeedbackCounts = ReadonlyMap<string, ReadonlyMap<string, number>>;
+
 /** A measure over one group's generations (docs/wire-compatibility.md "Metrics and dimensions"). */
-export function evaluateMeasure(m: Measure, rows: readonly ActivityRow[]): bigint | number | null {
+export function evaluateMeasure(
+  m: Measure,
+  rows: readonly ActivityRow[],
+  feedback: FeedbackCounts = new Map(),
+): bigint | number | null {
   const where = (f: Flag | undefined) => (f ? rows.filter((r) => r[f.column] === f.value) : rows);
   switch (m.kind) {
     case "count":
@@ -30,6 +37,15 @@ export function evaluateMeasure(m: Measure, rows: readonly ActivityRow[]): bigin
       const num = evaluateMeasure(m.num, rows) as bigint;
       const den = evaluateMeasure(m.den, rows) as bigint;
       return den === 0n ? null : Number(num) / Number(den) / (m.divideBy ?? 1);
+    }
+    case "feedback": {
+      let total = 0n;
+      for (const r of rows) {
+        for (const [category, n] of feedback.get(r.id) ?? []) {
+          if (m.category === null || m.category === category) total += BigInt(n);
+        }
+      }
+      return total;
     }
   }
 }

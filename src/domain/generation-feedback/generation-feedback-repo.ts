@@ -1,3 +1,4 @@
+import type { FeedbackCategory } from "../../activity/feedback-row.js";
 import type { Db } from "../../stores/record-store.js";
 
 /** One submission of POST /generation/feedback. */
@@ -5,7 +6,7 @@ export interface GenerationFeedback {
   id: string;
   organizationId: string;
   generationId: string;
-  category: string;
+  category: FeedbackCategory;
   comment: string | null;
   /** The key that submitted it. */
   keyHash: string;

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from "fastify";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import { getGenerationContent } from "../../gateway/content-log/generation-content-lookup.js";
+import type { FeedbackActivity } from "../../domain/generation-feedback/feedback-activity.js";
 import { submitFeedback } from "../../gateway/generation-feedback/submit-feedback.js";
 import type { AppContext } from "../context.js";
 import { principal } from "../plugins/auth.js";
@@ -11,7 +12,11 @@ import { GenerationFeedbackBody, GenerationFeedbackResponse } from "../schemas/g
 const DAY_MS = 86_400_000;
 
 /** GET /generation/content and POST /generation/feedback (docs/content-logging.md). */
-export async function generationContentRoutes(root: FastifyInstance, ctx: AppContext): Promise<void> {
+export async function generationContentRoutes(
+  root: FastifyInstance,
+  ctx: AppContext,
+  feedbackActivity: FeedbackActivity,
+): Promise<void> {
   const app = root.withTypeProvider<TypeBoxTypeProvider>();
   const tags = ["Models and generations"];
   const rateLimit = routeLimit(ctx.config.rateLimit.management);
@@ -46,7 +51,12 @@ export async function generationContentRoutes(root: FastifyInstance, ctx: AppCon
       },
     },
     async (request) => {
-      await submitFeedback(ctx.store.db, principal(request), request.body, ctx.clock.now());
+      await submitFeedback(
+        { store: ctx.store, feedbackActivity },
+        principal(request),
+        request.body,
+        ctx.clock.now(),
+      );
       return { data: { success: true as const } };
     },
   );

@@ -12,6 +12,7 @@ import { gatewayReadRoutes } from "./gateway-reads.js";
 import { generationContentRoutes } from "./generation-content.js";
 import { guardrailsRoutes } from "./guardrails.js";
 import type { Gateway } from "../../gateway/gateway.js";
+import type { FeedbackActivity } from "../../domain/generation-feedback/feedback-activity.js";
 import { budgetsRoutes } from "./budgets.js";
 import { creditsRoutes } from "./credits.js";
 import { destinationsRoutes } from "./destinations.js";
@@ -21,7 +22,10 @@ import { membersRoutes } from "./members.js";
 import { workspacesRoutes } from "./workspaces.js";
 
 /** Every route under /api/v1. Each resource registers itself from its own module. */
-export async function apiRoutes(app: FastifyInstance, ctx: AppContext & { gateway: Gateway }): Promise<void> {
+export async function apiRoutes(
+  app: FastifyInstance,
+  ctx: AppContext & { gateway: Gateway; feedbackActivity: FeedbackActivity },
+): Promise<void> {
   app.get("/openapi.json", { config: { auth: "none" }, schema: { hide: true } }, async () => app.swagger());
   await keysRoutes(app, ctx);
   await workspacesRoutes(app, ctx);
@@ -39,7 +43,7 @@ export async function apiRoutes(app: FastifyInstance, ctx: AppContext & { gatewa
   responsesRoutes(app, ctx, requests);
   embeddingsRoutes(app, ctx, ctx.gateway, requests);
   await gatewayReadRoutes(app, ctx, ctx.gateway);
-  await generationContentRoutes(app, ctx);
+  await generationContentRoutes(app, ctx, ctx.feedbackActivity);
   await byokRoutes(app, ctx, ctx.gateway);
   await guardrailsRoutes(app, ctx, ctx.gateway);
 }

@@ -1,5 +1,5 @@
 import { Type } from "typebox";
-import { FEEDBACK_CATEGORIES } from "../../gateway/generation-feedback/submit-feedback.js";
+import { FEEDBACK_CATEGORIES } from "../../activity/feedback-row.js";
 
 /** POST /generation/feedback (docs/content-logging.md "Feedback"). */
 export const GenerationFeedbackBody = Type.Object({

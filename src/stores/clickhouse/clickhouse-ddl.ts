@@ -1,5 +1,6 @@
 import {
   ADDED_GENERATION_COLUMNS,
+  FEEDBACK_COLUMNS,
   FIRST_GENERATION_COLUMNS,
   TAG_COLUMNS,
   type ColumnKind,
@@ -18,7 +19,14 @@ const TYPE: Record<ColumnKind, string> = {
 };
 
 /** Few distinct values: dictionary-encoded (transparent to queries and results). */
-const LOW_CARDINALITY = new Set(["model", "provider", "country", "finish_reason", "context_length_bucket"]);
+const LOW_CARDINALITY = new Set([
+  "model",
+  "provider",
+  "country",
+  "finish_reason",
+  "context_length_bucket",
+  "category",
+]);
 
 const columnType = (c: StorageColumn<never>): string =>
   LOW_CARDINALITY.has(c.name) && c.kind === "string"
@@ -43,4 +51,6 @@ export const CLICKHOUSE_DDL: readonly string[] = [
     (c) => `ALTER TABLE generations ADD COLUMN IF NOT EXISTS ${c.name} ${columnType(c)}`,
   ),
   table("generation_tags", TAG_COLUMNS, "organization_id, created_at, generation_id, classifier_id"),
+  // Feedback at its generation's time (src/domain/generation-feedback/ writes it from the record store).
+  table("generation_feedback", FEEDBACK_COLUMNS, "organization_id, created_at, generation_id, feedback_id"),
 ];

@@ -1,5 +1,13 @@
 import type { ActivityRow, ClassificationRow } from "../../activity/activity-row.js";
-import { GENERATION_COLUMNS, TAG_COLUMNS, unseenOf } from "../activity-columns.js";
+import type { FeedbackRow } from "../../activity/feedback-row.js";
+import {
+  FEEDBACK_COLUMNS,
+  GENERATION_COLUMNS,
+  TAG_COLUMNS,
+  unseenFeedbackOf,
+  unseenOf,
+  type ExistingIds,
+} from "../activity-columns.js";
 import type { ActivityStore, BoundQuery, QueryOptions } from "../activity-store.js";
 import { activityRowOf } from "../activity-row-of.js";
 import { CLICKHOUSE_DDL } from "./clickhouse-ddl.js";
@@ -44,14 +52,7 @@ export async function openClickHouseStore(engine: ClickHouseEngine): Promise<Act
     return run;
   };
 
-  async function existing(
-    table: "generations" | "generation_tags",
-    idColumn: "id" | "generation_id",
-    org: string,
-    minMs: number,
-    maxMs: number,
-    ids: readonly string[],
-  ): Promise<Set<string>> {
+  const existing: ExistingIds = async (table, idColumn, org, minMs, maxMs, ids) => {
     const res = await engine.select(
       `SELECT DISTINCT ${idColumn} AS id FROM ${table}
        WHERE organization_id = {org:String}
@@ -61,7 +62,7 @@ export async function openClickHouseStore(engine: ClickHouseEngine): Promise<Act
       60_000,
     );
     return new Set(res.data.map((r) => r.id as string));
-  }
+  };
 
   async function insert(rows: readonly ActivityRow[], tags: readonly ClassificationRow[]): Promise<void> {
     if (closed) throw new Error("activity store is closed");
@@ -70,6 +71,13 @@ export async function openClickHouseStore(engine: ClickHouseEngine): Promise<Act
       await engine.insertJsonEachRow("generations", toJsonEachRow(GENERATION_COLUMNS, newRows));
     if (newTags.length > 0)
       await engine.insertJsonEachRow("generation_tags", toJsonEachRow(TAG_COLUMNS, newTags));
+  }
+
+  async function insertFeedback(rows: readonly FeedbackRow[]): Promise<void> {
+    if (closed) throw new Error("activity store is closed");
+    const fresh = await unseenFeedbackOf(rows, existing);
+    if (fresh.length > 0)
+      await engine.insertJsonEachRow("generation_feedback", toJsonEachRow(FEEDBACK_COLUMNS, fresh));
   }
 
   async function query(q: BoundQuery, opts: QueryOptions): Promise<Record<string, unknown>[]> {
@@ -81,6 +89,7 @@ export async function openClickHouseStore(engine: ClickHouseEngine): Promise<Act
   return {
     dialect: "clickhouse",
     insert: (rows, tags) => serialised(() => insert(rows, tags)),
+    insertFeedback: (rows) => serialised(() => insertFeedback(rows)),
     query,
     generationsForReplay: async (page, opts) =>
       (await query(clickHouseReplayQuery(page), { timeoutMs: opts.timeoutMs })).map(activityRowOf),

@@ -1,5 +1,6 @@
 import {
   ADDED_GENERATION_COLUMNS,
+  FEEDBACK_COLUMNS,
   FIRST_GENERATION_COLUMNS,
   TAG_COLUMNS,
   type ColumnKind,
@@ -34,6 +35,8 @@ export const DUCKDB_DDL: readonly string[] = [
     (c) => `ALTER TABLE generations ADD COLUMN IF NOT EXISTS ${c.name} ${TYPE[c.kind]}`,
   ),
   table("generation_tags", TAG_COLUMNS),
+  // Feedback submissions, written from the record store's queue (src/domain/generation-feedback/).
+  table("generation_feedback", FEEDBACK_COLUMNS),
   // Record-store buffer rows already written here (src/domain/ingest/pipeline/ingest-buffer.ts).
   "CREATE TABLE IF NOT EXISTS ingest_applied (seq BIGINT NOT NULL)",
 ];

@@ -67,6 +67,7 @@ export async function openDuckDbActivityStore(opts: DuckDbStoreOptions): Promise
   return {
     dialect: "duckdb",
     insert: (rows, tags) => serialised(() => writer.insert(rows, tags)),
+    insertFeedback: (rows) => serialised(() => writer.insertFeedback(rows)),
     exclusive: writer.exclusive,
     query,
     generationsForReplay: async (page, opts) =>

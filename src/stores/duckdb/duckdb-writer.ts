@@ -3,7 +3,16 @@ import { hostname } from "node:os";
 import { resolve } from "node:path";
 import { TIMESTAMP, VARCHAR, type DuckDBPreparedStatement } from "@duckdb/node-api";
 import type { ActivityRow, ClassificationRow } from "../../activity/activity-row.js";
-import { GENERATION_COLUMNS, TAG_COLUMNS, unseenOf, type StorageColumn } from "../activity-columns.js";
+import type { FeedbackRow } from "../../activity/feedback-row.js";
+import {
+  FEEDBACK_COLUMNS,
+  GENERATION_COLUMNS,
+  TAG_COLUMNS,
+  unseenFeedbackOf,
+  unseenOf,
+  type ExistingIds,
+  type StorageColumn,
+} from "../activity-columns.js";
 import type { ExclusiveActivityWriter } from "../activity-store.js";
 import { mergeEncoded, type EncodedActivity, type EncodedTable } from "../column-texts.js";
 import type { DuckDbConnections, Serial } from "./duckdb-connections.js";
@@ -13,25 +22,20 @@ import { appendRows, ID_SEPARATOR, insertSqlOf, tsValue } from "./duckdb-values.
 /**
  * Writes of the embedded activity store, all on the writer connection and inside one transaction
  * each (generations and tags land together or not at all): insert() with its existence check
- * (ActivityStore.insert), and the buffered path of the ingest flusher (ExclusiveActivityWriter).
- * `serialised` is the writer connection's queue; insert's caller runs it there.
+ * (ActivityStore.insert), insertFeedback() likewise, and the buffered path of the ingest flusher
+ * (ExclusiveActivityWriter). `serialised` is the writer connection's queue; the callers of insert
+ * and insertFeedback run them there.
  */
 export interface DuckDbWriter {
   insert(rows: readonly ActivityRow[], tags: readonly ClassificationRow[]): Promise<void>;
+  insertFeedback(rows: readonly FeedbackRow[]): Promise<void>;
   exclusive: ExclusiveActivityWriter;
   /** The read barrier registered through exclusive.beforeRead, if any. */
   readBarrier(): ReadBarrier | null;
 }
 
 export function duckDbWriter(conns: DuckDbConnections, serialised: Serial, path: string): DuckDbWriter {
-  async function existing(
-    table: "generations" | "generation_tags",
-    idColumn: "id" | "generation_id",
-    org: string,
-    minMs: number,
-    maxMs: number,
-    ids: readonly string[],
-  ): Promise<Set<string>> {
+  const existing: ExistingIds = async (table, idColumn, org, minMs, maxMs, ids) => {
     const reader = await conns.writer.runAndReadAll(
       `SELECT DISTINCT ${idColumn} AS id FROM ${table}
        WHERE organization_id = $org AND created_at BETWEEN $lo AND $hi
@@ -40,7 +44,7 @@ export function duckDbWriter(conns: DuckDbConnections, serialised: Serial, path:
       { org: VARCHAR, lo: TIMESTAMP, hi: TIMESTAMP, ids: VARCHAR, sep: VARCHAR },
     );
     return new Set(reader.getRowObjectsJS().map((r) => r.id as string));
-  }
+  };
 
   async function insert(rows: readonly ActivityRow[], tags: readonly ClassificationRow[]): Promise<void> {
     conns.assertOpen();
@@ -50,6 +54,13 @@ export function duckDbWriter(conns: DuckDbConnections, serialised: Serial, path:
       await appendRows(conns.writer, "generations", GENERATION_COLUMNS, newRows);
       await appendRows(conns.writer, "generation_tags", TAG_COLUMNS, newTags);
     });
+  }
+
+  async function insertFeedback(rows: readonly FeedbackRow[]): Promise<void> {
+    conns.assertOpen();
+    const fresh = await unseenFeedbackOf(rows, existing);
+    if (fresh.length === 0) return;
+    await inWriterTransaction(() => appendRows(conns.writer, "generation_feedback", FEEDBACK_COLUMNS, fresh));
   }
 
   /** The writer's INSERT statements, prepared once (see insertSqlOf). */
@@ -147,5 +158,5 @@ export function duckDbWriter(conns: DuckDbConnections, serialised: Serial, path:
     },
   };
 
-  return { insert, exclusive, readBarrier: () => readBarrier };
+  return { insert, insertFeedback, exclusive, readBarrier: () => readBarrier };
 }

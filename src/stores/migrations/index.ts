@@ -14,6 +14,7 @@ import { reservationDay } from "./011-reservation-day.js";
 import { generationContent } from "./012-generation-content.js";
 import { creditLine } from "./013-credit-line.js";
 import { guardrailsMembers } from "./014-guardrails-members.js";
+import { feedbackActivity } from "./015-feedback-activity.js";
 
 /** Versioned migrations, applied in name order at start. Append; never edit a released one. */
 export function migrations(caps: DialectCaps): Record<string, Migration> {
@@ -32,6 +33,7 @@ export function migrations(caps: DialectCaps): Record<string, Migration> {
     "012-generation-content": generationContent(caps),
     "013-credit-line": creditLine(caps),
     "014-guardrails-members": guardrailsMembers(caps),
+    "015-feedback-activity": feedbackActivity(caps),
   };
 }
 
