@@ -1,12 +1,14 @@
 /**
  * The API surfaces against chat completions, same server, same run (issue 37's benchmark): the
- * Responses and Anthropic Messages APIs translated to an OpenAI-compatible provider, Messages
- * forwarded natively to an Anthropic provider, and chat completions translated to that Anthropic
- * provider, each JSON and streamed. For each: saturation requests/s (wrk, keep-alive connections)
+ * Responses and Anthropic Messages APIs translated to an OpenAI-compatible provider, Responses
+ * forwarded natively to a provider that declares `responses: true`, Messages forwarded natively to
+ * an Anthropic provider, and chat completions translated to that Anthropic provider, each JSON and
+ * streamed. For each: saturation requests/s (wrk, keep-alive connections)
  * as a share of the upstream called directly in the same shape, and Gatehouse's CPU per request;
  * a translation's cost is its CPU per request minus the native path's on the same provider
- * (Responses and Messages on the OpenAI-compatible provider against chat completions there;
- * chat completions on the Anthropic provider against Messages there). Interleaved rounds after a
+ * (Responses translated against Responses forwarded natively; Messages on the OpenAI-compatible
+ * provider against chat completions there; chat completions on the Anthropic provider against
+ * Messages there). Interleaved rounds after a
  * warm-up, medians reported. Default settings (durable recording, info logging).
  *
  *   npm run bench:surfaces -- [--rounds 3] [--seconds 3] [--connections 32] [--warm-seconds 5]
@@ -71,9 +73,14 @@ const VARIANTS: Variant[] = [
     target: through("/chat/completions", (s) => bodies.chat("bench/tiny", s)),
   },
   {
+    name: "responses → openai (native)",
+    direct: "openai-responses",
+    target: through("/responses", (s) => bodies.responses("bench/tiny-responses", s)),
+  },
+  {
     name: "responses → openai (translated)",
     direct: "openai",
-    native: "chat → openai (native)",
+    native: "responses → openai (native)",
     target: through("/responses", (s) => bodies.responses("bench/tiny", s)),
   },
   {
@@ -123,6 +130,11 @@ async function main(): Promise<void> {
       targets.push({
         name: `direct anthropic ${kind}`,
         t: up("/v1/messages", bodies.messages("tiny", stream)),
+        server: false,
+      });
+      targets.push({
+        name: `direct openai-responses ${kind}`,
+        t: up("/v1/responses", bodies.responses("tiny", stream)),
         server: false,
       });
       for (const v of VARIANTS)

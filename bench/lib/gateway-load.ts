@@ -17,7 +17,9 @@ import { call } from "./http-clients.js";
  * chat.completion with usage. Streaming: a role chunk, three content chunks, a finish chunk, a
  * usage chunk, [DONE] (as OpenAI sends with stream_options.include_usage). On /v1/messages, the
  * same answer as Anthropic's Messages API gives it (a Message; or message_start, a text block in
- * three deltas, message_delta with usage, message_stop), for the surfaces bench's native path.
+ * three deltas, message_delta with usage, message_stop), and on /v1/responses as OpenAI's Responses
+ * API gives it (a response; or its numbered events to response.completed), for the surfaces
+ * bench's native paths.
  */
 export const UPSTREAM_JS = `
 import { createServer } from "node:http";
@@ -32,6 +34,7 @@ const server = createServer((req, res) => {
     const model = body.model;
     const usage = { prompt_tokens: 12, completion_tokens: 6, total_tokens: 18 };
     if (req.url === "/v1/messages") return anthropic(res, body, "msg_" + n);
+    if (req.url === "/v1/responses") return responses(res, body, "resp_" + n);
     if (!body.stream) {
       const text = JSON.stringify({ id, object: "chat.completion", created, model, system_fingerprint: null,
         choices: [{ index: 0, message: { role: "assistant", content: "Hello there, bench friend." }, finish_reason: "stop" }],
@@ -69,6 +72,33 @@ function anthropic(res, body, id) {
   res.write(ev("content_block_stop", { index: 0 }));
   res.write(ev("message_delta", { delta: { stop_reason: "end_turn", stop_sequence: null }, usage: { output_tokens: 6 } }));
   res.end(ev("message_stop", {}));
+}
+function responses(res, body, id) {
+  const usage = { input_tokens: 12, input_tokens_details: { cached_tokens: 0 }, output_tokens: 6,
+    output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 18 };
+  const text = "Hello there, bench friend.";
+  const item = { type: "message", id: "msg_" + id, role: "assistant", status: "completed",
+    content: [{ type: "output_text", text, annotations: [] }] };
+  const result = (status, output, u) => ({ id, object: "response", created_at: Math.floor(Date.now() / 1000),
+    status, model: body.model, output, error: null, incomplete_details: null, usage: u });
+  if (!body.stream) {
+    const json = JSON.stringify(result("completed", [item], usage));
+    res.writeHead(200, { "content-type": "application/json", "content-length": Buffer.byteLength(json) });
+    res.end(json);
+    return;
+  }
+  res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
+  let seq = 0;
+  const ev = (type, data) => "event: " + type + "\\ndata: " + JSON.stringify({ type, sequence_number: seq++, ...data }) + "\\n\\n";
+  const at = { item_id: item.id, output_index: 0, content_index: 0 };
+  res.write(ev("response.created", { response: result("in_progress", [], null) }));
+  res.write(ev("response.output_item.added", { output_index: 0, item: { ...item, status: "in_progress", content: [] } }));
+  res.write(ev("response.content_part.added", { ...at, part: { type: "output_text", text: "", annotations: [] } }));
+  for (const w of ["Hello there,", " bench", " friend."]) res.write(ev("response.output_text.delta", { ...at, delta: w }));
+  res.write(ev("response.output_text.done", { ...at, text }));
+  res.write(ev("response.output_item.done", { output_index: 0, item }));
+  res.write(ev("response.completed", { response: result("completed", [item], usage) }));
+  res.end();
 }
 server.keepAliveTimeout = 60_000;
 server.listen(0, "127.0.0.1", () => process.stdout.write(JSON.stringify({ port: server.address().port }) + "\\n"));
@@ -325,6 +355,13 @@ export function benchServerEnv(dir: string, upstreamPort: number, recording: str
           base_url: `http://127.0.0.1:${upstreamPort}`,
           api_key: "bench-upstream",
         },
+        {
+          slug: "bench-responses",
+          kind: "openai-compatible",
+          base_url: `http://127.0.0.1:${upstreamPort}/v1`,
+          api_key: "bench-upstream",
+          responses: true,
+        },
       ],
       models: [
         {
@@ -339,6 +376,15 @@ export function benchServerEnv(dir: string, upstreamPort: number, recording: str
         {
           id: "bench/tiny-claude",
           provider: "bench-anthropic",
+          upstream_model: "tiny",
+          prompt_price: 0.000001,
+          completion_price: 0.000002,
+          context_length: 8192,
+          max_completion_tokens: 1024,
+        },
+        {
+          id: "bench/tiny-responses",
+          provider: "bench-responses",
           upstream_model: "tiny",
           prompt_price: 0.000001,
           completion_price: 0.000002,
