@@ -68,7 +68,7 @@ export function planAttempts(
   // the catalog (frozen once built), so it is made once per model and copied.
   if (model !== undefined && (models === undefined || models.length === 0) && !prefs) {
     let plans = plainPlans.get(catalog);
-    if (plans === undefined) plainPlans.set(catalog, (plans = new Map()));
+    if (plans === undefined) plainPlans.set(catalog, (plans = new Map<string, readonly Attempt[]>()));
     const id = `${kind}\u0000${model}`;
     let plan = plans.get(id);
     if (plan === undefined) {
