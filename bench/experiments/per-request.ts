@@ -21,6 +21,11 @@
  *   SSE decoding  a streamed answer's bytes to text (src/gateway/providers/sse-events.ts): the
  *                 bench upstream's answer (bench/lib/gateway-load.ts) in two reads, through a
  *                 TextDecoder (the baseline) against a StringDecoder.
+ *   attempt plan  a request naming one model without provider preferences (src/gateway/chat/
+ *                 attempts.ts planAttempts), on a catalog of two models with two endpoints
+ *                 each: the general plan (filters, ranks, sorts; the baseline, reached here
+ *                 with an empty preferences object) against the plan made once per model and
+ *                 copied.
  *   metrics       what a model request counts with GATEHOUSE_METRICS_TOKEN set (its HTTP answer,
  *                 one upstream attempt, the generation: src/metrics/gatehouse-metrics.ts): every
  *                 count through prom-client's labelled inc() (the baseline) against the running
@@ -47,6 +52,8 @@ import { Counter, Histogram, Registry } from "prom-client";
 import { GatehouseMetrics } from "../../src/metrics/gatehouse-metrics.js";
 import { servedGeneration } from "../../test/helpers/recording.js";
 import { chatBody } from "../lib/gateway-load.js";
+import { planAttempts } from "../../src/gateway/chat/attempts.js";
+import type { Catalog, ModelEntry, ProviderEntry } from "../../src/gateway/catalog/catalog.js";
 
 const opt = numberOption(process.argv.slice(2));
 const REQUESTS = opt("requests", 200_000);
@@ -281,6 +288,41 @@ compare(
     tallied.generation(served, 0.2);
     tallied.request("POST", ROUTE, 200, 0.003);
   },
+);
+
+// --- the attempt plan
+const provider = (slug: string) =>
+  ({ slug, name: slug, kind: "openai-compatible" }) as unknown as ProviderEntry;
+const endpoint = (p: string) => ({
+  provider: p,
+  upstreamModel: "tiny",
+  promptPricePerMTokNano: 1_000_000n,
+  completionPricePerMTokNano: 2_000_000n,
+  supportedParameters: [],
+});
+const modelEntry = (id: string): ModelEntry =>
+  ({
+    id,
+    name: id,
+    kind: "chat",
+    isMock: false,
+    endpoints: [endpoint("a"), endpoint("b")],
+  }) as unknown as ModelEntry;
+const catalog: Catalog = {
+  providers: new Map([
+    ["a", provider("a")],
+    ["b", provider("b")],
+  ]),
+  models: new Map([
+    ["bench/tiny", modelEntry("bench/tiny")],
+    ["bench/other", modelEntry("bench/other")],
+  ]),
+};
+compare(
+  "attempt plan, one model, no preferences",
+  ["general plan", "made once per model"],
+  () => (sink += planAttempts(catalog, "bench/tiny", undefined, {}).length),
+  () => (sink += planAttempts(catalog, "bench/tiny", undefined, null).length),
 );
 
 if (sink < 0) console.log(sink);

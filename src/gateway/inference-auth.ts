@@ -1,5 +1,5 @@
 import { DomainError } from "../domain/errors.js";
-import { keyUsable, type KeyPolicy, type Policy, type WorkspacePolicy } from "../domain/policy/policy.js";
+import { keyLive, type KeyPolicy, type Policy, type WorkspacePolicy } from "../domain/policy/policy.js";
 import { hashKey } from "../lib/ids.js";
 import type { Clock } from "../lib/clock.js";
 
@@ -8,7 +8,7 @@ import type { Clock } from "../lib/clock.js";
  * routes (src/domain/policy/): no record-store query for a known key or workspace, changes seen at
  * once on the instance that made them and within POLICY_PROPAGATION_BOUND_MS elsewhere.
  */
-export type GatewayPolicy = Pick<Policy, "keyByHash" | "workspace" | "guardrails">;
+export type GatewayPolicy = Pick<Policy, "keyByHash" | "knownKey" | "workspace" | "guardrails">;
 
 const BEARER_RE = /^Bearer\s+(\S+)\s*$/i;
 
@@ -27,6 +27,28 @@ export async function authenticateInference(
   header: string | undefined,
   apiKeyHeader?: string,
 ): Promise<KeyPolicy> {
+  return inferenceKey(await policy.keyByHash(presentedKeyHash(header, apiKeyHeader)), clock);
+}
+
+/**
+ * authenticateInference, answered synchronously when the policy already knows the key (nearly
+ * every request: the policy cache), so that the request goes on without a promise; a promise
+ * otherwise. Throws (or rejects) the same errors.
+ */
+export function authenticateInferenceNow(
+  policy: GatewayPolicy,
+  clock: Clock,
+  header: string | undefined,
+  apiKeyHeader?: string,
+): KeyPolicy | Promise<KeyPolicy> {
+  const hash = presentedKeyHash(header, apiKeyHeader);
+  const known = policy.knownKey?.(hash);
+  if (known !== undefined) return inferenceKey(known, clock);
+  return policy.keyByHash(hash).then((key) => inferenceKey(key, clock));
+}
+
+/** The hash of the key the request presents; 401 when it presents none or a malformed header. */
+function presentedKeyHash(header: string | undefined, apiKeyHeader: string | undefined): string {
   let secret: string;
   if (header !== undefined && header !== "") {
     const m = BEARER_RE.exec(header);
@@ -37,10 +59,14 @@ export async function authenticateInference(
   } else {
     throw new DomainError("unauthorized", "Missing Authentication header");
   }
-  const key = await policy.keyByHash(hashKey(secret));
+  return hashKey(secret);
+}
+
+/** The key found for the presented one, if it may make inference requests now (else the refusal). */
+function inferenceKey(key: KeyPolicy | null, clock: Clock): KeyPolicy {
   const now = clock.now();
   // Disabled is told apart (403) from unknown, deleted or expired (401).
-  if (!key || !keyUsable({ ...key, disabled: false }, now)) {
+  if (!key || !keyLive(key, now)) {
     throw new DomainError("unauthorized", "Invalid or expired API key");
   }
   if (key.isManagement) throw new DomainError("forbidden", MANAGEMENT_KEY_INFERENCE);

@@ -121,9 +121,12 @@ export async function buildApp(given: AppContext, opts: BuildOptions = {}): Prom
     // Read-your-writes on this instance: a request other than a model request first waits for the
     // records of the answers already sent (free when none is pending; docs/gateway.md "Enforcement").
     // Health checks and the OpenAPI document (auth "none") never wait.
-    app.addHook("onRequest", async (request) => {
+    // Callback hooks here and below, not async ones: a model request passes them on at once,
+    // without a promise and a microtask each (docs/performance-history.md, 2026-11-29).
+    app.addHook("onRequest", (request, _reply, done) => {
       const auth = request.routeOptions.config.auth;
-      if (auth !== "inference" && auth !== "none") await gateway.recorder.settled();
+      if (auth === "inference" || auth === "none") return done();
+      gateway.recorder.settled().then(() => done(), done);
     });
   }
   app.setValidatorCompiler(validatorCompiler);
@@ -156,15 +159,16 @@ export async function buildApp(given: AppContext, opts: BuildOptions = {}): Prom
     });
   }
   if (!given.feedbackActivity) app.addHook("onClose", () => feedbackActivity.stop());
-  app.addHook("onSend", async (request, reply) => {
+  app.addHook("onSend", (request, reply, payload, done) => {
     void reply.header("x-request-id", request.id);
+    done(null, payload);
   });
   // The request line holds only what the `req` serializer keeps (method, path without its query,
   // id), a status and a duration: nothing to redact by path, and path redaction (wildcards
   // included) cost ~7 µs a line, 3 % of a busy gateway. Same line as request.log would write; the
   // stream hook still scans it for credential-shaped text (src/http/logger.ts).
   const requestLog = app.log.child({}, { redact: { paths: [], censor: "[redacted]" } });
-  app.addHook("onResponse", async (request, reply) => {
+  app.addHook("onResponse", (request, reply, done) => {
     requestLog.info(
       {
         reqId: request.id,
@@ -180,6 +184,7 @@ export async function buildApp(given: AppContext, opts: BuildOptions = {}): Prom
       reply.statusCode,
       reply.elapsedTime / 1000,
     );
+    done();
   });
 
   await app.register(swagger, {

@@ -92,6 +92,24 @@ describe("policy cache (src/domain/policy/policy-cache.ts) on SQLite", () => {
     expect(calls.key).toBe(2);
   });
 
+  it("knownKey answers synchronously what keyByHash would answer from memory, and nothing else", async () => {
+    const { loader, calls } = countingLoader(store);
+    const cache = new PolicyCache(loader, { channel: null, now: clock, positiveTtlMs: 1_000 });
+    expect(cache.knownKey(hash)).toBeUndefined(); // never looked up: keyByHash must read
+    const looked = await cache.keyByHash(hash);
+    expect(cache.knownKey(hash)).toBe(looked);
+    expect(calls.key).toBe(1);
+    cache.keyChanged(hash);
+    expect(cache.knownKey(hash)).toBeUndefined();
+    await cache.keyByHash(hash);
+    now = 1_000; // past the entry's lifetime: keyByHash would read again
+    expect(cache.knownKey(hash)).toBeUndefined();
+    // An unknown key is remembered as none (null), as keyByHash answers it.
+    const unknown = hashKey("sk-gh-v1-" + "0".repeat(64));
+    expect(await cache.keyByHash(unknown)).toBeNull();
+    expect(cache.knownKey(unknown)).toBeNull();
+  });
+
   it("many concurrent lookups of one uncached hash reach the store once", async () => {
     const { loader, calls } = countingLoader(store);
     const cache = new PolicyCache(loader, { channel: null, now: clock });

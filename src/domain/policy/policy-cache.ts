@@ -115,6 +115,11 @@ export class PolicyCache implements Policy {
     return this.get(this.keys, `k\0${hash}`, hash, (h) => this.loader.key(h));
   }
 
+  knownKey(hash: string): KeyPolicy | null | undefined {
+    const hit = this.keys.get(hash);
+    return hit && hit.expires > this.o.now() ? hit.value : undefined;
+  }
+
   workspace(workspaceId: string): Promise<WorkspacePolicy | null> {
     return this.get(this.workspaces, `w\0${workspaceId}`, workspaceId, (id) => this.loader.workspace(id));
   }

@@ -62,7 +62,12 @@ export interface WorkspacePolicy {
 
 /** A key may authenticate: not deleted, not disabled, not expired at `now`. */
 export function keyUsable(k: KeyPolicy, now: Date): boolean {
-  return !k.deleted && !k.disabled && (k.expiresAt === null || k.expiresAt > now.toISOString());
+  return !k.disabled && keyLive(k, now);
+}
+
+/** A key exists for its caller: not deleted, not expired at `now` (disabled or not). */
+export function keyLive(k: KeyPolicy, now: Date): boolean {
+  return !k.deleted && (k.expiresAt === null || k.expiresAt > now.toISOString());
 }
 
 /**
@@ -79,6 +84,11 @@ export function keyUsable(k: KeyPolicy, now: Date): boolean {
 export interface Policy {
   /** The key with this SHA-256 hex hash (deleted keys included), or null when there is none. */
   keyByHash(hash: string): Promise<KeyPolicy | null>;
+  /**
+   * What keyByHash would answer at once from what is already known, synchronously; undefined when
+   * it would have to look (then call keyByHash). Optional: a policy without it is always asked.
+   */
+  knownKey?(hash: string): KeyPolicy | null | undefined;
   /** The workspace with this id (deleted workspaces included), or null when there is none. */
   workspace(workspaceId: string): Promise<WorkspacePolicy | null>;
   /**

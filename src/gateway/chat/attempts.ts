@@ -64,6 +64,35 @@ export function planAttempts(
   used: readonly string[] = [],
   kind: ModelKind = "chat",
 ): Attempt[] {
+  // Nearly every request names one model and no provider preferences: its plan depends only on
+  // the catalog (frozen once built), so it is made once per model and copied.
+  if (model !== undefined && (models === undefined || models.length === 0) && !prefs) {
+    let plans = plainPlans.get(catalog);
+    if (plans === undefined) plainPlans.set(catalog, (plans = new Map<string, readonly Attempt[]>()));
+    const id = `${kind}\u0000${model}`;
+    let plan = plans.get(id);
+    if (plan === undefined) {
+      plan = plannedAttempts(catalog, model, undefined, null, [], kind);
+      if (plans.size < PLAIN_PLANS_MAX) plans.set(id, plan);
+    }
+    return plan.slice();
+  }
+  return plannedAttempts(catalog, model, models, prefs, used, kind);
+}
+
+/** Plans of requests naming one model without preferences, per catalog (planAttempts). */
+const plainPlans = new WeakMap<Catalog, Map<string, readonly Attempt[]>>();
+/** Models whose plain plan is kept per catalog at most (a catalog lists far fewer). */
+const PLAIN_PLANS_MAX = 10_000;
+
+function plannedAttempts(
+  catalog: Catalog,
+  model: string | undefined,
+  models: readonly string[] | undefined,
+  prefs: ProviderPrefs | null | undefined,
+  used: readonly string[],
+  kind: ModelKind,
+): Attempt[] {
   const ids = [...new Set([...(model !== undefined ? [model] : []), ...(models ?? [])])];
   if (ids.length === 0) throw invalid("model: is required (or models: a list of model ids)");
   const named = (list: string[] | null | undefined) => (list ? new Set(list.map(norm)) : null);

@@ -4,7 +4,7 @@ import { authenticate } from "../../domain/auth/authenticate.js";
 import { DomainError, MANAGEMENT_ONLY } from "../../domain/errors.js";
 import type { Principal } from "../../domain/auth/principal.js";
 import type { AppContext } from "../context.js";
-import { authenticateInference } from "../../gateway/inference-auth.js";
+import { authenticateInferenceNow } from "../../gateway/inference-auth.js";
 import type { KeyPolicy } from "../../domain/policy/policy.js";
 import type { Gateway } from "../../gateway/gateway.js";
 
@@ -72,31 +72,53 @@ export const authPlugin = fp(async (app: FastifyInstance, ctx: AppContext & { ga
   });
   app.decorateRequest("inferenceKey", null);
   app.decorateRequest("arrivedNs", 0n);
-  app.addHook("onRequest", async (request) => {
-    if (request.is404) return;
+  // A callback hook: a model request whose key the policy cache knows is authenticated without
+  // a promise (authenticateInferenceNow), and goes on at once.
+  app.addHook("onRequest", (request, _reply, done) => {
+    if (request.is404) return done();
     const mode = request.routeOptions.config?.auth ?? "management";
-    if (mode === "none") return;
+    if (mode === "none") return done();
     if (mode === "inference") {
       request.arrivedNs = process.hrtime.bigint();
       const apiKey = request.headers["x-api-key"];
-      const key = await authenticateInference(
-        ctx.gateway.policy,
-        ctx.clock,
-        request.headers.authorization,
-        typeof apiKey === "string" ? apiKey : undefined,
-      );
-      request.inferenceKey = key;
-      request.principalOrNull = {
-        keyHash: key.hash,
-        keyId: key.id,
-        organizationId: key.organizationId,
-        workspaceId: key.workspaceId,
-        isManagement: false,
-      };
+      let key: KeyPolicy | Promise<KeyPolicy>;
+      try {
+        key = authenticateInferenceNow(
+          ctx.gateway.policy,
+          ctx.clock,
+          request.headers.authorization,
+          typeof apiKey === "string" ? apiKey : undefined,
+        );
+      } catch (err) {
+        return done(err as Error);
+      }
+      if (!(key instanceof Promise)) {
+        admitInference(request, key);
+        return done();
+      }
+      key.then((k) => {
+        admitInference(request, k);
+        done();
+      }, done);
       return;
     }
-    const p = await authenticate(ctx.policy, ctx.clock, request.headers.authorization);
-    if (mode === "management" && !p.isManagement) throw new DomainError("forbidden", MANAGEMENT_ONLY);
-    request.principalOrNull = p;
+    authenticate(ctx.policy, ctx.clock, request.headers.authorization).then((p) => {
+      if (mode === "management" && !p.isManagement)
+        return done(new DomainError("forbidden", MANAGEMENT_ONLY));
+      request.principalOrNull = p;
+      done();
+    }, done);
   });
 });
+
+/** Sets the request's inference key and principal (an ordinary key: never a management one). */
+function admitInference(request: FastifyRequest, key: KeyPolicy): void {
+  request.inferenceKey = key;
+  request.principalOrNull = {
+    keyHash: key.hash,
+    keyId: key.id,
+    organizationId: key.organizationId,
+    workspaceId: key.workspaceId,
+    isManagement: false,
+  };
+}
