@@ -262,10 +262,12 @@ describe("built-in detectors on texts made to be slow", () => {
     "template tokens": "<|".repeat(100_000),
     anchors: "you are now now w w ignore prompt uction ".repeat(5_000),
   };
-  it.each(Object.entries(texts))("%s (200 KB): every detector in well under a second", (_, text) => {
+  // Linear scans take tens of milliseconds here; a quadratic one on 200 KB would take minutes. The
+  // bound is 5 s so that a machine loaded several times over its cores does not fail it.
+  it.each(Object.entries(texts))("%s (200 KB): every detector scans in linear time", (_, text) => {
     const t0 = performance.now();
     for (const d of Object.values(BUILTIN_DETECTORS)) d.find(new ScanText(text), []);
-    expect(performance.now() - t0).toBeLessThan(1_000);
+    expect(performance.now() - t0).toBeLessThan(5_000);
   });
 });
 
