@@ -432,7 +432,11 @@ describe.skipIf(unavailable !== null)("dashboard in Chromium", () => {
     const chart = page.locator(".chart").first();
     const plot = chart.locator(".u-over");
     await plot.waitFor();
-    const box = (await plot.boundingBox())!;
+    // The chart may be drawn again once its data arrives (the plot is replaced): wait for a plot
+    // that stays laid out.
+    let box: Awaited<ReturnType<typeof plot.boundingBox>> = null;
+    await expect.poll(async () => (box = await plot.boundingBox()) !== null, { timeout: 10_000 }).toBe(true);
+    box = box!;
     // The cursor at the left edge snaps to the first bucket; the legend shows its time.
     await page.mouse.move(box.x + 1, box.y + box.height / 2);
     const first = (JSON.parse((await chart.getAttribute("data-points")) ?? "{}") as { x: number[] }).x[0]!;
