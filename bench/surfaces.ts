@@ -9,7 +9,9 @@
  * (Responses translated against Responses forwarded natively; Messages on the OpenAI-compatible
  * provider against chat completions there; chat completions on the Anthropic provider against
  * Messages there). Interleaved rounds after a
- * warm-up, medians reported. Default settings (durable recording, info logging).
+ * warm-up, medians reported. Default settings (durable recording, info logging). Then, because a
+ * saturation run's noise on this machine is of the order of the 0.1 ms it checks, the translations'
+ * own functions timed in process for the same request and answer (bench/lib/translation-cost.ts).
  *
  *   npm run bench:surfaces -- [--rounds 3] [--seconds 3] [--connections 32] [--warm-seconds 5]
  */
@@ -29,6 +31,7 @@ import {
 } from "./lib/gateway-load.js";
 import { startBenchServer } from "./lib/query-server.js";
 import { median } from "./lib/stats.js";
+import { translationCost } from "./lib/translation-cost.js";
 
 const args = process.argv.slice(2);
 const opt = numberOption(args);
@@ -172,6 +175,13 @@ async function main(): Promise<void> {
         );
       }
     }
+    console.log(
+      "\nIn process, per request (request translated, answer translated and serialised; median of 7 × 20,000):\n",
+    );
+    console.log("| translation | json | stream |");
+    console.log("| --- | --- | --- |");
+    for (const t of translationCost())
+      console.log(`| ${t.name} | ${t.json.toFixed(1)} µs | ${t.stream.toFixed(1)} µs |`);
   } finally {
     await server?.stop();
     upstream.child.kill();
