@@ -29,6 +29,7 @@ interface DemoSummary {
   generations: number;
   accepted: number;
   duplicates: number;
+  feedback: number;
   credits_usd: number;
   byok_inference_usd: number;
   period: { start: string; end: string };
@@ -141,11 +142,42 @@ describe("gatehouse demo (SQLite + DuckDB)", () => {
         ["topic", 1],
       ]);
 
-      // Ledger and activity agree, window by window.
+      // Feedback on about 1 % of the generations (a fifth of the failed ones), in both stores.
+      expect(first.feedback).toBeGreaterThanOrEqual(8);
+      expect(first.feedback).toBeLessThan(120);
+      const stored = await s.db
+        .selectFrom("generation_feedback")
+        .select(["generation_id", "category", "key_hash", "created_at"])
+        .where("organization_id", "=", first.organization_id)
+        .execute();
+      expect(stored).toHaveLength(first.feedback);
+      expect(await s.db.selectFrom("feedback_activity_queue").selectAll().execute()).toEqual([]);
+      const onGenerations = await q(
+        a,
+        `SELECT f.category, g.api_key_hash, g.finish_reason, f.submitted_at, g.created_at
+         FROM generation_feedback f JOIN generations g ON g.id = f.generation_id
+         WHERE f.organization_id = $org`,
+        { org: first.organization_id },
+      );
+      expect(onGenerations).toHaveLength(first.feedback);
+      expect(new Set(onGenerations.map((r) => r.category)).size).toBeGreaterThanOrEqual(3);
+      for (const r of onGenerations) {
+        if (r.finish_reason === "error") expect(r.category).toBe("api_error");
+        expect(Date.parse(r.submitted_at as string)).toBeGreaterThan(Date.parse(r.created_at as string));
+      }
+      const byGeneration = new Map(stored.map((f) => [f.generation_id, f.key_hash]));
+      const keyOf = await q(
+        a,
+        `SELECT id, api_key_hash FROM generations WHERE id IN (SELECT generation_id FROM generation_feedback)`,
+      );
+      for (const g of keyOf) expect(byGeneration.get(g.id as string)).toBe(g.api_key_hash);
+
+      // Ledger and activity agree, window by window, and hold the same feedback.
       const report = await reconcileLedger(
         { store: s, activity: a, clock: systemClock },
         first.organization_id,
       );
+      expect(report.feedback).toEqual({ stored: first.feedback, activity: first.feedback, queued: 0 });
       expect(report.inSync).toBe(true);
     });
   });
@@ -163,7 +195,15 @@ describe("gatehouse demo (SQLite + DuckDB)", () => {
       keys_created: 0,
       accepted: 0,
       duplicates: 2_000,
+      feedback: 0,
     });
+    const count = await inspect(dir, async (s) =>
+      s.db
+        .selectFrom("generation_feedback")
+        .select((eb) => eb.fn.countAll().as("n"))
+        .executeTakeFirstOrThrow(),
+    );
+    expect(Number(count.n)).toBe(first.feedback);
   });
 
   it("is deterministic for a seed: another install gets the same records, prints a summary and curl examples", async () => {
@@ -189,6 +229,15 @@ describe("gatehouse demo (SQLite + DuckDB)", () => {
         ),
       );
     expect(await perModel(other)).toEqual(await perModel(dir));
+    const feedbackOf = (d: string) =>
+      inspect(d, (s) =>
+        s.db
+          .selectFrom("generation_feedback")
+          .select(["id", "category", "created_at"])
+          .orderBy("id")
+          .execute(),
+      );
+    expect(await feedbackOf(other)).toEqual(await feedbackOf(dir));
 
     const differentSeed = fresh();
     const run8 = await gatehouse(

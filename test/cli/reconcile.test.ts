@@ -11,6 +11,7 @@ interface Report {
   in_sync: boolean;
   compared: number;
   records: { ledger: number; activity: number };
+  feedback: { stored: number; activity: number; queued: number };
   drifts: {
     scope: string;
     name: string;
@@ -81,8 +82,18 @@ for (const target of TARGETS) {
         /generations:\s+1,500 accepted \(record store\), 1,500 in the activity store/,
       );
       expect(run.stdout).toContain("No drift: the ledger matches the activity store.");
+      const feedback = /feedback:\s+(\d+) stored \(record store\), (\d+) in the activity store\n/.exec(
+        run.stdout,
+      );
+      expect(Number(feedback?.[1])).toBeGreaterThan(0);
+      expect(feedback?.[2]).toBe(feedback?.[1]);
       const json = await gatehouse(["reconcile", "--json", "--org", orgId], env);
       const report = JSON.parse(json.stdout) as Report;
+      expect(report.feedback).toEqual({
+        stored: Number(feedback?.[1]),
+        activity: Number(feedback?.[1]),
+        queued: 0,
+      });
       expect(report).toMatchObject({
         in_sync: true,
         drifts: [],
@@ -159,6 +170,62 @@ for (const target of TARGETS) {
       const both = await gatehouse(["reconcile", "--all", "--org", orgId], env);
       expect(both.code).toBe(2);
       expect(both.stderr).toContain("--all: not with --org");
+    });
+
+    it("reports feedback missing from the activity store, and what the queue still holds for it", async () => {
+      const before = JSON.parse((await gatehouse(["reconcile", "--json"], env)).stdout) as Report;
+      const activity = await openDuckDbActivityStore({ path: join(dir, "activity.duckdb") });
+      let victim: string;
+      try {
+        const [row] = await activity.query(
+          {
+            sql: "SELECT feedback_id FROM generation_feedback WHERE organization_id = $org ORDER BY feedback_id LIMIT 1",
+            params: { org: orgId },
+          },
+          { timeoutMs: 10_000 },
+        );
+        victim = row!.feedback_id as string;
+        await activity.query(
+          { sql: "DELETE FROM generation_feedback WHERE feedback_id = $id", params: { id: victim } },
+          { timeoutMs: 10_000 },
+        );
+      } finally {
+        await activity.close();
+      }
+      const n = before.feedback.stored;
+      const run = await gatehouse(["reconcile", "--recheck-ms", "10"], env);
+      expect(run.code).toBe(1);
+      expect(run.stdout).toContain(
+        "The counters match, but the activity store does not hold every feedback submission.",
+      );
+      expect(run.stderr).toContain(
+        `gatehouse: the record store holds ${n} feedback submissions, the activity store ${n - 1}`,
+      );
+      // Queued for the activity store (as after a failed write): the report says so.
+      const s = await open();
+      try {
+        const fb = await s.db
+          .selectFrom("generation_feedback")
+          .selectAll()
+          .where("id", "=", victim)
+          .executeTakeFirstOrThrow();
+        await s.db
+          .insertInto("feedback_activity_queue")
+          .values({
+            feedback_id: fb.id,
+            organization_id: fb.organization_id,
+            generation_id: fb.generation_id,
+            generation_created_at: new Date(0).toISOString(),
+            category: fb.category,
+            created_at: fb.created_at,
+          })
+          .execute();
+      } finally {
+        await s.close();
+      }
+      const json = await gatehouse(["reconcile", "--json", "--recheck-ms", "0"], env);
+      expect(json.code).toBe(1);
+      expect((JSON.parse(json.stdout) as Report).feedback).toEqual({ stored: n, activity: n - 1, queued: 1 });
     });
 
     it("reports a generation deleted from the activity store in every window of its key and workspace", async () => {

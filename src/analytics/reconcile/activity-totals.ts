@@ -48,3 +48,24 @@ export async function readActivityTotals(
     records: Number(r.records),
   }));
 }
+
+/** One bound query per dialect: how many feedback submissions the activity store holds for the organization. */
+export function activityFeedbackCountQuery(
+  dialect: ActivityStore["dialect"],
+  organizationId: string,
+): BoundQuery {
+  const d = DIALECTS[dialect];
+  const sql = `SELECT ${d.count(null)} AS n FROM generation_feedback WHERE organization_id = ${d.param("org", "String")}`;
+  return { sql, params: { org: organizationId } };
+}
+
+export async function readActivityFeedbackCount(
+  activity: ActivityStore,
+  organizationId: string,
+  timeoutMs: number,
+): Promise<number> {
+  const rows = await activity.query(activityFeedbackCountQuery(activity.dialect, organizationId), {
+    timeoutMs,
+  });
+  return Number(rows[0]?.n ?? 0);
+}

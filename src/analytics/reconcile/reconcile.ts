@@ -9,7 +9,8 @@ import type { ActivityStore } from "../../stores/activity-store.js";
 import type { RecordStore } from "../../stores/record-store.js";
 import type { LedgerScope, Totals } from "../../domain/usage/ledger.js";
 import { monthIndex, weekIndex, windowIndex, type WindowKind } from "../../domain/usage/windows.js";
-import { readActivityTotals } from "./activity-totals.js";
+import { countOrganizationFeedback } from "../../domain/generation-feedback/generation-feedback-repo.js";
+import { readActivityFeedbackCount, readActivityTotals } from "./activity-totals.js";
 
 const DAY_MS = 86_400_000;
 const KINDS: readonly WindowKind[] = ["day", "week", "month", "all"];
@@ -37,7 +38,13 @@ export interface ReconcileReport {
   drifts: Drift[];
   /** Ids accepted by the record store (generations_seen) and rows in the activity store. */
   records: { ledger: number; activity: number };
-  /** No drift and as many activity rows as accepted ids. */
+  /**
+   * Feedback submissions: stored in the record store, held by the activity store (what analytics
+   * counts), and queued for it (written by the server's next pass: a difference they explain is
+   * still a difference until then).
+   */
+  feedback: { stored: number; activity: number; queued: number };
+  /** No drift, as many activity rows as accepted ids, and as much feedback in both stores. */
   inSync: boolean;
 }
 
@@ -59,7 +66,8 @@ const cellKey = (scope: LedgerScope, id: string, kind: WindowKind, index: number
  * counter: per key and per workspace, per window (day, ISO week, month, all time), credits
  * (`usage`) and BYOK (`byok_usage_inference`) apart. Workspace attribution follows ingest: a
  * record's workspace, or for legacy records (workspace null) the organization's default
- * workspace, or when there is none the key's workspace.
+ * workspace, or when there is none the key's workspace. It also compares how many accepted
+ * generations and how many feedback submissions each store holds.
  *
  * The two stores are read one after the other; an ingest committing in between can show as a
  * transient drift, so compare at a quiet moment or check again (the CLI does).
@@ -77,7 +85,7 @@ export async function reconcileLedger(
   >;
   const onlyCurrent = opts.windows === "current";
 
-  const [ledgerRows, keys, workspaces, seen] = await Promise.all([
+  const [ledgerRows, keys, workspaces, seen, feedbackStored] = await Promise.all([
     store.db
       .selectFrom("usage_counters")
       .select(["scope", "scope_id", "window", "window_index", "usage_nano", "byok_nano"])
@@ -90,8 +98,14 @@ export async function reconcileLedger(
       .select((eb) => eb.fn.countAll().as("n"))
       .where("organization_id", "=", organizationId)
       .executeTakeFirst(),
+    countOrganizationFeedback(store.db, organizationId),
   ]);
   const days = await readActivityTotals(activity, organizationId, opts.timeoutMs ?? 60_000);
+  const feedbackActivity = await readActivityFeedbackCount(
+    activity,
+    organizationId,
+    opts.timeoutMs ?? 60_000,
+  );
 
   const keyWorkspace = new Map(keys.map((k) => [k.hash, k.workspace_id]));
   // Legacy activity (no workspace) belongs where ingest counted it: the one rule of workspace-repo.
@@ -184,13 +198,16 @@ export async function reconcileLedger(
       b.windowIndex - a.windowIndex,
   );
   const records = { ledger: Number(seen?.n ?? 0), activity: activityRecords };
+  const feedback = { ...feedbackStored, activity: feedbackActivity };
   return {
     organizationId,
     checkedAt: now,
     compared: cells.size,
     drifts,
     records,
-    inSync: drifts.length === 0 && records.ledger === records.activity,
+    feedback,
+    inSync:
+      drifts.length === 0 && records.ledger === records.activity && feedback.stored === feedback.activity,
   };
 }
 

@@ -9,6 +9,8 @@ import { parseTimestamp } from "../../lib/time.js";
 import { WORKSPACES } from "../../demo/catalog.js";
 import { ensureDemoSetup } from "../../demo/demo-setup.js";
 import { generateRecords, type WireRecord } from "../../demo/generate-records.js";
+import { demoFeedback } from "../../demo/demo-feedback.js";
+import { FeedbackActivity, storeFeedbackBatch } from "../../domain/generation-feedback/feedback-activity.js";
 import type { CliIo } from "../cli-io.js";
 import { startProgress } from "../progress.js";
 import { UsageError } from "../usage-error.js";
@@ -94,10 +96,21 @@ export function registerDemo(program: Command, io: CliIo): void {
           let credits = 0n;
           let byok = 0n;
           let batch: WireRecord[] = [];
+          let feedback = 0;
           const flush = async () => {
             const r = await ingestGenerations(deps, org.id, batch);
             accepted += r.accepted;
             duplicates += r.duplicates;
+            // Feedback on some of them, as people leave it (POST /generation/feedback's path).
+            feedback += await storeFeedbackBatch(
+              store,
+              batch.flatMap((rec) => {
+                const f = demoFeedback(rec, org.id, seed);
+                return f
+                  ? [{ feedback: f, generationCreatedAtMs: Date.parse(rec.created_at as string) }]
+                  : [];
+              }),
+            );
             batch = [];
             progress.update(accepted + duplicates, accepted + duplicates);
           };
@@ -109,6 +122,8 @@ export function registerDemo(program: Command, io: CliIo): void {
               if (batch.length >= batchSize) await flush();
             }
             if (batch.length > 0) await flush();
+            // Analytics counts the feedback once the activity store holds it.
+            await new FeedbackActivity(store, activity).drain();
           } finally {
             progress.stop();
           }
@@ -129,6 +144,7 @@ export function registerDemo(program: Command, io: CliIo): void {
             generations: count,
             accepted,
             duplicates,
+            feedback,
             credits_usd: nanoToUsd(credits),
             byok_inference_usd: nanoToUsd(byok),
             seconds: Math.round(seconds * 1000) / 1000,
@@ -155,6 +171,7 @@ export function registerDemo(program: Command, io: CliIo): void {
               `  workspaces:   ${setup.plan.workspaces.length} (${WORKSPACES.map((w) => w.slug ?? "default").join(", ")}), ${setup.createdWorkspaces} created`,
               `  keys:         ${keys} ordinary keys, ${setup.createdKeys} created`,
               `  generations:  ${fmt(accepted)} accepted, ${fmt(duplicates)} duplicates (seed ${seed})`,
+              `  feedback:     ${fmt(feedback)} submissions stored`,
               `  spend:        ${usd(credits)} credits, ${usd(byok)} BYOK inference`,
               `  time:         ${seconds.toFixed(1)} s (${fmt(summary.generations_per_second)} generations/s)`,
               "",

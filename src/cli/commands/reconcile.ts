@@ -37,10 +37,19 @@ const sameDrift = (a: Drift, b: Drift) =>
 /** Why a report is not in sync, in one line (the exit message). */
 function driftMessage(r: ReconcileReport): string {
   const n = r.drifts.length;
-  return n > 0
-    ? `${n === 1 ? "1 ledger counter differs" : `${n} ledger counters differ`} from the activity store`
-    : `the record store accepted ${r.records.ledger} generations, the activity store holds ${r.records.activity}`;
+  if (n > 0)
+    return `${n === 1 ? "1 ledger counter differs" : `${n} ledger counters differ`} from the activity store`;
+  if (r.records.ledger !== r.records.activity) {
+    return `the record store accepted ${r.records.ledger} generations, the activity store holds ${r.records.activity}`;
+  }
+  return `the record store holds ${r.feedback.stored} feedback submissions, the activity store ${r.feedback.activity}${queuedNote(r)}`;
 }
+
+/** ` (N queued for the activity store)`, when any are. */
+const queuedNote = (r: ReconcileReport): string =>
+  r.feedback.queued > 0
+    ? ` (${r.feedback.queued.toLocaleString("en-US")} queued for the activity store)`
+    : "";
 
 /**
  * `gatehouse reconcile`: recomputes the usage ledger (per key and workspace, every day, week, month
@@ -84,7 +93,10 @@ export function registerReconcile(program: Command, io: CliIo): void {
             const recordsDiffer =
               again.records.ledger !== again.records.activity &&
               report.records.ledger !== report.records.activity;
-            return { ...again, drifts, inSync: drifts.length === 0 && !recordsDiffer };
+            const feedbackDiffers =
+              again.feedback.stored !== again.feedback.activity &&
+              report.feedback.stored !== report.feedback.activity;
+            return { ...again, drifts, inSync: drifts.length === 0 && !recordsDiffer && !feedbackDiffers };
           };
 
           if (!opts.all) {
@@ -139,6 +151,7 @@ function reportJson(r: ReconcileReport): Record<string, unknown> {
     compared: r.compared,
     in_sync: r.inSync,
     records: r.records,
+    feedback: r.feedback,
     drifts: r.drifts.map((d) => ({
       scope: d.scope,
       id: d.scopeId,
@@ -163,11 +176,16 @@ function print(io: CliIo, org: { id: string; name: string }, r: ReconcileReport)
     `  counters compared:  ${r.compared.toLocaleString("en-US")}`,
     `  generations:        ${r.records.ledger.toLocaleString("en-US")} accepted (record store), ${r.records.activity.toLocaleString("en-US")} in the activity store`,
   ];
+  lines.push(
+    `  feedback:           ${r.feedback.stored.toLocaleString("en-US")} stored (record store), ${r.feedback.activity.toLocaleString("en-US")} in the activity store${queuedNote(r)}`,
+  );
   if (r.drifts.length === 0) {
     lines.push(
       r.inSync
         ? "  No drift: the ledger matches the activity store."
-        : "  The counters match, but the activity store does not hold every accepted generation.",
+        : r.records.ledger !== r.records.activity
+          ? "  The counters match, but the activity store does not hold every accepted generation."
+          : "  The counters match, but the activity store does not hold every feedback submission.",
     );
     io.out(lines.join("\n") + "\n");
     return;

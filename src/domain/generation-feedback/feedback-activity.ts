@@ -2,7 +2,11 @@ import type { FeedbackRow } from "../../activity/feedback-row.js";
 import type { ActivityStore } from "../../stores/activity-store.js";
 import type { Db, RecordStore } from "../../stores/record-store.js";
 import { bumpActivityVersion } from "../ingest/repos/activity-version.js";
-import { insertGenerationFeedback, type GenerationFeedback } from "./generation-feedback-repo.js";
+import {
+  insertGenerationFeedback,
+  storedFeedbackIds,
+  type GenerationFeedback,
+} from "./generation-feedback-repo.js";
 import {
   claimQueuedFeedback,
   deleteQueuedFeedback,
@@ -37,6 +41,16 @@ export const FEEDBACK_PASS_ROWS = 500;
 /** How often every instance looks for queued feedback. */
 export const FEEDBACK_PASS_INTERVAL_MS = 30_000;
 
+/** The queue row of a submission (what the activity store will hold). */
+const queueRow = (feedback: GenerationFeedback, generationCreatedAtMs: number): FeedbackRow => ({
+  organization_id: feedback.organizationId,
+  feedback_id: feedback.id,
+  generation_id: feedback.generationId,
+  created_at_ms: generationCreatedAtMs,
+  category: feedback.category,
+  submitted_at_ms: Date.parse(feedback.createdAt),
+});
+
 /** Stores a submission and queues it for the activity store, together or not at all. */
 export async function storeFeedback(
   store: RecordStore,
@@ -45,14 +59,35 @@ export async function storeFeedback(
 ): Promise<void> {
   await store.transaction(async (trx) => {
     await insertGenerationFeedback(trx, feedback);
-    await queueFeedbackForActivity(trx, {
-      organization_id: feedback.organizationId,
-      feedback_id: feedback.id,
-      generation_id: feedback.generationId,
-      created_at_ms: generationCreatedAtMs,
-      category: feedback.category,
-      submitted_at_ms: Date.parse(feedback.createdAt),
-    });
+    await queueFeedbackForActivity(trx, queueRow(feedback, generationCreatedAtMs));
+  });
+}
+
+/**
+ * Stores many submissions and queues them, in one transaction; a submission whose id is already
+ * stored is skipped (a re-run of `gatehouse demo`). Resolves to how many were stored.
+ */
+export async function storeFeedbackBatch(
+  store: RecordStore,
+  list: readonly { feedback: GenerationFeedback; generationCreatedAtMs: number }[],
+): Promise<number> {
+  if (list.length === 0) return 0;
+  return store.transaction(async (trx) => {
+    const held = new Set(
+      await storedFeedbackIds(
+        trx,
+        list.map((x) => x.feedback.id),
+      ),
+    );
+    let stored = 0;
+    for (const { feedback, generationCreatedAtMs } of list) {
+      if (held.has(feedback.id)) continue;
+      held.add(feedback.id);
+      await insertGenerationFeedback(trx, feedback);
+      await queueFeedbackForActivity(trx, queueRow(feedback, generationCreatedAtMs));
+      stored++;
+    }
+    return stored;
   });
 }
 
