@@ -10,6 +10,7 @@ import type { RecordStore } from "../../stores/record-store.js";
 import type { LedgerScope, Totals } from "../../domain/usage/ledger.js";
 import { monthIndex, weekIndex, windowIndex, type WindowKind } from "../../domain/usage/windows.js";
 import { countOrganizationFeedback } from "../../domain/generation-feedback/generation-feedback-repo.js";
+import { countQueuedFeedback } from "../../domain/generation-feedback/feedback-queue-repo.js";
 import { readActivityFeedbackCount, readActivityTotals } from "./activity-totals.js";
 
 const DAY_MS = 86_400_000;
@@ -85,7 +86,7 @@ export async function reconcileLedger(
   >;
   const onlyCurrent = opts.windows === "current";
 
-  const [ledgerRows, keys, workspaces, seen, feedbackStored] = await Promise.all([
+  const [ledgerRows, keys, workspaces, seen, feedbackStored, feedbackQueued] = await Promise.all([
     store.db
       .selectFrom("usage_counters")
       .select(["scope", "scope_id", "window", "window_index", "usage_nano", "byok_nano"])
@@ -99,6 +100,7 @@ export async function reconcileLedger(
       .where("organization_id", "=", organizationId)
       .executeTakeFirst(),
     countOrganizationFeedback(store.db, organizationId),
+    countQueuedFeedback(store.db, organizationId),
   ]);
   const days = await readActivityTotals(activity, organizationId, opts.timeoutMs ?? 60_000);
   const feedbackActivity = await readActivityFeedbackCount(
@@ -198,7 +200,7 @@ export async function reconcileLedger(
       b.windowIndex - a.windowIndex,
   );
   const records = { ledger: Number(seen?.n ?? 0), activity: activityRecords };
-  const feedback = { ...feedbackStored, activity: feedbackActivity };
+  const feedback = { stored: feedbackStored, activity: feedbackActivity, queued: feedbackQueued };
   return {
     organizationId,
     checkedAt: now,

@@ -83,3 +83,13 @@ export async function hasQueuedFeedback(db: Db): Promise<boolean> {
     .executeTakeFirst();
   return row !== undefined;
 }
+
+/** How many of the organization's submissions wait for the activity store. */
+export async function countQueuedFeedback(db: Db, organizationId: string): Promise<number> {
+  const row = await db
+    .selectFrom("feedback_activity_queue")
+    .select((eb) => eb.fn.countAll().as("n"))
+    .where("organization_id", "=", organizationId)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}

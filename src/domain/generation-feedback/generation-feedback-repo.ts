@@ -44,24 +44,14 @@ export async function countGenerationFeedback(
   return Number(row.n);
 }
 
-/** How many feedback submissions the organization has stored, and how many wait for the activity store. */
-export async function countOrganizationFeedback(
-  db: Db,
-  organizationId: string,
-): Promise<{ stored: number; queued: number }> {
-  const [stored, queued] = await Promise.all([
-    db
-      .selectFrom("generation_feedback")
-      .select((eb) => eb.fn.countAll().as("n"))
-      .where("organization_id", "=", organizationId)
-      .executeTakeFirstOrThrow(),
-    db
-      .selectFrom("feedback_activity_queue")
-      .select((eb) => eb.fn.countAll().as("n"))
-      .where("organization_id", "=", organizationId)
-      .executeTakeFirstOrThrow(),
-  ]);
-  return { stored: Number(stored.n), queued: Number(queued.n) };
+/** How many feedback submissions the organization has stored. */
+export async function countOrganizationFeedback(db: Db, organizationId: string): Promise<number> {
+  const row = await db
+    .selectFrom("generation_feedback")
+    .select((eb) => eb.fn.countAll().as("n"))
+    .where("organization_id", "=", organizationId)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
 }
 
 /** Which of the given submission ids are stored. */
