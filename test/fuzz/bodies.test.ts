@@ -113,6 +113,8 @@ for (const { factory, runs } of FUZZ_STORES) {
           async ([r, body], pick) => {
             const leaves = stringLeaves(body);
             if (leaves.length === 0) return;
+            // A prototype key is refused before any field is read (raw-bodies.test.ts tests that).
+            if (/"__proto__"|"constructor"/.test(JSON.stringify(body))) return;
             const leaf = leaves[pick % leaves.length]!;
             const res = await sendChecked(w, jsonRequest(r.method, fillPath(w, r), leaf.poison()));
             expect(res.statusCode, `${routeName(r)} ${leaf.field}`).toBe(400);
