@@ -45,7 +45,13 @@ export async function startCaptureServer(status = 200): Promise<{
     received,
     async send(request) {
       const u = new URL(request.url);
-      const headers = Object.fromEntries(Object.entries(request.headers).filter(([k]) => k !== "host"));
+      // fetch sets Host and Content-Length itself. Passing Content-Length along would also depend
+      // on which undici serves global fetch: loading the npm package (as the gateway's upstream
+      // client does) installs its Agent as fetch's dispatcher when none is set yet, and that one
+      // checks the header more strictly than Node's own.
+      const headers = Object.fromEntries(
+        Object.entries(request.headers).filter(([k]) => k !== "host" && k.toLowerCase() !== "content-length"),
+      );
       const res = await fetch(`${origin}${u.pathname}${u.search}`, {
         method: request.method,
         headers,
