@@ -175,10 +175,8 @@ function print(io: CliIo, org: { id: string; name: string }, r: ReconcileReport)
     `Reconciled organization ${org.name} (${org.id}) at ${r.checkedAt.toISOString()}`,
     `  counters compared:  ${r.compared.toLocaleString("en-US")}`,
     `  generations:        ${r.records.ledger.toLocaleString("en-US")} accepted (record store), ${r.records.activity.toLocaleString("en-US")} in the activity store`,
-  ];
-  lines.push(
     `  feedback:           ${r.feedback.stored.toLocaleString("en-US")} stored (record store), ${r.feedback.activity.toLocaleString("en-US")} in the activity store${queuedNote(r)}`,
-  );
+  ];
   if (r.drifts.length === 0) {
     lines.push(
       r.inSync
