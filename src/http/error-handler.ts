@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
 import { DomainError } from "../domain/errors.js";
 import { anthropicErrorBody } from "../gateway/surfaces/messages/messages-errors.js";
+import { isStoreUnavailable } from "../stores/store-errors.js";
 import { envelope } from "./envelope.js";
 import { formatValidationErrors } from "./validation.js";
 
@@ -59,6 +60,24 @@ export function errorHandler(err: FastifyError, request: FastifyRequest, reply: 
     }
     const metadata = (err as { metadata?: Record<string, unknown> }).metadata ?? null;
     void reply.status(status).send(errorBody(request, status, message, metadata));
+    return;
+  }
+  if (isStoreUnavailable(err)) {
+    // Nothing was applied (the transaction rolled back, or never began): safe to retry.
+    request.log.warn({ err, reqId: request.id }, "record store unavailable");
+    void reply
+      .status(503)
+      .header("retry-after", 1)
+      .send(
+        errorBody(
+          request,
+          503,
+          "The record store is busy or unreachable; nothing was changed, retry shortly",
+          {
+            request_id: String(request.id),
+          },
+        ),
+      );
     return;
   }
   request.log.error({ err, reqId: request.id }, "unhandled error");

@@ -1,7 +1,7 @@
 import { deleteMemberAssignmentOfUser } from "../guardrails/member-assignment-repo.js";
 import { conflict, invalid, notFound } from "../errors.js";
 import { activeKeyCountsByCreator } from "../keys/key-repo.js";
-import { isUniqueViolation } from "../workspaces/workspace-repo.js";
+import { isUniqueViolation } from "../../stores/store-errors.js";
 import type { Clock } from "../../lib/clock.js";
 import type { RecordStore } from "../../stores/record-store.js";
 import {

@@ -118,12 +118,6 @@ export async function slugInUse(
   return (await q.executeTakeFirst()) !== undefined;
 }
 
-/** A unique-constraint violation from either engine (SQLite or PostgreSQL). */
-export function isUniqueViolation(err: unknown): boolean {
-  const code = (err as { code?: unknown } | null)?.code;
-  return code === "23505" || code === "SQLITE_CONSTRAINT_UNIQUE";
-}
-
 /** Ids per lookup statement (bound values stay far under each engine's limit). */
 const LOOKUP_CHUNK = 1_000;
 

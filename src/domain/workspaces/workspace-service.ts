@@ -2,12 +2,12 @@ import { conflict, invalid } from "../errors.js";
 import { keyCreatorUserId } from "../keys/key-repo.js";
 import type { Clock } from "../../lib/clock.js";
 import type { RecordStore } from "../../stores/record-store.js";
+import { isUniqueViolation } from "../../stores/store-errors.js";
 import { resolveWorkspace } from "./resolve-workspace.js";
 import { toWorkspaceRecord, type WorkspaceRecord } from "./workspace-record.js";
 import {
   findWorkspaceById,
   insertWorkspace,
-  isUniqueViolation,
   listWorkspaceRows,
   slugInUse,
   updateWorkspaceColumns,
