@@ -80,10 +80,17 @@ function openFirehose(
   });
 }
 
-/** Waits until the firehose stops writing (its socket is full, or it is done). */
+/**
+ * Waits until the firehose stops writing (its socket is full, or it is done): no progress over
+ * three polls 100 ms apart. One quiet poll is not enough on a loaded machine, where the gateway can
+ * go 100 ms without the CPU to move a chunk while the buffers still have room (a test that then
+ * closed the server saw the stream end normally, [DONE] included).
+ */
 async function firehoseStalls(): Promise<void> {
   let last = -1;
-  for (let i = 0; i < 40 && FIREHOSE.written !== last; i++) {
+  let quiet = 0;
+  for (let i = 0; i < 60 && quiet < 3; i++) {
+    quiet = FIREHOSE.written === last ? quiet + 1 : 0;
     last = FIREHOSE.written;
     await new Promise((r) => setTimeout(r, 100));
   }
