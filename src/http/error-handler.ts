@@ -63,21 +63,13 @@ export function errorHandler(err: FastifyError, request: FastifyRequest, reply: 
     return;
   }
   if (isStoreUnavailable(err)) {
-    // Nothing was applied (the transaction rolled back, or never began): safe to retry.
+    // Not a bug: the store could not take the request now (src/stores/store-errors.ts).
     request.log.warn({ err, reqId: request.id }, "record store unavailable");
+    const metadata = { request_id: String(request.id) };
     void reply
       .status(503)
       .header("retry-after", 1)
-      .send(
-        errorBody(
-          request,
-          503,
-          "The record store is busy or unreachable; nothing was changed, retry shortly",
-          {
-            request_id: String(request.id),
-          },
-        ),
-      );
+      .send(errorBody(request, 503, "The record store is busy or unreachable; retry shortly", metadata));
     return;
   }
   request.log.error({ err, reqId: request.id }, "unhandled error");

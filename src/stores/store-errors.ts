@@ -41,10 +41,18 @@ const TRANSIENT_CODES = new Set([
   "EPIPE",
 ]);
 
+/**
+ * node-postgres's errors for a connection lost in the middle of a query carry no code, only these
+ * messages ("Connection terminated unexpectedly", and "Connection terminated" while ending).
+ */
+const PG_CONNECTION_LOST = /^Connection terminated\b/;
+
 /** Whether a failure is the store's momentary unavailability (answer 503, retry later). */
 export function isStoreUnavailable(err: unknown): boolean {
   if (err instanceof StoreUnavailableError) return true;
   const code = (err as { code?: unknown } | null)?.code;
-  if (typeof code !== "string") return false;
+  if (typeof code !== "string") {
+    return err instanceof Error && code === undefined && PG_CONNECTION_LOST.test(err.message);
+  }
   return TRANSIENT_CODES.has(code) || code.startsWith("08") || code.startsWith("53");
 }

@@ -22,6 +22,8 @@ describe("store failures told apart (src/stores/store-errors.ts)", () => {
     expect(
       isStoreUnavailable(new StoreUnavailableError(new Error("timeout exceeded when trying to connect"))),
     ).toBe(true);
+    // node-postgres's connection lost mid-query: no code, a fixed message.
+    expect(isStoreUnavailable(new Error("Connection terminated unexpectedly"))).toBe(true);
     // A broken rule in the data, a syntax error, a plain bug: not the store's unavailability.
     for (const err of [
       { code: "23505" },
