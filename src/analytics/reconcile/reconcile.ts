@@ -102,12 +102,11 @@ export async function reconcileLedger(
     countOrganizationFeedback(store.db, organizationId),
     countQueuedFeedback(store.db, organizationId),
   ]);
-  const days = await readActivityTotals(activity, organizationId, opts.timeoutMs ?? 60_000);
-  const feedbackActivity = await readActivityFeedbackCount(
-    activity,
-    organizationId,
-    opts.timeoutMs ?? 60_000,
-  );
+  const timeoutMs = opts.timeoutMs ?? 60_000;
+  const [days, feedbackActivity] = await Promise.all([
+    readActivityTotals(activity, organizationId, timeoutMs),
+    readActivityFeedbackCount(activity, organizationId, timeoutMs),
+  ]);
 
   const keyWorkspace = new Map(keys.map((k) => [k.hash, k.workspace_id]));
   // Legacy activity (no workspace) belongs where ingest counted it: the one rule of workspace-repo.
