@@ -1,7 +1,7 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
 import { DomainError } from "../domain/errors.js";
 import { anthropicErrorBody } from "../gateway/surfaces/messages/messages-errors.js";
-import { isStoreUnavailable } from "../stores/store-errors.js";
+import { unavailableStore } from "../stores/store-errors.js";
 import { envelope } from "./envelope.js";
 import { formatValidationErrors } from "./validation.js";
 
@@ -62,14 +62,16 @@ export function errorHandler(err: FastifyError, request: FastifyRequest, reply: 
     void reply.status(status).send(errorBody(request, status, message, metadata));
     return;
   }
-  if (isStoreUnavailable(err)) {
+  const store = unavailableStore(err);
+  if (store) {
     // Not a bug: the store could not take the request now (src/stores/store-errors.ts).
-    request.log.warn({ err, reqId: request.id }, "record store unavailable");
+    request.log.warn({ err, reqId: request.id }, `${store} unavailable`);
     const metadata = { request_id: String(request.id) };
+    const message = `The ${store} is busy or unreachable; retry shortly`;
     void reply
       .status(503)
       .header("retry-after", 1)
-      .send(errorBody(request, 503, "The record store is busy or unreachable; retry shortly", metadata));
+      .send(errorBody(request, 503, message, metadata));
     return;
   }
   request.log.error({ err, reqId: request.id }, "unhandled error");

@@ -1,41 +1,124 @@
 import { randomBytes } from "node:crypto";
+import { createServer, type Server } from "node:http";
+import {
+  connect,
+  createServer as createNetServer,
+  type AddressInfo,
+  type Server as NetServer,
+  type Socket,
+} from "node:net";
+import { sql } from "kysely";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openPostgresStore } from "../../src/stores/postgres/open-postgres.js";
 import type { RecordStore } from "../../src/stores/record-store.js";
 import {
-  isStoreUnavailable,
+  isConnectionFailure,
   isUniqueViolation,
   StoreUnavailableError,
+  unavailableStore,
 } from "../../src/stores/store-errors.js";
+import type { ActivityStore } from "../../src/stores/activity-store.js";
+import { openClickHouseServerStore } from "../../src/stores/clickhouse/server-store.js";
 import { makeTestApp, type TestApp } from "../helpers/app.js";
 import { freshPostgresDatabase, PG_URL } from "../helpers/stores.js";
 
 describe("store failures told apart (src/stores/store-errors.ts)", () => {
-  it("the store's momentary unavailability, by SQLSTATE class, driver code or the pool's own error", () => {
+  it("the record store's momentary unavailability, by SQLSTATE class or SQLite code", () => {
     for (const code of ["53300", "53100", "08006", "08001", "57P03", "57P01", "40001", "40P01", "55P03"]) {
-      expect(isStoreUnavailable({ code }), code).toBe(true);
+      expect(unavailableStore({ code }), code).toBe("record store");
     }
-    for (const code of ["SQLITE_BUSY", "SQLITE_LOCKED", "ECONNREFUSED", "ECONNRESET"]) {
-      expect(isStoreUnavailable({ code }), code).toBe(true);
+    for (const code of ["SQLITE_BUSY", "SQLITE_LOCKED"]) {
+      expect(unavailableStore({ code }), code).toBe("record store");
     }
-    expect(
-      isStoreUnavailable(new StoreUnavailableError(new Error("timeout exceeded when trying to connect"))),
-    ).toBe(true);
-    // node-postgres's connection lost mid-query: no code, a fixed message.
-    expect(isStoreUnavailable(new Error("Connection terminated unexpectedly"))).toBe(true);
     // A broken rule in the data, a syntax error, a plain bug: not the store's unavailability.
     for (const err of [
       { code: "23505" },
       { code: "42601" },
       { code: "SQLITE_CONSTRAINT_UNIQUE" },
+      { code: "0800" },
       new Error("x"),
       null,
     ]) {
-      expect(isStoreUnavailable(err)).toBe(false);
+      expect(unavailableStore(err)).toBe(null);
     }
     expect(isUniqueViolation({ code: "23505" })).toBe(true);
     expect(isUniqueViolation({ code: "53300" })).toBe(false);
+  });
+
+  it("a socket's failure is a store's only where that store's boundary wrapped it, naming the store", () => {
+    // Any outbound connection can raise these: reaching the API bare, they are a 500, not a 503
+    // that would blame a store.
+    for (const code of ["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EPIPE"]) {
+      expect(unavailableStore({ code }), code).toBe(null);
+      expect(isConnectionFailure({ code }), code).toBe(true);
+    }
+    expect(unavailableStore(new Error("Connection terminated unexpectedly"))).toBe(null);
+    // node-postgres's connection lost mid-query: no code, a fixed message.
+    expect(isConnectionFailure(new Error("Connection terminated unexpectedly"))).toBe(true);
+    expect(isConnectionFailure({ code: "53300" })).toBe(false);
+    expect(isConnectionFailure(new Error("x"))).toBe(false);
+    const refused = Object.assign(new Error("connect ECONNREFUSED"), { code: "ECONNREFUSED" });
+    expect(unavailableStore(new StoreUnavailableError("record store", refused))).toBe("record store");
+    expect(unavailableStore(new StoreUnavailableError("activity store", refused))).toBe("activity store");
+  });
+});
+
+/**
+ * A ClickHouse server that stops answering: its refused connections are the activity store's
+ * unavailability, classified by the server store itself, and an analytics query answers 503
+ * naming the activity store (not the record store, which is fine).
+ */
+describe("a ClickHouse server refusing connections: 503 naming the activity store", () => {
+  let fake: Server;
+  let port: number;
+  let activity: ActivityStore;
+  let t: TestApp;
+
+  beforeAll(async () => {
+    // Enough of ClickHouse's HTTP interface for the store to open: every DDL statement answers 200.
+    fake = createServer((req, res) => {
+      req.resume();
+      req.on("end", () => res.end(""));
+    });
+    await new Promise<void>((r) => fake.listen(0, "127.0.0.1", r));
+    port = (fake.address() as AddressInfo).port;
+    activity = await openClickHouseServerStore({ url: `http://127.0.0.1:${port}` });
+    t = await makeTestApp({ activity });
+    fake.closeAllConnections();
+    await new Promise<void>((r) => fake.close(() => r()));
+  });
+  afterAll(async () => {
+    await t?.close();
+    await activity?.close();
+  });
+
+  it("opening a store on a port nothing listens on fails as the activity store's unavailability", async () => {
+    const failure = await openClickHouseServerStore({
+      url: `http://127.0.0.1:${port}`,
+      database: "gh_x",
+    }).then(
+      () => null,
+      (err: unknown) => err,
+    );
+    expect(failure).toBeInstanceOf(StoreUnavailableError);
+    expect((failure as StoreUnavailableError).store).toBe("activity store");
+  });
+
+  it("an analytics query answers 503 with Retry-After and names the activity store", async () => {
+    const iso = (ms: number) => new Date(ms).toISOString();
+    const r = await t.call({
+      method: "POST",
+      url: "/api/v1/analytics/query",
+      payload: {
+        metrics: ["request_count"],
+        time_range: { start: iso(Date.now() - 3_600_000), end: iso(Date.now()) },
+      },
+    });
+    expect(r.statusCode, r.body).toBe(503);
+    expect(r.headers["retry-after"]).toBe("1");
+    expect(r.json().error.message).toBe("The activity store is busy or unreachable; retry shortly");
+    expect(r.json().error.metadata.request_id).toBeTruthy();
   });
 });
 
@@ -94,12 +177,62 @@ describe.skipIf(!PG_URL)("PostgreSQL refusing a connection: 503 with Retry-After
     expect(refused.headers["retry-after"]).toBe("1");
     const body = refused.json();
     expect(body.error.code).toBe(503);
-    expect(body.error.message).toContain("retry");
+    expect(body.error.message).toBe("The record store is busy or unreachable; retry shortly");
     expect(body.error.metadata.request_id).toBeTruthy();
     release();
     await holding;
     const ok = await put();
     expect(ok.statusCode).toBe(200);
     expect(ok.json().data.limit_usd).toBe(5);
+  });
+});
+
+/**
+ * A PostgreSQL connection lost in the middle of a statement (here: a loopback TCP relay to the
+ * server, cut while `pg_sleep` runs) is the record store's unavailability, wrapped by the pool's
+ * connection itself; the next statement gets a fresh connection.
+ */
+describe.skipIf(!PG_URL)("PostgreSQL connection lost mid-statement", () => {
+  let relay: NetServer;
+  const sockets = new Set<Socket>();
+  let store: RecordStore;
+  let dbi: Awaited<ReturnType<typeof freshPostgresDatabase>>;
+
+  beforeAll(async () => {
+    dbi = await freshPostgresDatabase();
+    const target = new URL(dbi.url);
+    relay = createNetServer((client) => {
+      const server = connect(Number(target.port || 5432), target.hostname);
+      for (const s of [client, server]) {
+        sockets.add(s);
+        s.on("error", () => undefined);
+        s.on("close", () => sockets.delete(s));
+      }
+      client.pipe(server).pipe(client);
+    });
+    await new Promise<void>((r) => relay.listen(0, "127.0.0.1", r));
+    const url = new URL(dbi.url);
+    url.hostname = "127.0.0.1";
+    url.port = String((relay.address() as AddressInfo).port);
+    store = await openPostgresStore(url.toString(), 2);
+  });
+  afterAll(async () => {
+    await store?.close();
+    await new Promise<void>((r) => relay?.close(() => r()));
+    await dbi?.drop();
+  });
+
+  it("rejects with StoreUnavailableError naming the record store, then serves the next statement", async () => {
+    const running = sql`select pg_sleep(5)`.execute(store.db).then(
+      () => null,
+      (err: unknown) => err,
+    );
+    await new Promise((r) => setTimeout(r, 200));
+    for (const s of sockets) s.destroy();
+    const failure = await running;
+    expect(failure).toBeInstanceOf(StoreUnavailableError);
+    expect(unavailableStore(failure)).toBe("record store");
+    const { rows } = await sql<{ one: number }>`select 1 as one`.execute(store.db);
+    expect(rows[0]?.one).toBe(1);
   });
 });

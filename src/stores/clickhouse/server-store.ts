@@ -1,8 +1,9 @@
 import { randomUUID } from "node:crypto";
-import { createClient, type ClickHouseClient } from "@clickhouse/client";
+import { ClickHouseLogLevel, createClient, type ClickHouseClient } from "@clickhouse/client";
 import { ActivityTimeoutError, type ActivityStore } from "../activity-store.js";
 import { openClickHouseStore, type ClickHouseEngine } from "./clickhouse-store.js";
 import { CH_TIMEOUT_CODE, RESULT_SETTINGS, parseJsonResult } from "./clickhouse-values.js";
+import { isConnectionFailure, StoreUnavailableError } from "../store-errors.js";
 
 /** Extra time the client waits past max_execution_time before aborting and killing the query. */
 const BACKSTOP_MS = 2_000;
@@ -16,8 +17,31 @@ export interface ClickHouseServerOptions {
   client?: ClickHouseClient;
 }
 
+/**
+ * The client's own console lines off: they are unstructured text beside Gatehouse's JSON log, and
+ * every failure they would report also rejects the call, which Gatehouse logs itself (the 503's
+ * warning line, an ingest's retry), in its own log with its own redaction.
+ */
+const QUIET = { log: { level: ClickHouseLogLevel.OFF } };
+
 const isTimeout = (err: unknown): boolean =>
   String((err as { code?: unknown } | null)?.code) === String(CH_TIMEOUT_CODE);
+
+/**
+ * The server's failure as the activity store's: a refused, reset or timed-out connection is its
+ * momentary unavailability (the API answers 503 naming the activity store); anything else as is.
+ */
+const classified = (err: unknown): unknown =>
+  isConnectionFailure(err) ? new StoreUnavailableError("activity store", err) : err;
+
+/** fn's failure classified (`classified`). */
+async function atBoundary<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    throw classified(err);
+  }
+}
 
 /**
  * A ClickHouse server (or cluster endpoint) through @clickhouse/client. Cancellation: the query
@@ -28,15 +52,19 @@ export async function openClickHouseServerStore(opts: ClickHouseServerOptions): 
   let client = opts.client;
   if (!client) {
     if (!opts.url) throw new Error("ClickHouse URL is required");
-    if (opts.database) {
-      const admin = createClient({ url: opts.url });
+    const database = opts.database;
+    if (database) {
+      const admin = createClient({ url: opts.url, ...QUIET });
       try {
-        await admin.command({ query: `CREATE DATABASE IF NOT EXISTS ${quoteIdent(opts.database)}` });
+        await atBoundary(() =>
+          admin.command({ query: `CREATE DATABASE IF NOT EXISTS ${quoteIdent(database)}` }),
+        );
       } finally {
         await admin.close();
       }
     }
     client = createClient({
+      ...QUIET,
       url: opts.url,
       ...(opts.database ? { database: opts.database } : {}),
       request_timeout: 300_000,
@@ -45,10 +73,10 @@ export async function openClickHouseServerStore(opts: ClickHouseServerOptions): 
   const ch = client;
   const engine: ClickHouseEngine = {
     command: async (sql) => {
-      await ch.command({ query: sql });
+      await atBoundary(() => ch.command({ query: sql }));
     },
     insertJsonEachRow: async (table, rows) => {
-      await ch.insert({ table, values: rows, format: "JSONEachRow" });
+      await atBoundary(() => ch.insert({ table, values: rows, format: "JSONEachRow" }));
     },
     select: async (sql, params, timeoutMs) => {
       const queryId = randomUUID();
@@ -77,14 +105,14 @@ export async function openClickHouseServerStore(opts: ClickHouseServerOptions): 
         return parseJsonResult(await rs.text());
       } catch (err) {
         if (killed || isTimeout(err)) throw new ActivityTimeoutError();
-        throw err;
+        throw classified(err);
       } finally {
         clearTimeout(timer);
       }
     },
     ping: async () => {
       const r = await ch.ping();
-      if (!r.success) throw r.error;
+      if (!r.success) throw classified(r.error);
     },
     close: () => ch.close(),
   };

@@ -4,7 +4,7 @@ import { POSTGRES_CAPS } from "../dialect.js";
 import { migrateToLatest } from "../migrations/index.js";
 import type { RecordStore } from "../record-store.js";
 import type { Database } from "../schema.js";
-import { StoreUnavailableError } from "../store-errors.js";
+import { isConnectionFailure, StoreUnavailableError } from "../store-errors.js";
 
 /** PostgreSQL record store, shared by every instance behind a load balancer. */
 export async function openPostgresStore(url: string, poolSize = 10): Promise<RecordStore> {
@@ -15,9 +15,9 @@ export async function openPostgresStore(url: string, poolSize = 10): Promise<Rec
   // store's unavailability, answered 503 with Retry-After, not a bug answered 500.
   const connect = async () => {
     try {
-      return await pool.connect();
+      return classifyFailures(await pool.connect());
     } catch (err) {
-      throw new StoreUnavailableError(err);
+      throw new StoreUnavailableError("record store", err);
     }
   };
   const db = new Kysely<Database>({
@@ -41,4 +41,36 @@ export async function openPostgresStore(url: string, poolSize = 10): Promise<Rec
     },
     close: () => db.destroy(),
   };
+}
+
+const CLASSIFIED = Symbol("gatehouse.classifiedFailures");
+
+/**
+ * The pool's connection, its queries' lost-connection failures (a reset socket, node-postgres's
+ * "Connection terminated unexpectedly") wrapped in StoreUnavailableError: the record store's
+ * unavailability, told apart here where it is known to be the record store's. Patched once per
+ * connection (the pool hands the same client out again). A query given a callback, or a cursor,
+ * returns no promise and is left as it is.
+ *
+ * The connection also gets an `error` listener of its own: node-postgres emits `error` on a client
+ * whose connection ends unexpectedly, and the pool listens only while the client is idle, so a
+ * connection lost while checked out (a restart, a failover, a network cut mid-statement) was an
+ * uncaught exception that ended the process. The statement in flight rejects with the same error
+ * (wrapped above), and the pool drops the broken client when it is released.
+ */
+function classifyFailures(client: pg.PoolClient): pg.PoolClient {
+  const marked = client as pg.PoolClient & { [CLASSIFIED]?: true };
+  if (marked[CLASSIFIED]) return client;
+  marked[CLASSIFIED] = true;
+  client.on("error", () => undefined);
+  const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+  const classified = (...args: unknown[]): unknown => {
+    const result = query(...args);
+    if (typeof (result as Promise<unknown> | null)?.then !== "function") return result;
+    return (result as Promise<unknown>).then(undefined, (err: unknown) => {
+      throw isConnectionFailure(err) ? new StoreUnavailableError("record store", err) : err;
+    });
+  };
+  (client as { query: unknown }).query = classified;
+  return client;
 }
