@@ -53,15 +53,27 @@ async function main(): Promise<void> {
       })
     : null;
   redis?.on("error", () => undefined); // surfaced by /readyz; reconnects on its own
+  // The server's logger once it exists; events before it (a lock lost, a channel's state) go unlogged.
+  let log: {
+    error(o: object, m: string): void;
+    warn(o: object, m: string): void;
+    info(o: object, m: string): void;
+  } | null = null;
   // Instances sharing a PostgreSQL record store must share the activity store (ClickHouse).
   const instanceLock =
     config.databaseUrl && !config.allowSplitAnalytics
-      ? await holdActivityStoreLock(config.databaseUrl, config.clickhouseUrl === null).catch(
-          async (err: unknown) => {
-            await store.close();
-            throw err;
+      ? await holdActivityStoreLock(config.databaseUrl, config.clickhouseUrl === null, {
+          onEvent: (event) => {
+            if (event.kind === "lost")
+              log?.warn({}, "activity store instance lock lost with its connection: taking it again");
+            else if (event.kind === "regained") log?.info({}, "activity store instance lock taken again");
+            else
+              log?.error({ reason: event.message }, "activity store instance lock taken by another instance");
           },
-        )
+        }).catch(async (err: unknown) => {
+          await store.close();
+          throw err;
+        })
       : null;
   let activity;
   try {
@@ -85,7 +97,6 @@ async function main(): Promise<void> {
   // Policy changes made by other instances arrive over LISTEN/NOTIFY (PostgreSQL); with SQLite the
   // only other writer is the CLI, seen by polling the file's data_version. Until the channel
   // listens, every lookup reads the record store.
-  let log: { warn(o: object, m: string): void; info(o: object, m: string): void } | null = null;
   const policy = new PolicyCache(recordStoreLoader(store.db), {
     channel:
       store.caps.changeNotifications && config.databaseUrl

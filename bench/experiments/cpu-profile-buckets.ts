@@ -12,6 +12,7 @@
  *   npx tsx bench/gateway-ab.ts --baseline . --slices 8 --recording durable \
  *     --node-args "--cpu-prof --cpu-prof-dir=/tmp/prof"
  *   npx tsx bench/experiments/cpu-profile-buckets.ts /tmp/prof/CPU.*.cpuprofile [--from 15000] [--to 40000] [--top 30]
+ *     [--owner pkg:fastify]
  *
  * (The main thread's profile is the one named with thread number 0; the others are workers'.)
  */
@@ -36,6 +37,8 @@ const opt = numberOption(args);
 const FROM_US = opt("from", 0) * 1000;
 const TO_US = opt("to", Number.MAX_SAFE_INTEGER / 1000) * 1000;
 const TOP = opt("top", 30);
+/** `--owner pkg:fastify`: also the leaf functions of that owner's samples (what it spends on). */
+const OWNER = args[args.indexOf("--owner") + 1];
 
 const p = JSON.parse(readFileSync(file, "utf8")) as Profile;
 const byId = new Map(p.nodes.map((n) => [n.id, n]));
@@ -62,6 +65,7 @@ function ownerOf(id: number): string | null {
 
 const owners = new Map<string, number>();
 const leaves = new Map<string, number>();
+const ownerLeaves = new Map<string, number>();
 const add = (m: Map<string, number>, k: string, v: number): void => void m.set(k, (m.get(k) ?? 0) + v);
 let busy = 0;
 let idle = 0;
@@ -78,8 +82,11 @@ for (let i = 0; i < p.samples.length; i++) {
   }
   busy += dt;
   const special = functionName === "(garbage collector)" || functionName === "(program)";
-  add(owners, special ? functionName : (ownerOf(node.id) ?? `(no owner) ${codeOf(url) || functionName}`), dt);
-  add(leaves, `${functionName || "(anonymous)"} ${codeOf(url)}:${lineNumber}`, dt);
+  const owner = special ? functionName : (ownerOf(node.id) ?? `(no owner) ${codeOf(url) || functionName}`);
+  const leaf = `${functionName || "(anonymous)"} ${codeOf(url)}:${lineNumber}`;
+  add(owners, owner, dt);
+  add(leaves, leaf, dt);
+  if (owner === OWNER) add(ownerLeaves, leaf, dt);
 }
 
 const show = (title: string, m: Map<string, number>): void => {
@@ -93,3 +100,4 @@ const show = (title: string, m: Map<string, number>): void => {
 console.log(`busy ${(busy / 1000).toFixed(0)} ms, idle ${(idle / 1000).toFixed(0)} ms in the window`);
 show("by the innermost owner on the stack (project folder or package)", owners);
 show("by the leaf function (self time)", leaves);
+if (args.includes("--owner")) show(`the leaf functions of ${OWNER}'s samples`, ownerLeaves);

@@ -1,12 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { createServer, type Server } from "node:http";
-import {
-  connect,
-  createServer as createNetServer,
-  type AddressInfo,
-  type Server as NetServer,
-  type Socket,
-} from "node:net";
+import type { AddressInfo } from "node:net";
 import { sql } from "kysely";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -22,6 +16,7 @@ import type { ActivityStore } from "../../src/stores/activity-store.js";
 import { openClickHouseServerStore } from "../../src/stores/clickhouse/server-store.js";
 import { makeTestApp, type TestApp } from "../helpers/app.js";
 import { freshPostgresDatabase, PG_URL } from "../helpers/stores.js";
+import { startTcpRelay, type TcpRelay } from "../helpers/tcp-relay.js";
 
 describe("store failures told apart (src/stores/store-errors.ts)", () => {
   it("the record store's momentary unavailability, by SQLSTATE class or SQLite code", () => {
@@ -193,32 +188,19 @@ describe.skipIf(!PG_URL)("PostgreSQL refusing a connection: 503 with Retry-After
  * connection itself; the next statement gets a fresh connection.
  */
 describe.skipIf(!PG_URL)("PostgreSQL connection lost mid-statement", () => {
-  let relay: NetServer;
-  const sockets = new Set<Socket>();
+  let relay: TcpRelay;
   let store: RecordStore;
   let dbi: Awaited<ReturnType<typeof freshPostgresDatabase>>;
 
   beforeAll(async () => {
     dbi = await freshPostgresDatabase();
     const target = new URL(dbi.url);
-    relay = createNetServer((client) => {
-      const server = connect(Number(target.port || 5432), target.hostname);
-      for (const s of [client, server]) {
-        sockets.add(s);
-        s.on("error", () => undefined);
-        s.on("close", () => sockets.delete(s));
-      }
-      client.pipe(server).pipe(client);
-    });
-    await new Promise<void>((r) => relay.listen(0, "127.0.0.1", r));
-    const url = new URL(dbi.url);
-    url.hostname = "127.0.0.1";
-    url.port = String((relay.address() as AddressInfo).port);
-    store = await openPostgresStore(url.toString(), 2);
+    relay = await startTcpRelay(target.hostname, Number(target.port || 5432));
+    store = await openPostgresStore(relay.urlThrough(dbi.url), 2);
   });
   afterAll(async () => {
     await store?.close();
-    await new Promise<void>((r) => relay?.close(() => r()));
+    await relay?.close();
     await dbi?.drop();
   });
 
@@ -228,7 +210,7 @@ describe.skipIf(!PG_URL)("PostgreSQL connection lost mid-statement", () => {
       (err: unknown) => err,
     );
     await new Promise((r) => setTimeout(r, 200));
-    for (const s of sockets) s.destroy();
+    relay.cut();
     const failure = await running;
     expect(failure).toBeInstanceOf(StoreUnavailableError);
     expect(unavailableStore(failure)).toBe("record store");
