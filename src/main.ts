@@ -24,6 +24,7 @@ import { sqliteChangeChannel } from "./stores/sqlite/sqlite-change-channel.js";
 import { openRecordStore } from "./stores/open-record-store.js";
 import { startContentSweep } from "./gateway/content-log/content-sweep.js";
 import { FeedbackActivity } from "./domain/generation-feedback/feedback-activity.js";
+import { PendingActivity } from "./domain/ingest/pipeline/pending-activity.js";
 
 /** Longest a request waits on Redis before it is served without a rate limit (fail open). */
 const REDIS_COMMAND_TIMEOUT_MS = 500;
@@ -135,6 +136,9 @@ async function main(): Promise<void> {
     : null;
   // Feedback reaches analytics from the record store's queue (docs/content-logging.md "Counting it").
   const feedbackActivity = new FeedbackActivity(store, activity);
+  // Generations accepted while a shared activity store (ClickHouse) was down reach it from the
+  // record store (src/domain/ingest/pipeline/pending-activity.ts); DuckDB has its ingest buffer.
+  const pendingActivity = activity.exclusive ? null : new PendingActivity(store, activity);
   // stdout, buffered (src/http/logger.ts); flushed once the server listens.
   const logOut = new LogDestination();
   const app = await buildApp(
@@ -169,6 +173,10 @@ async function main(): Promise<void> {
   // Feedback an earlier process (or another instance) queued and did not write: now, before the
   // first request, and then periodically.
   await feedbackActivity.start();
+  pendingActivity?.onFailure((err) =>
+    app.log.warn({ err }, "generations accepted while the activity store was down not written yet (retried)"),
+  );
+  await pendingActivity?.start();
   // Logged generation content past its retention is deleted (docs/content-logging.md "Retention").
   const contentSweep = startContentSweep({
     db: store.db,
@@ -189,6 +197,7 @@ async function main(): Promise<void> {
       await app.close();
       await contentSweep.stop();
       await feedbackActivity.stop();
+      await pendingActivity?.stop();
       await broadcaster?.stop();
       await preparer?.close();
       await policy.close();

@@ -281,6 +281,20 @@ export interface FeedbackActivityQueueTable {
   created_at: string;
 }
 
+/**
+ * Generations accepted while a shared activity store could not take them (migration 016;
+ * src/domain/ingest/pipeline/pending-activity.ts).
+ */
+export interface ActivityPendingTable {
+  seq: Generated<Int64>;
+  organization_id: string;
+  row_count: number;
+  /** The rows and their tags as JSON (repos/pending-repo.ts). */
+  payload: string;
+  /** When the batch was parked (ISO 8601). */
+  created_at: string;
+}
+
 /** A person of an organization (migration 014; docs/members.md). */
 export interface MembersTable {
   /** `user_…` */
@@ -366,6 +380,7 @@ export interface Database {
   generation_content: GenerationContentTable;
   generation_feedback: GenerationFeedbackTable;
   feedback_activity_queue: FeedbackActivityQueueTable;
+  activity_pending: ActivityPendingTable;
   members: MembersTable;
   workspace_members: WorkspaceMembersTable;
   guardrails: GuardrailsTable;

@@ -10,7 +10,7 @@ const TARGETS = cliStoreTargets("gh-reconcile-");
 interface Report {
   in_sync: boolean;
   compared: number;
-  records: { ledger: number; activity: number };
+  records: { ledger: number; activity: number; pending: number };
   feedback: { stored: number; activity: number; queued: number };
   drifts: {
     scope: string;
@@ -248,7 +248,7 @@ for (const target of TARGETS) {
       const run = await gatehouse(["reconcile", "--json", "--recheck-ms", "0"], env);
       expect(run.code).toBe(1);
       const report = JSON.parse(run.stdout) as Report;
-      expect(report.records).toEqual({ ledger: 1_500, activity: 1_499 });
+      expect(report.records).toEqual({ ledger: 1_500, activity: 1_499, pending: 0 });
       expect(report.drifts).toHaveLength(8);
       expect(report.drifts.filter((d) => d.scope === "key").map((d) => d.window)).toEqual([
         "all",

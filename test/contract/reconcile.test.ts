@@ -203,7 +203,7 @@ for (const pair of PAIRS) {
       const report = await reconcileLedger({ store, activity, clock }, orgId);
       expect(report.drifts).toEqual([]);
       expect(report.inSync).toBe(true);
-      expect(report.records).toEqual({ ledger: batch.length, activity: batch.length });
+      expect(report.records).toEqual({ ledger: batch.length, activity: batch.length, pending: 0 });
       // Every (scope, id, window) with activity was compared: check the count independently.
       const cells = new Set<string>();
       for (const s of sent) {
@@ -251,7 +251,7 @@ for (const pair of PAIRS) {
 
       const report = await reconcileLedger({ store, activity, clock }, org.organizationId);
       expect(report.drifts).toEqual([]);
-      expect(report.records).toEqual({ ledger: 2, activity: 2 });
+      expect(report.records).toEqual({ ledger: 2, activity: 2, pending: 0 });
       // Both legacy records were counted to the deleted default, none to the key's workspace.
       const all = await store.db
         .selectFrom("usage_counters")
@@ -355,7 +355,7 @@ for (const pair of PAIRS) {
       missing.push(lost);
       const report = await reconcileLedger({ store, activity, clock }, orgId);
       expect(report.inSync).toBe(false);
-      expect(report.records).toEqual({ ledger: sent.length + 1, activity: sent.length });
+      expect(report.records).toEqual({ ledger: sent.length + 1, activity: sent.length, pending: 0 });
       expect(report.drifts).toHaveLength(8);
       expect(driftMap(report)).toEqual(expectedDrifts(missing));
       // A retry is a duplicate (the id is claimed): the ledger is not counted twice, the row stays missing.

@@ -18,6 +18,7 @@ const OWNERS: Record<string, string> = {
   generation_content: "src/domain/generation-content/generation-content-repo.ts",
   generation_feedback: "src/domain/generation-feedback/generation-feedback-repo.ts",
   feedback_activity_queue: "src/domain/generation-feedback/feedback-queue-repo.ts",
+  activity_pending: "src/domain/ingest/repos/pending-repo.ts",
   guardrails: "src/domain/guardrails/guardrail-repo.ts",
   guardrail_key_assignments: "src/domain/guardrails/key-assignment-repo.ts",
   guardrail_member_assignments: "src/domain/guardrails/member-assignment-repo.ts",

@@ -11,6 +11,7 @@ import type { LedgerScope, Totals } from "../../domain/usage/ledger.js";
 import { monthIndex, weekIndex, windowIndex, type WindowKind } from "../../domain/usage/windows.js";
 import { countOrganizationFeedback } from "../../domain/generation-feedback/generation-feedback-repo.js";
 import { countQueuedFeedback } from "../../domain/generation-feedback/feedback-queue-repo.js";
+import { countPendingRows } from "../../domain/ingest/repos/pending-repo.js";
 import { readActivityFeedbackCount, readActivityTotals } from "./activity-totals.js";
 
 const DAY_MS = 86_400_000;
@@ -37,8 +38,12 @@ export interface ReconcileReport {
   /** Counters compared (every window with activity or a ledger row). */
   compared: number;
   drifts: Drift[];
-  /** Ids accepted by the record store (generations_seen) and rows in the activity store. */
-  records: { ledger: number; activity: number };
+  /**
+   * Ids accepted by the record store (generations_seen), rows in the activity store, and rows
+   * accepted while the activity store was down and parked for it (written by the server's next
+   * pass: a difference they explain is still a difference until then).
+   */
+  records: { ledger: number; activity: number; pending: number };
   /**
    * Feedback submissions: stored in the record store, held by the activity store (what analytics
    * counts), and queued for it (written by the server's next pass: a difference they explain is
@@ -86,7 +91,7 @@ export async function reconcileLedger(
   >;
   const onlyCurrent = opts.windows === "current";
 
-  const [ledgerRows, keys, workspaces, seen, feedbackStored, feedbackQueued] = await Promise.all([
+  const [ledgerRows, keys, workspaces, seen, feedbackStored, feedbackQueued, pending] = await Promise.all([
     store.db
       .selectFrom("usage_counters")
       .select(["scope", "scope_id", "window", "window_index", "usage_nano", "byok_nano"])
@@ -101,6 +106,7 @@ export async function reconcileLedger(
       .executeTakeFirst(),
     countOrganizationFeedback(store.db, organizationId),
     countQueuedFeedback(store.db, organizationId),
+    countPendingRows(store.db, organizationId),
   ]);
   const timeoutMs = opts.timeoutMs ?? 60_000;
   const [days, feedbackActivity] = await Promise.all([
@@ -198,7 +204,7 @@ export async function reconcileLedger(
       order[a.window] - order[b.window] ||
       b.windowIndex - a.windowIndex,
   );
-  const records = { ledger: Number(seen?.n ?? 0), activity: activityRecords };
+  const records = { ledger: Number(seen?.n ?? 0), activity: activityRecords, pending };
   const feedback = { stored: feedbackStored, activity: feedbackActivity, queued: feedbackQueued };
   return {
     organizationId,

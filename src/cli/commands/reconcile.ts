@@ -40,10 +40,16 @@ function driftMessage(r: ReconcileReport): string {
   if (n > 0)
     return `${n === 1 ? "1 ledger counter differs" : `${n} ledger counters differ`} from the activity store`;
   if (r.records.ledger !== r.records.activity) {
-    return `the record store accepted ${r.records.ledger} generations, the activity store holds ${r.records.activity}`;
+    return `the record store accepted ${r.records.ledger} generations, the activity store holds ${r.records.activity}${pendingNote(r)}`;
   }
   return `the record store holds ${r.feedback.stored} feedback submissions, the activity store ${r.feedback.activity}${queuedNote(r)}`;
 }
+
+/** ` (N parked for the activity store)`, when any generations are. */
+const pendingNote = (r: ReconcileReport): string =>
+  r.records.pending > 0
+    ? ` (${r.records.pending.toLocaleString("en-US")} parked for the activity store while it was down)`
+    : "";
 
 /** ` (N queued for the activity store)`, when any are. */
 const queuedNote = (r: ReconcileReport): string =>
@@ -174,7 +180,7 @@ function print(io: CliIo, org: { id: string; name: string }, r: ReconcileReport)
   const lines = [
     `Reconciled organization ${org.name} (${org.id}) at ${r.checkedAt.toISOString()}`,
     `  counters compared:  ${r.compared.toLocaleString("en-US")}`,
-    `  generations:        ${r.records.ledger.toLocaleString("en-US")} accepted (record store), ${r.records.activity.toLocaleString("en-US")} in the activity store`,
+    `  generations:        ${r.records.ledger.toLocaleString("en-US")} accepted (record store), ${r.records.activity.toLocaleString("en-US")} in the activity store${pendingNote(r)}`,
     `  feedback:           ${r.feedback.stored.toLocaleString("en-US")} stored (record store), ${r.feedback.activity.toLocaleString("en-US")} in the activity store${queuedNote(r)}`,
   ];
   if (r.drifts.length === 0) {

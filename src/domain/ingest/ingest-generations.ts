@@ -24,6 +24,8 @@ import {
 } from "./records/normalise-batch.js";
 import type { IngestInput } from "./records/read-body.js";
 import { claimGenerationIds } from "./repos/seen-repo.js";
+import { parkPending } from "./repos/pending-repo.js";
+import { unavailableStore } from "../../stores/store-errors.js";
 import { keysByHashes } from "../keys/key-repo.js";
 import { activityDefaultWorkspaceId, workspaceIdsIn } from "../workspaces/workspace-repo.js";
 
@@ -113,7 +115,9 @@ async function resolveRefs(
  * The general path (ClickHouse, or any store another process may write too): in ONE record-store
  * transaction claim the ids, add the new records to the ledger, labels and activity version, and
  * write them to the activity store, which skips ids it already holds (only possible after a crash
- * between its write and the record-store commit); then commit.
+ * between its write and the record-store commit); then commit. An activity store that is
+ * unavailable does not fail the batch: its rows are parked in the record store, in the same
+ * transaction, for a later pass to write (pipeline/pending-activity.ts).
  */
 async function ingestChecked(
   store: RecordStore,
@@ -121,6 +125,7 @@ async function ingestChecked(
   batch: Batch,
   offer: AcceptedOffer | undefined,
   alsoInTransaction: ((trx: Db) => Promise<void>) | undefined,
+  nowMs: number,
 ): Promise<number> {
   const { organizationId, rows } = batch;
   let offered = false;
@@ -137,7 +142,13 @@ async function ingestChecked(
       { counters: usage.rows(), apps, users },
       offer && { offer, ids: fresh.map((r) => r.id), payload: () => payloadOfRows(fresh) },
     );
-    await activity.insert(fresh, tagsOf(batch, fresh));
+    const tags = tagsOf(batch, fresh);
+    try {
+      await activity.insert(fresh, tags);
+    } catch (err) {
+      if (unavailableStore(err) !== "activity store") throw err;
+      await parkPending(trx, organizationId, fresh, tags, nowMs);
+    }
     await alsoInTransaction?.(trx);
     return fresh.length;
   });
@@ -203,7 +214,7 @@ export async function ingestGenerations(
   }
   const checked = checkRecords(input, nowMs);
   const batch = normaliseBatch(checked, organizationId, await resolve(checked.refs));
-  const accepted = await ingestChecked(store, activity, batch, offer, options.alsoInTransaction);
+  const accepted = await ingestChecked(store, activity, batch, offer, options.alsoInTransaction, nowMs);
   return { accepted, duplicates: batch.received - accepted };
 }
 
@@ -218,11 +229,19 @@ export async function ingestRows(
   batch: Batch,
   options: IngestOptions = {},
 ): Promise<IngestResult> {
-  const offer = offerOf(deps, options, deps.clock.now().getTime());
+  const nowMs = deps.clock.now().getTime();
+  const offer = offerOf(deps, options, nowMs);
   if (deps.activity.exclusive) {
     return acceptPrepared(deps, batch.organizationId, preparedBatchOf(batch), offer, options);
   }
-  const accepted = await ingestChecked(deps.store, deps.activity, batch, offer, options.alsoInTransaction);
+  const accepted = await ingestChecked(
+    deps.store,
+    deps.activity,
+    batch,
+    offer,
+    options.alsoInTransaction,
+    nowMs,
+  );
   return { accepted, duplicates: batch.received - accepted };
 }
 

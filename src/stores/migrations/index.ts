@@ -15,6 +15,7 @@ import { generationContent } from "./012-generation-content.js";
 import { creditLine } from "./013-credit-line.js";
 import { guardrailsMembers } from "./014-guardrails-members.js";
 import { feedbackActivity } from "./015-feedback-activity.js";
+import { activityPending } from "./016-activity-pending.js";
 
 /** Versioned migrations, applied in name order at start. Append; never edit a released one. */
 export function migrations(caps: DialectCaps): Record<string, Migration> {
@@ -34,6 +35,7 @@ export function migrations(caps: DialectCaps): Record<string, Migration> {
     "013-credit-line": creditLine(caps),
     "014-guardrails-members": guardrailsMembers(caps),
     "015-feedback-activity": feedbackActivity(caps),
+    "016-activity-pending": activityPending(caps),
   };
 }
 
