@@ -1,6 +1,7 @@
 import type { FeedbackRow } from "../../activity/feedback-row.js";
 import type { ActivityStore } from "../../stores/activity-store.js";
 import type { Db, RecordStore } from "../../stores/record-store.js";
+import { PeriodicPass } from "../../lib/periodic-pass.js";
 import { bumpActivityVersion } from "../ingest/repos/activity-version.js";
 import {
   insertGenerationFeedback,
@@ -130,12 +131,8 @@ export interface FeedbackActivityOptions {
 
 /** This process's passes from the queue to the activity store (see the top of this file). */
 export class FeedbackActivity {
-  private turn: Promise<unknown> = Promise.resolve();
-  private timer: NodeJS.Timeout | null = null;
-  private background: Promise<unknown> | null = null;
-  private readonly failureListeners: ((err: unknown) => void)[] = [];
+  private readonly passes: PeriodicPass;
   private readonly pageRows: number;
-  private readonly intervalMs: number;
 
   constructor(
     private readonly store: RecordStore,
@@ -143,22 +140,12 @@ export class FeedbackActivity {
     opts: FeedbackActivityOptions = {},
   ) {
     this.pageRows = opts.pageRows ?? FEEDBACK_PASS_ROWS;
-    this.intervalMs = opts.intervalMs ?? FEEDBACK_PASS_INTERVAL_MS;
+    this.passes = new PeriodicPass(opts.intervalMs ?? FEEDBACK_PASS_INTERVAL_MS);
   }
 
   /** Where a failed pass is reported (the app's logger); the rows stay queued for the next one. */
   onFailure(listener: (err: unknown) => void): void {
-    this.failureListeners.push(listener);
-  }
-
-  private inTurn<T>(fn: () => Promise<T>): Promise<T> {
-    const run = this.turn.then(fn, fn);
-    this.turn = run.catch(() => undefined);
-    return run;
-  }
-
-  private report(err: unknown): void {
-    for (const l of this.failureListeners) l(err);
+    this.passes.onFailure(listener);
   }
 
   /**
@@ -168,11 +155,11 @@ export class FeedbackActivity {
    */
   async writeNow(feedbackId: string): Promise<void> {
     try {
-      await this.inTurn(() =>
+      await this.passes.inTurn(() =>
         writePage(this.store, this.activity, { limit: 1, ids: [feedbackId], locked: "wait" }),
       );
     } catch (err) {
-      this.report(err);
+      this.passes.report(err);
     }
   }
 
@@ -181,7 +168,7 @@ export class FeedbackActivity {
    * Resolves to the rows written; rejects when a page fails (what was written stays written).
    */
   drain(): Promise<number> {
-    return this.inTurn(async () => {
+    return this.passes.inTurn(async () => {
       if (!(await hasQueuedFeedback(this.store.db))) return 0;
       let total = 0;
       for (;;) {
@@ -198,25 +185,12 @@ export class FeedbackActivity {
    * earlier process left queued is counted by the first query). The timer does not keep the
    * process alive.
    */
-  async start(): Promise<void> {
-    if (this.timer) return;
-    const pass = () => {
-      // A slow pass is not stacked on.
-      this.background ??= this.drain()
-        .catch((err: unknown) => this.report(err))
-        .finally(() => (this.background = null));
-      return this.background;
-    };
-    this.timer = setInterval(() => void pass(), this.intervalMs);
-    this.timer.unref();
-    await pass();
+  start(): Promise<void> {
+    return this.passes.start(() => this.drain());
   }
 
   /** Stops the timer and waits for the pass in progress. */
-  async stop(): Promise<void> {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = null;
-    await this.background;
-    await this.turn;
+  stop(): Promise<void> {
+    return this.passes.stop();
   }
 }

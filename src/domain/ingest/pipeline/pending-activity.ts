@@ -1,5 +1,6 @@
 import type { ActivityStore } from "../../../stores/activity-store.js";
 import type { Db, RecordStore } from "../../../stores/record-store.js";
+import { PeriodicPass } from "../../../lib/periodic-pass.js";
 import { bumpActivityVersion } from "../repos/activity-version.js";
 import { claimPending, deletePending, hasPending, type PendingBatch } from "../repos/pending-repo.js";
 
@@ -66,12 +67,8 @@ export interface PendingActivityOptions {
 
 /** This process's passes from `activity_pending` to the activity store (see the top of this file). */
 export class PendingActivity {
-  private turn: Promise<unknown> = Promise.resolve();
-  private timer: NodeJS.Timeout | null = null;
-  private background: Promise<unknown> | null = null;
-  private readonly failureListeners: ((err: unknown) => void)[] = [];
+  private readonly passes: PeriodicPass;
   private readonly pageBatches: number;
-  private readonly intervalMs: number;
 
   constructor(
     private readonly store: RecordStore,
@@ -79,12 +76,12 @@ export class PendingActivity {
     opts: PendingActivityOptions = {},
   ) {
     this.pageBatches = opts.pageBatches ?? PENDING_PASS_BATCHES;
-    this.intervalMs = opts.intervalMs ?? PENDING_PASS_INTERVAL_MS;
+    this.passes = new PeriodicPass(opts.intervalMs ?? PENDING_PASS_INTERVAL_MS);
   }
 
   /** Where a failed pass is reported (the app's logger); the batches stay parked for the next. */
   onFailure(listener: (err: unknown) => void): void {
-    this.failureListeners.push(listener);
+    this.passes.onFailure(listener);
   }
 
   /**
@@ -92,7 +89,7 @@ export class PendingActivity {
    * it). Resolves to the generations written; rejects when a page fails (what was written stays).
    */
   drain(): Promise<number> {
-    const run = this.turn.then(async () => {
+    return this.passes.inTurn(async () => {
       if (!(await hasPending(this.store.db))) return 0;
       let total = 0;
       for (;;) {
@@ -101,34 +98,15 @@ export class PendingActivity {
         if (page.batches < this.pageBatches) return total;
       }
     });
-    this.turn = run.catch(() => undefined);
-    return run;
   }
 
-  /**
-   * A drain now, then one every interval until stop(); failures are reported, never thrown.
-   * Resolves once the first drain has ended. The timer does not keep the process alive.
-   */
-  async start(): Promise<void> {
-    if (this.timer) return;
-    const pass = () => {
-      this.background ??= this.drain()
-        .catch((err: unknown) => {
-          for (const l of this.failureListeners) l(err);
-        })
-        .finally(() => (this.background = null));
-      return this.background;
-    };
-    this.timer = setInterval(() => void pass(), this.intervalMs);
-    this.timer.unref();
-    await pass();
+  /** A drain now, then one every interval until stop(); failures are reported, never thrown. */
+  start(): Promise<void> {
+    return this.passes.start(() => this.drain());
   }
 
   /** Stops the timer and waits for the pass in progress. */
-  async stop(): Promise<void> {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = null;
-    await this.background;
-    await this.turn;
+  stop(): Promise<void> {
+    return this.passes.stop();
   }
 }
