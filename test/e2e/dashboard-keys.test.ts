@@ -30,6 +30,35 @@ const row = (page: Page, name: string) =>
 const keyRecord = async (hash: string): Promise<Record<string, unknown>> =>
   (await api(`/keys/${hash}`)).body.data as Record<string, unknown>;
 
+/**
+ * A generation of the key's, just now: the demo's activity spans the last days, so at the start of
+ * a week or a month (Monday 00:00 UTC, the 1st) no key may have usage in the current window yet.
+ */
+let spent = 0;
+async function spendNow(hash: string, usage: number, byok = 0): Promise<void> {
+  spent += 1;
+  const r = await api("/activity/generations", {
+    method: "POST",
+    body: {
+      generations: [
+        {
+          id: `gen-e2e-keys-${spent}`,
+          created_at: new Date(Date.now() - 1_000).toISOString(),
+          api_key_hash: hash,
+          model: "openai/gpt-4o",
+          provider: "OpenAI",
+          tokens_prompt: 100,
+          tokens_completion: 20,
+          latency_ms: 100,
+          usage,
+          ...(byok > 0 ? { byok_usage_inference: byok } : {}),
+        },
+      ],
+    },
+  });
+  expect(r.status, JSON.stringify(r.body)).toBe(200);
+}
+
 async function newKey(body: Record<string, unknown>) {
   const created = await api("/keys", { method: "POST", body });
   expect(created.status).toBe(201);
@@ -57,8 +86,9 @@ describe.skipIf(unavailable !== null)("Keys page in Chromium", () => {
       );
     const all = [...byWorkspace.values()].flat();
     expect(workspaces.length).toBeGreaterThan(1);
-    const used = all.find((k) => k.usage_weekly > 0);
-    expect(used, "the demo has a key with usage this week").toBeDefined();
+    const used = all.find((k) => k.usage > 0);
+    expect(used, "the demo has a key with usage").toBeDefined();
+    await spendNow(used.hash, 0.25);
     await api(`/keys/${used.hash}`, { method: "PATCH", body: { limit: 100, limit_reset: "monthly" } });
     const limited = await keyRecord(used.hash);
     const page = await signedIn(context, server, "/keys");
@@ -96,8 +126,9 @@ describe.skipIf(unavailable !== null)("Keys page in Chromium", () => {
     const all: any[] = [];
     for (const w of workspaces)
       all.push(...((await api(`/keys?include_disabled=true&workspace_id=${w.id}`)).body.data as any[]));
-    const byok = all.find((k) => k.byok_usage_monthly > 0 && k.usage_monthly > 0);
-    expect(byok, "the demo has a key with BYOK usage this month").toBeDefined();
+    const byok = all.find((k) => k.byok_usage > 0 && k.usage > 0);
+    expect(byok, "the demo has a key with BYOK usage").toBeDefined();
+    await spendNow(byok.hash, 0.5, 0.75);
     const before = await keyRecord(byok.hash);
     await api(`/keys/${byok.hash}`, {
       method: "PATCH",
