@@ -1,6 +1,9 @@
+import { createServer, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ActivityStore } from "../../src/stores/activity-store.js";
 import { openChdbActivityStore } from "../../src/stores/clickhouse/chdb-store.js";
+import { openClickHouseServerStore } from "../../src/stores/clickhouse/server-store.js";
 import { openPostgresStore } from "../../src/stores/postgres/open-postgres.js";
 import type { RecordStore } from "../../src/stores/record-store.js";
 import { openSqliteStore } from "../../src/stores/sqlite/open-sqlite.js";
@@ -236,5 +239,93 @@ describe.skipIf(!PG_URL)("parked batches written by two instances at once", () =
       await two.close();
       await dbi.drop();
     }
+  });
+});
+
+/**
+ * A ClickHouse server that stops answering (accepts the connection, never replies) holds a write
+ * for its write time limit at most, then fails it as the activity store's unavailability: ingest
+ * parks the rows instead of holding the key's ledger rows for the client's 300 s request timeout.
+ */
+describe("a ClickHouse server that stops answering writes", () => {
+  let fake: Server;
+  let activity: ActivityStore;
+  let t: TestApp;
+  const held: ServerResponse[] = [];
+  let hangSelects = false;
+
+  beforeAll(async () => {
+    // Enough of ClickHouse's HTTP interface: DDL answers 200, an existence check finds nothing,
+    // an INSERT is never answered.
+    fake = createServer((req, res) => {
+      let body = "";
+      req.on("data", (c: Buffer) => (body += c.toString()));
+      req.on("end", () => {
+        if (/query=INSERT/i.test(req.url ?? "")) return void held.push(res);
+        if (/^\s*SELECT/i.test(body)) {
+          if (hangSelects) return void held.push(res);
+          res.setHeader("content-type", "application/json");
+          return void res.end(JSON.stringify({ meta: [{ name: "id", type: "String" }], data: [], rows: 0 }));
+        }
+        res.end("");
+      });
+    });
+    await new Promise<void>((r) => fake.listen(0, "127.0.0.1", r));
+    const port = (fake.address() as AddressInfo).port;
+    activity = await openClickHouseServerStore({ url: `http://127.0.0.1:${port}`, writeTimeoutMs: 300 });
+    t = await makeTestApp({ activity });
+  });
+  afterAll(async () => {
+    for (const res of held) res.destroy();
+    await t?.close();
+    await activity?.close();
+    fake.closeAllConnections();
+    await new Promise<void>((r) => fake.close(() => r()));
+  });
+
+  it("fails the write after its time limit, naming the activity store", async () => {
+    const t0 = performance.now();
+    const failure = await activity.insert([activityRow()], []).then(
+      () => null,
+      (err: unknown) => err,
+    );
+    expect(failure).toBeInstanceOf(StoreUnavailableError);
+    expect((failure as StoreUnavailableError).store).toBe("activity store");
+    expect(performance.now() - t0).toBeLessThan(5_000);
+  });
+
+  const ingestOne = (id: string) =>
+    t.call({
+      method: "POST",
+      url: "/api/v1/activity/generations",
+      payload: {
+        generations: [
+          {
+            id,
+            api_key_hash: hashKey(t.key),
+            created_at: new Date(t.clock.now().getTime() - 1_000).toISOString(),
+            model: "openai/gpt-4o",
+            provider: "OpenAI",
+            usage: 0.001,
+            tokens_prompt: 10,
+            tokens_completion: 5,
+            latency_ms: 100,
+          },
+        ],
+      },
+    });
+
+  it("an ingest batch meanwhile is accepted and parked", async () => {
+    const r = await ingestOne("gen-hung-1");
+    expect(r.statusCode, r.body).toBe(200);
+    expect(r.json()).toMatchObject({ data: { accepted: 1 } });
+    expect(await countPendingRows(t.ctx.store.db, t.organizationId)).toBe(1);
+  });
+
+  it("so is one whose existence check is never answered (the query's time limit, then parked)", async () => {
+    hangSelects = true;
+    const r = await ingestOne("gen-hung-2");
+    expect(r.statusCode, r.body).toBe(200);
+    expect(await countPendingRows(t.ctx.store.db, t.organizationId)).toBe(2);
   });
 });

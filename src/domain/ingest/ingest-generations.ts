@@ -1,5 +1,5 @@
 import type { Clock } from "../../lib/clock.js";
-import type { ActivityStore } from "../../stores/activity-store.js";
+import { ActivityTimeoutError, type ActivityStore } from "../../stores/activity-store.js";
 import type { Db, RecordStore } from "../../stores/record-store.js";
 import { payloadOfRows } from "../../stores/column-texts.js";
 import type { LiveContext } from "../../broadcast/live-context.js";
@@ -146,7 +146,8 @@ async function ingestChecked(
     try {
       await activity.insert(fresh, tags);
     } catch (err) {
-      if (unavailableStore(err) !== "activity store") throw err;
+      // Unavailable, or no answer in time (a write's existence check past its time limit).
+      if (unavailableStore(err) !== "activity store" && !(err instanceof ActivityTimeoutError)) throw err;
       await parkPending(trx, organizationId, fresh, tags, nowMs);
     }
     await alsoInTransaction?.(trx);

@@ -34,6 +34,12 @@ export interface ClickHouseEngine {
   ): Promise<{ meta: ColumnMeta[]; data: Record<string, unknown>[] }>;
   ping(): Promise<void>;
   close(): Promise<void>;
+  /**
+   * How long a write (its existence check, then its inserts) may wait for the engine, each step
+   * at most this long (default 60 s). A server that stops answering then fails the write, rather
+   * than holding the record-store transaction that ingest writes it in.
+   */
+  writeTimeoutMs?: number;
 }
 
 /**
@@ -59,7 +65,7 @@ export async function openClickHouseStore(engine: ClickHouseEngine): Promise<Act
          AND created_at BETWEEN {lo:DateTime64(3, 'UTC')} AND {hi:DateTime64(3, 'UTC')}
          AND ${idColumn} IN {ids:Array(String)}`,
       { org, lo: chTimestamp(minMs), hi: chTimestamp(maxMs), ids },
-      60_000,
+      engine.writeTimeoutMs ?? 60_000,
     );
     return new Set(res.data.map((r) => r.id as string));
   };

@@ -15,7 +15,17 @@ export interface ClickHouseServerOptions {
   database?: string | null;
   /** A ready client instead of url/database (tests use one over the in-process engine). */
   client?: ClickHouseClient;
+  /** ClickHouseEngine.writeTimeoutMs; default DEFAULT_WRITE_TIMEOUT_MS. */
+  writeTimeoutMs?: number;
 }
+
+/**
+ * How long a write may wait for the server. Ingest writes inside its record-store transaction,
+ * which holds the key's ledger rows: a server that stops answering must not hold every request of
+ * that key for the client's 300 s request timeout. Past it the write is the activity store's
+ * unavailability, and ingest parks the rows (src/domain/ingest/pipeline/pending-activity.ts).
+ */
+export const DEFAULT_WRITE_TIMEOUT_MS = 30_000;
 
 /**
  * The client's own console lines off: they are unstructured text beside Gatehouse's JSON log, and
@@ -71,13 +81,22 @@ export async function openClickHouseServerStore(opts: ClickHouseServerOptions): 
     });
   }
   const ch = client;
+  const writeTimeoutMs = opts.writeTimeoutMs ?? DEFAULT_WRITE_TIMEOUT_MS;
   const engine: ClickHouseEngine = {
     command: async (sql) => {
       await atBoundary(() => ch.command({ query: sql }));
     },
     insertJsonEachRow: async (table, rows) => {
-      await atBoundary(() => ch.insert({ table, values: rows, format: "JSONEachRow" }));
+      const deadline = AbortSignal.timeout(writeTimeoutMs);
+      try {
+        await ch.insert({ table, values: rows, format: "JSONEachRow", abort_signal: deadline });
+      } catch (err) {
+        if (!deadline.aborted) throw classified(err);
+        const late = new Error(`no answer to an insert within ${writeTimeoutMs} ms`, { cause: err });
+        throw new StoreUnavailableError("activity store", late);
+      }
     },
+    writeTimeoutMs,
     select: async (sql, params, timeoutMs) => {
       const queryId = randomUUID();
       const abort = new AbortController();
