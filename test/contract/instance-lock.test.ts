@@ -57,17 +57,20 @@ describe.skipIf(!PG_URL)("the instance lock after its connection is lost", () =>
       onEvent: (e) => events.push(e),
     });
     locks.push(lock);
-    relay.cut();
-    // While the connection is down, an embedded instance (exclusive) starts on the direct URL.
+    relay.down();
+    await waitFor(() => lock.held === false, 5_000, "the lock lost");
+    // While its connection is down, an embedded instance (exclusive) starts on the direct URL
+    // (once PostgreSQL has seen the old session end and freed its lock).
     let other: InstanceLock | null = null;
     await waitFor(
       async () => {
         other ??= await holdActivityStoreLock(dbi.url, true).catch(() => null);
         return other !== null;
       },
-      5_000,
+      10_000,
       "the other instance's lock",
     );
+    relay.up();
     await waitFor(() => events.some((e) => e.kind === "contested"), 5_000, "the contested event");
     expect(lock.held).toBe(false);
     const contested = events.find((e) => e.kind === "contested");

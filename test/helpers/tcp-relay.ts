@@ -11,12 +11,17 @@ export interface TcpRelay {
   urlThrough(url: string): string;
   /** Destroys every relayed connection, both sides; new connections are still relayed. */
   cut(): void;
+  /** Cuts every relayed connection and refuses new ones (closes them at once) until up(). */
+  down(): void;
+  up(): void;
   close(): Promise<void>;
 }
 
 export async function startTcpRelay(targetHost: string, targetPort: number): Promise<TcpRelay> {
   const sockets = new Set<Socket>();
+  let refusing = false;
   const server: Server = createServer((client) => {
+    if (refusing) return void client.destroy();
     const upstream = connect(targetPort, targetHost);
     for (const s of [client, upstream]) {
       sockets.add(s);
@@ -39,6 +44,13 @@ export async function startTcpRelay(targetHost: string, targetPort: number): Pro
       return u.toString();
     },
     cut,
+    down: () => {
+      refusing = true;
+      cut();
+    },
+    up: () => {
+      refusing = false;
+    },
     close: async () => {
       cut();
       await new Promise<void>((r) => server.close(() => r()));
