@@ -724,6 +724,9 @@ describe.skipIf(unavailable !== null)("dashboard in Chromium", () => {
     const created = await api("/keys", { method: "POST", body: { name: "playground" } });
     const page = await signedIn("/playground");
     await page.locator("#pg-key").fill(created.body.key);
+    // The default model is the first of GET /models, filled in once that answers (a loaded CI
+    // machine could click Send before, with no model).
+    await expect.poll(() => page.locator("#pg-model").inputValue()).not.toBe("");
     await page.getByRole("button", { name: "Send" }).click();
     await page.locator("#pg-usage").waitFor({ timeout: 30_000 });
     expect(((await page.locator("#pg-answer").textContent()) ?? "").length).toBeGreaterThan(0);
