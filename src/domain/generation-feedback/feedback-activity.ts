@@ -2,7 +2,7 @@ import type { FeedbackRow } from "../../activity/feedback-row.js";
 import type { ActivityStore } from "../../stores/activity-store.js";
 import type { Db, RecordStore } from "../../stores/record-store.js";
 import { PeriodicPass } from "../../lib/periodic-pass.js";
-import { bumpActivityVersion } from "../ingest/repos/activity-version.js";
+import { bumpActivityVersions } from "../ingest/repos/activity-version.js";
 import {
   insertGenerationFeedback,
   storedFeedbackIds,
@@ -97,9 +97,10 @@ export async function storeFeedbackBatch(
  * organizations' versions are bumped in one order, so two passes never lock them crosswise.
  */
 async function settle(trx: Db, rows: readonly FeedbackRow[]): Promise<void> {
-  for (const org of [...new Set(rows.map((r) => r.organization_id))].sort()) {
-    await bumpActivityVersion(trx, org);
-  }
+  await bumpActivityVersions(
+    trx,
+    rows.map((r) => r.organization_id),
+  );
   await deleteQueuedFeedback(
     trx,
     rows.map((r) => r.feedback_id),

@@ -1,7 +1,7 @@
 import type { ActivityStore } from "../../../stores/activity-store.js";
 import type { Db, RecordStore } from "../../../stores/record-store.js";
 import { PeriodicPass } from "../../../lib/periodic-pass.js";
-import { bumpActivityVersion } from "../repos/activity-version.js";
+import { bumpActivityVersions } from "../repos/activity-version.js";
 import { claimPending, deletePending, hasPending, type PendingBatch } from "../repos/pending-repo.js";
 
 /*
@@ -32,9 +32,10 @@ export const PENDING_PASS_INTERVAL_MS = 5_000;
 
 /** After the activity store holds `batches`: cached answers go stale, the table forgets them. */
 async function settle(trx: Db, batches: readonly PendingBatch[]): Promise<void> {
-  for (const org of [...new Set(batches.map((b) => b.organizationId))].sort()) {
-    await bumpActivityVersion(trx, org);
-  }
+  await bumpActivityVersions(
+    trx,
+    batches.map((b) => b.organizationId),
+  );
   await deletePending(
     trx,
     batches.map((b) => b.seq),

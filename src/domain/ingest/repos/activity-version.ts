@@ -11,6 +11,14 @@ export async function bumpActivityVersion(db: Db, organizationId: string): Promi
   await bump.execute(db, "", organizationId);
 }
 
+/**
+ * Bumps each organization's version once, in one order (sorted), so that two transactions that
+ * bump overlapping sets never lock them crosswise.
+ */
+export async function bumpActivityVersions(db: Db, organizationIds: Iterable<string>): Promise<void> {
+  for (const org of [...new Set(organizationIds)].sort()) await bumpActivityVersion(db, org);
+}
+
 /** Compiled once: every ingest transaction runs it (the gateway's, one per recorder flush). */
 const bump = new QueryTemplate((db: Db, _shape, organizationId: string) =>
   db
