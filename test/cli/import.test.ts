@@ -14,7 +14,7 @@ import type { ActivityStore } from "../../src/stores/activity-store.js";
 import { openDuckDbActivityStore } from "../../src/stores/duckdb/duckdb-store.js";
 import type { RecordStore } from "../../src/stores/record-store.js";
 import { cliStoreTargets } from "../helpers/cli-targets.js";
-import { gatehouse } from "../helpers/cli.js";
+import { gatehouse, gatehouseProcess } from "../helpers/cli.js";
 import { startListening } from "../helpers/server.js";
 
 const HOUR = 3_600_000;
@@ -253,10 +253,10 @@ for (const target of TARGETS) {
     });
 
     it("says to use --url when a server holds the DuckDB file", async () => {
-      // This process holds the file, as a running server would.
+      // This process holds the file, as a running server would; the command runs in its own.
       const holder = await openDuckDbActivityStore({ path: join(dir, "activity.duckdb") });
       try {
-        const run = await gatehouse(["import", join(dir, "ok.ndjson")], env);
+        const run = await gatehouseProcess(["import", join(dir, "ok.ndjson")], env);
         expect(run).toMatchObject({ code: 1, stdout: "" });
         expect(run.stderr).toContain("is in use by another process");
         expect(run.stderr).toContain("--url http://HOST:PORT --key MANAGEMENT_KEY");

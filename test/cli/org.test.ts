@@ -1,5 +1,3 @@
-import { execFile } from "node:child_process";
-import { resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { authenticate } from "../../src/domain/auth/authenticate.js";
 import { readThroughPolicy } from "../../src/domain/policy/read-through.js";
@@ -8,34 +6,7 @@ import { hashKey } from "../../src/lib/ids.js";
 import type { RecordStore } from "../../src/stores/record-store.js";
 import { makeTestApp, type TestApp } from "../helpers/app.js";
 import { cliStoreTargets } from "../helpers/cli-targets.js";
-import { CLI_ARGV } from "../helpers/cli.js";
-
-const ROOT = resolve(import.meta.dirname, "../..");
-
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs the real bin in a child process with only the given environment (plus PATH and HOME). */
-function gatehouse(args: string[], env: Record<string, string>): Promise<Run> {
-  return new Promise((done) => {
-    execFile(
-      process.execPath,
-      [...CLI_ARGV, ...args],
-      {
-        cwd: ROOT,
-        env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ...env },
-        timeout: 60_000,
-      },
-      (err, stdout, stderr) => {
-        const code = err ? (typeof err.code === "number" ? err.code : -1) : 0;
-        done({ code, stdout, stderr });
-      },
-    );
-  });
-}
+import { gatehouse, type CliRun } from "../helpers/cli.js";
 
 interface Created {
   organization_id: string;
@@ -55,7 +26,7 @@ for (const target of TARGETS) {
     let t: TestApp;
     let acme: Created;
     let globex: Created;
-    let humanOutput: Run;
+    let humanOutput: CliRun;
 
     beforeAll(async () => {
       const s = await target.setup();

@@ -1,4 +1,6 @@
 import { spawn } from "node:child_process";
+import { Readable } from "node:stream";
+import { runCli } from "../../src/cli/run-cli.js";
 import { CLI_ARGV, ROOT } from "./compiled.js";
 
 /** The compiled CLI, as the `gatehouse` bin runs it (compiled.ts says why tests use dist/). */
@@ -10,19 +12,58 @@ export interface CliRun {
   stderr: string;
 }
 
+export interface CliRunOptions {
+  /** Written to the command's standard input (read by `import -`). */
+  input?: string;
+  /** Only for gatehouseProcess: the child is killed after this long (default 120 s). */
+  timeoutMs?: number;
+}
+
+/** The environment a command sees: only the given variables, plus PATH and HOME. */
+const commandEnv = (env: Record<string, string>): Record<string, string> => ({
+  PATH: process.env.PATH ?? "",
+  HOME: process.env.HOME ?? "",
+  ...env,
+});
+
 /**
- * Runs the real `gatehouse` CLI in a child process with only the given environment (plus PATH and
- * HOME); `input` is written to its standard input.
+ * Runs a `gatehouse` command in this process: the CLI's own entry (`runCli`, which the bin calls
+ * with the process's streams and environment) with captured output, the given environment and
+ * `input` as standard input; the result is the exit code the bin would set. The command opens and
+ * closes its real stores as in a process of its own, without paying a Node start and the loading
+ * of every module for each command (a second or more each, on a busy machine several).
+ * What only a process shows (the bin's exit status, real standard input and output, files made
+ * private by its umask) is tested with gatehouseProcess in test/process/cli-bin.test.ts.
  */
-export function gatehouse(
+export async function gatehouse(
   args: string[],
   env: Record<string, string>,
-  opts: { input?: string; timeoutMs?: number } = {},
+  opts: CliRunOptions = {},
+): Promise<CliRun> {
+  let stdout = "";
+  let stderr = "";
+  const code = await runCli(args, {
+    out: (text) => void (stdout += text),
+    err: (text) => void (stderr += text),
+    env: commandEnv(env),
+    stdin: Readable.from(opts.input === undefined ? [] : [Buffer.from(opts.input)]),
+  });
+  return { code, stdout, stderr };
+}
+
+/**
+ * Runs the real `gatehouse` bin (the compiled CLI) in a child process with only the given
+ * environment (plus PATH and HOME); `input` is written to its standard input.
+ */
+export function gatehouseProcess(
+  args: string[],
+  env: Record<string, string>,
+  opts: CliRunOptions = {},
 ): Promise<CliRun> {
   return new Promise((done, fail) => {
     const child = spawn(process.execPath, [...CLI_ARGV, ...args], {
       cwd: ROOT,
-      env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ...env },
+      env: commandEnv(env),
       stdio: ["pipe", "pipe", "pipe"],
     });
     let stdout = "";

@@ -1,10 +1,10 @@
 import type { OpenRouter } from "@openrouter/sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runCli } from "../../src/cli/run-cli.js";
 import { createOrganization } from "../../src/domain/organizations/create-organization.js";
 import { hashKey } from "../../src/lib/ids.js";
 import type { RecordStore } from "../../src/stores/record-store.js";
 import { cliStoreTargets, type CliInstallation } from "../helpers/cli-targets.js";
+import { gatehouse } from "../helpers/cli.js";
 import { chat } from "../helpers/gateway-client.js";
 import { startListening, type ListeningApp } from "../helpers/server.js";
 
@@ -15,24 +15,6 @@ import { startListening, type ListeningApp } from "../helpers/server.js";
  * ledger (what its keys' `usage` add up to, BYOK apart, deleted keys included), total_credits the
  * credit line, or when unset the sum of the live ordinary keys' lifetime limits.
  */
-
-interface CliResult {
-  code: number;
-  out: string;
-  err: string;
-}
-
-/** The CLI in this process, on the installation's store (what `gatehouse …` runs). */
-async function gatehouse(env: Record<string, string>, args: string[]): Promise<CliResult> {
-  let out = "";
-  let err = "";
-  const code = await runCli(args, {
-    out: (t) => void (out += t),
-    err: (t) => void (err += t),
-    env,
-  });
-  return { code, out, err };
-}
 
 const sum = (xs: readonly number[]): number => xs.reduce((a, b) => a + b, 0);
 
@@ -187,9 +169,9 @@ for (const target of cliStoreTargets("gh-credits-")) {
     });
 
     it("`gatehouse org credit-line` sets the credit line (default: the first organization), --org another's, none clears", async () => {
-      const set = await gatehouse(installation.env, ["org", "credit-line", "250.125", "--json"]);
-      expect(set).toMatchObject({ code: 0, err: "" });
-      expect(JSON.parse(set.out)).toEqual({
+      const set = await gatehouse(["org", "credit-line", "250.125", "--json"], installation.env);
+      expect(set).toMatchObject({ code: 0, stderr: "" });
+      expect(JSON.parse(set.stdout)).toEqual({
         organization_id: s.organizationId,
         name: "Test organization",
         credit_line: 250.125,
@@ -199,40 +181,40 @@ for (const target of cliStoreTargets("gh-credits-")) {
       expect(c.totalUsage).toBeCloseTo(sum(costs.first), 12);
       // The other organization keeps its own rule until it gets its own line.
       expect((await credits(s.sdk(other.managementKey))).totalCredits).toBe(100);
-      const zero = await gatehouse(installation.env, [
+      const zero = await gatehouse([
         "org",
         "credit-line",
         "0",
         "--org",
         other.organizationId,
-      ]);
-      expect(zero).toMatchObject({ code: 0, err: "" });
-      expect(zero.out).toMatch(/set to 0 USD/);
+      ], installation.env);
+      expect(zero).toMatchObject({ code: 0, stderr: "" });
+      expect(zero.stdout).toMatch(/set to 0 USD/);
       expect((await credits(s.sdk(other.managementKey))).totalCredits).toBe(0);
       expect((await credits()).totalCredits).toBe(250.125);
 
-      const cleared = await gatehouse(installation.env, ["org", "credit-line", "none"]);
-      expect(cleared).toMatchObject({ code: 0, err: "" });
-      expect(cleared.out).toMatch(/cleared/);
+      const cleared = await gatehouse(["org", "credit-line", "none"], installation.env);
+      expect(cleared).toMatchObject({ code: 0, stderr: "" });
+      expect(cleared.stdout).toMatch(/cleared/);
       expect((await credits()).totalCredits).toBe(10);
       expect((await credits(s.sdk(other.managementKey))).totalCredits).toBe(0);
     });
 
     it("the command refuses a malformed amount (exit 2) and an unknown organization (exit 1), changing nothing", async () => {
       for (const bad of ["-5", "1e3", "12.5 USD", "0.0000000001", "1000000000.5", ""]) {
-        const r = await gatehouse(installation.env, ["org", "credit-line", bad]);
+        const r = await gatehouse(["org", "credit-line", bad], installation.env);
         expect(r.code, bad).toBe(2);
-        expect(r.err, bad).toMatch(/USD: /);
+        expect(r.stderr, bad).toMatch(/USD: /);
       }
-      const unknown = await gatehouse(installation.env, [
+      const unknown = await gatehouse([
         "org",
         "credit-line",
         "5",
         "--org",
         "00000000-0000-4000-8000-000000000000",
-      ]);
+      ], installation.env);
       expect(unknown.code).toBe(1);
-      expect(unknown.err).toMatch(/not found/);
+      expect(unknown.stderr).toMatch(/not found/);
       expect((await credits()).totalCredits).toBe(10);
     });
 
