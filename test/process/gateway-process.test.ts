@@ -28,10 +28,11 @@ import { writeProvidersFile } from "../helpers/providers-file.js";
 afterAll(killAll);
 
 /**
- * Long enough to outlive a restart (a few seconds, and more than 8 s once on a loaded CI machine),
- * short enough to wait for.
+ * Long enough to outlive a kill, a restart and the first checks (a few seconds; more than 8 s once
+ * on a loaded CI machine, and past 15 s with four test files running on two cores), short enough
+ * to wait for.
  */
-const TTL_MS = 15_000;
+const TTL_MS = 30_000;
 const WORDS = Array.from({ length: 150 }, (_, i) => `w${i}`).join(" ");
 
 for (const target of cliStoreTargets("gh-gw-crash-")) {
