@@ -64,7 +64,6 @@ describe("gatehouse destinations replay: bad arguments", () => {
     const run = await gatehouse(
       ["destinations", "replay", "--id", ID, ...RANGE, "--url", pageUrl, "--key", "sk-secret\n"],
       {},
-      { timeoutMs: 20_000 },
     );
     expect(run).toMatchObject({
       code: 2,

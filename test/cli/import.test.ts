@@ -332,8 +332,8 @@ describe("gatehouse import --url (not a Gatehouse server)", () => {
       writeFileSync(file, ndjson(records("0".repeat(64), "key", 1)));
       const url = "http://127.0.0.1:1";
       const [flag, env] = await Promise.all([
-        gatehouse(["import", file, "--url", url, "--key", "sk-secret\n"], {}, { timeoutMs: 20_000 }),
-        gatehouse(["import", file, "--url", url], { GATEHOUSE_KEY: "sk-secret\r\n" }, { timeoutMs: 20_000 }),
+        gatehouse(["import", file, "--url", url, "--key", "sk-secret\n"], {}),
+        gatehouse(["import", file, "--url", url], { GATEHOUSE_KEY: "sk-secret\r\n" }),
       ]);
       expect(flag).toMatchObject({
         code: 2,

@@ -15,7 +15,10 @@ export interface CliRun {
 export interface CliRunOptions {
   /** Written to the command's standard input (read by `import -`). */
   input?: string;
-  /** Only for gatehouseProcess: the child is killed after this long (default 120 s). */
+}
+
+export interface CliProcessOptions extends CliRunOptions {
+  /** The child is killed after this long (default 120 s). */
   timeoutMs?: number;
 }
 
@@ -58,7 +61,7 @@ export async function gatehouse(
 export function gatehouseProcess(
   args: string[],
   env: Record<string, string>,
-  opts: CliRunOptions = {},
+  opts: CliProcessOptions = {},
 ): Promise<CliRun> {
   return new Promise((done, fail) => {
     const child = spawn(process.execPath, [...CLI_ARGV, ...args], {

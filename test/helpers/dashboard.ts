@@ -83,7 +83,6 @@ export async function startDemoServer(
   const run = await gatehouse(
     ["demo", "--json", "--generations", String(opts.generations ?? 3000), "--days", String(opts.days ?? 14)],
     env,
-    { timeoutMs: 900_000 },
   );
   if (run.code !== 0) throw new Error(`gatehouse demo failed:\n${run.stdout}\n${run.stderr}`);
   const summary = JSON.parse(run.stdout) as Record<string, unknown>;
