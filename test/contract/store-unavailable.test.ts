@@ -13,7 +13,13 @@ import {
   unavailableStore,
 } from "../../src/stores/store-errors.js";
 import type { ActivityStore } from "../../src/stores/activity-store.js";
-import { openClickHouseServerStore } from "../../src/stores/clickhouse/server-store.js";
+import {
+  CLICKHOUSE_NOT_NOW_CODES,
+  openClickHouseServerStore,
+} from "../../src/stores/clickhouse/server-store.js";
+import { countPendingRows } from "../../src/domain/ingest/repos/pending-repo.js";
+import { hashKey } from "../../src/lib/ids.js";
+import { activityRow } from "../helpers/activity-stores.js";
 import { makeTestApp, type TestApp } from "../helpers/app.js";
 import { freshPostgresDatabase, PG_URL } from "../helpers/stores.js";
 import { startTcpRelay, type TcpRelay } from "../helpers/tcp-relay.js";
@@ -114,6 +120,130 @@ describe("a ClickHouse server refusing connections: 503 naming the activity stor
     expect(r.headers["retry-after"]).toBe("1");
     expect(r.json().error.message).toBe("The activity store is busy or unreachable; retry shortly");
     expect(r.json().error.metadata.request_id).toBeTruthy();
+  });
+});
+
+/**
+ * A ClickHouse server that answers but says "not now" (too many parts, out of memory, too many
+ * queries): the activity store's unavailability too, so analytics answers 503 and ingest parks the
+ * rows; a statement the server calls wrong stays what it is. The fake speaks ClickHouse's HTTP
+ * interface for an exception: status 500, `X-ClickHouse-Exception-Code`, and the text
+ * `Code: N. DB::Exception: … (NAME) (version …)`, which the official client parses.
+ */
+describe("a ClickHouse server answering its own 'not now' errors", () => {
+  let fake: Server;
+  let activity: ActivityStore;
+  let t: TestApp;
+  /** The exception every statement answers with; null: every statement succeeds, with no rows. */
+  let failing: { code: number; name: string; message: string } | null = null;
+
+  beforeAll(async () => {
+    fake = createServer((req, res) => {
+      req.resume();
+      req.on("end", () => {
+        if (!failing) return void res.end("");
+        res.writeHead(500, { "X-ClickHouse-Exception-Code": String(failing.code) });
+        res.end(
+          `Code: ${failing.code}. DB::Exception: ${failing.message}. (${failing.name}) (version 24.8.4.13 (official build))\n`,
+        );
+      });
+    });
+    await new Promise<void>((r) => fake.listen(0, "127.0.0.1", r));
+    const port = (fake.address() as AddressInfo).port;
+    activity = await openClickHouseServerStore({ url: `http://127.0.0.1:${port}` });
+    t = await makeTestApp({ activity });
+  });
+  afterAll(async () => {
+    await t?.close();
+    await activity?.close();
+    fake?.closeAllConnections();
+    await new Promise<void>((r) => (fake ? fake.close(() => r()) : r()));
+  });
+
+  const analytics = () =>
+    t.call({
+      method: "POST",
+      url: "/api/v1/analytics/query",
+      payload: {
+        metrics: ["request_count"],
+        time_range: {
+          start: new Date(Date.now() - 3_600_000).toISOString(),
+          end: new Date(Date.now()).toISOString(),
+        },
+      },
+    });
+
+  it.each([
+    [
+      252,
+      "TOO_MANY_PARTS",
+      "Too many parts (3001 with average size of 1.02 KiB) in table 'default.generations'",
+    ],
+    [241, "MEMORY_LIMIT_EXCEEDED", "Memory limit (total) exceeded: would use 7.45 GiB, maximum: 7.20 GiB"],
+    [202, "TOO_MANY_SIMULTANEOUS_QUERIES", "Too many simultaneous queries. Maximum: 100"],
+  ])("%s %s: an analytics query answers 503 naming the activity store", async (code, name, message) => {
+    expect(CLICKHOUSE_NOT_NOW_CODES.get(code)).toBe(name);
+    failing = { code, name, message };
+    try {
+      const r = await analytics();
+      expect(r.statusCode, r.body).toBe(503);
+      expect(r.headers["retry-after"]).toBe("1");
+      expect(r.json().error.message).toBe("The activity store is busy or unreachable; retry shortly");
+    } finally {
+      failing = null;
+    }
+    expect((await analytics()).statusCode).toBe(200);
+  });
+
+  it("ingest while its merges are behind (TOO_MANY_PARTS): the batch is accepted and its rows parked", async () => {
+    const keyed = await t.call({ method: "POST", url: "/api/v1/keys", payload: { name: "parts" } });
+    const key = keyed.json<{ key: string }>().key;
+    failing = { code: 252, name: "TOO_MANY_PARTS", message: "Too many parts (3001)" };
+    try {
+      const r = await t.call({
+        method: "POST",
+        url: "/api/v1/activity/generations",
+        payload: {
+          generations: [
+            {
+              id: "gen-too-many-parts",
+              created_at: new Date(t.clock.now().getTime() - 1_000).toISOString(),
+              latency_ms: 100,
+              api_key_hash: hashKey(key),
+              model: "openai/gpt-4o",
+              provider: "OpenAI",
+              usage: 0.001,
+              tokens_prompt: 10,
+              tokens_completion: 5,
+            },
+          ],
+        },
+      });
+      expect(r.statusCode, r.body).toBe(200);
+    } finally {
+      failing = null;
+    }
+    expect(await countPendingRows(t.ctx.store.db, t.organizationId)).toBe(1);
+  });
+
+  it("a statement the server calls wrong is not its unavailability", async () => {
+    failing = {
+      code: 47,
+      name: "UNKNOWN_IDENTIFIER",
+      message: "Missing columns: 'nope' while processing query",
+    };
+    try {
+      const err = await activity.insert([activityRow()], []).then(
+        () => null,
+        (e: unknown) => e,
+      );
+      expect(err).toBeInstanceOf(Error);
+      expect(err).not.toBeInstanceOf(StoreUnavailableError);
+      expect(unavailableStore(err)).toBe(null);
+      expect((err as { code?: unknown }).code).toBe("47");
+    } finally {
+      failing = null;
+    }
   });
 });
 

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { ClickHouseLogLevel, createClient, type ClickHouseClient } from "@clickhouse/client";
+import { ClickHouseError, ClickHouseLogLevel, createClient, type ClickHouseClient } from "@clickhouse/client";
 import { ActivityTimeoutError, type ActivityStore } from "../activity-store.js";
 import { openClickHouseStore, type ClickHouseEngine } from "./clickhouse-store.js";
 import { CH_TIMEOUT_CODE, RESULT_SETTINGS, parseJsonResult } from "./clickhouse-values.js";
@@ -38,11 +38,49 @@ const isTimeout = (err: unknown): boolean =>
   String((err as { code?: unknown } | null)?.code) === String(CH_TIMEOUT_CODE);
 
 /**
- * The server's failure as the activity store's: a refused, reset or timed-out connection is its
- * momentary unavailability (the API answers 503 naming the activity store); anything else as is.
+ * ClickHouse's own error codes (its src/Common/ErrorCodes.cpp) that mean "not now", not "wrong":
+ * the server is out of memory, disk, connections or query slots, its merges are behind its inserts,
+ * a replica or Keeper is unreachable, or it is shutting down. The same statement can succeed later.
+ * An insert whose outcome is unknown (319) is one too: the rows are written again later, and the
+ * store skips those it already holds.
+ */
+export const CLICKHOUSE_NOT_NOW_CODES: ReadonlyMap<number, string> = new Map([
+  [173, "CANNOT_ALLOCATE_MEMORY"],
+  [202, "TOO_MANY_SIMULTANEOUS_QUERIES"],
+  [203, "NO_FREE_CONNECTION"],
+  [209, "SOCKET_TIMEOUT"],
+  [210, "NETWORK_ERROR"],
+  [225, "NO_ZOOKEEPER"],
+  [236, "ABORTED"],
+  [241, "MEMORY_LIMIT_EXCEEDED"],
+  [242, "TABLE_IS_READ_ONLY"],
+  [243, "NOT_ENOUGH_SPACE"],
+  [252, "TOO_MANY_PARTS"],
+  [254, "NO_ACTIVE_REPLICAS"],
+  [265, "NO_AVAILABLE_REPLICA"],
+  [279, "ALL_CONNECTION_TRIES_FAILED"],
+  [285, "TOO_FEW_LIVE_REPLICAS"],
+  [319, "UNKNOWN_STATUS_OF_INSERT"],
+  [364, "RECEIVED_ERROR_TOO_MANY_REQUESTS"],
+  [394, "QUERY_WAS_CANCELLED"],
+  [415, "ALL_REPLICAS_LOST"],
+  [439, "CANNOT_SCHEDULE_TASK"],
+  [519, "NO_REMOTE_SHARD_AVAILABLE"],
+  [999, "KEEPER_EXCEPTION"],
+]);
+
+/** A ClickHouse server's error that says "not now" (CLICKHOUSE_NOT_NOW_CODES). */
+const isNotNow = (err: unknown): boolean =>
+  err instanceof ClickHouseError && CLICKHOUSE_NOT_NOW_CODES.has(Number(err.code));
+
+/**
+ * The server's failure as the activity store's: a refused, reset or timed-out connection, or the
+ * server's own "not now" (CLICKHOUSE_NOT_NOW_CODES), is its momentary unavailability (the API
+ * answers 503 naming the activity store; ingest parks the rows for a later pass); anything else
+ * (a wrong statement, a bug) as is.
  */
 const classified = (err: unknown): unknown =>
-  isConnectionFailure(err) ? new StoreUnavailableError("activity store", err) : err;
+  isConnectionFailure(err) || isNotNow(err) ? new StoreUnavailableError("activity store", err) : err;
 
 /** fn's failure classified (`classified`). */
 async function atBoundary<T>(fn: () => Promise<T>): Promise<T> {
