@@ -2,11 +2,11 @@
  * Writes that every model request's answer causes, against what they were, in the same run,
  * alternating (A B B A …), after a warm-up of both:
  *
- *   request log  request lines at a few per event-loop turn, as under load, after a flush (the
- *                periodic one runs every 100 ms): src/http/logger.ts's LogDestination as it is
- *                (a flush writes what was buffered when it was asked for) against its behaviour
- *                up to this bench's commit (a flush, once asked for, repeated itself at the end of
- *                every write while anything was buffered), to a file.
+ *   request log  request lines at a few per event-loop turn, as under load, to a file:
+ *                src/http/logger.ts's LogDestination as it is (lines gathered in an array, joined
+ *                into one chunk per LOG_BUFFER_BYTES) against sonic-boom gathering them itself
+ *                (minLength LOG_BUFFER_BYTES, as up to 2026-11-30), which appends each line to
+ *                the string it holds and measures that string's whole length on every write.
  *   journal      the recording journal's appends (src/gateway/recording/journal.ts) at 3.4 a turn, the
  *                average number of answers that finish in one turn at saturation
  *                (docs/performance.md): a SegmentLog gathering a turn's appends into one write
@@ -24,7 +24,7 @@ import pino from "pino";
 import { numberOption } from "../lib/args.js";
 import { alternate } from "../lib/alternate.js";
 import { median } from "../lib/stats.js";
-import { LogDestination, loggerOptions } from "../../src/http/logger.js";
+import { LOG_BUFFER_BYTES, LogDestination, loggerOptions } from "../../src/http/logger.js";
 import { SegmentLog } from "../../src/stores/segment-log.js";
 
 const opt = numberOption(process.argv.slice(2));
@@ -46,26 +46,20 @@ interface Run {
   writes: number;
 }
 
-/** Request lines, four a turn, after one flush; `repeating` emulates the former flush. */
-async function logLines(repeating: boolean): Promise<Run> {
-  const out = new LogDestination(openSync(join(dir, "log"), "w"), 3_600_000);
+/** Request lines, four a turn: through LogDestination, or straight to sonic-boom gathering them. */
+async function logLines(inSonicBoom: boolean): Promise<Run> {
+  const fd = openSync(join(dir, "log"), "w");
+  const out = new LogDestination(inSonicBoom ? openSync("/dev/null", "w") : fd, 3_600_000);
+  const sonic = inSonicBoom
+    ? pino.destination({ dest: fd, sync: false, minLength: LOG_BUFFER_BYTES, maxWrite: 256 * 1024 })
+    : out.file;
   let writes = 0;
-  out.stream.on("write", () => writes++);
-  const log = pino(loggerOptions({ logLevel: "info" }, out) as pino.LoggerOptions, out.stream);
-  let wanted = false;
-  const formerFlush = (): void => {
-    if (out.buffered <= 0) {
-      wanted = false;
-      return;
-    }
-    wanted = true;
-    out.stream.flush();
-  };
-  if (repeating) out.stream.on("drain", () => wanted && formerFlush());
+  sonic.on("write", () => writes++);
+  const log = pino(
+    loggerOptions({ logLevel: "info" }, out) as pino.LoggerOptions,
+    inSonicBoom ? sonic : out.stream,
+  );
   const req = { id: "req-1a2b", method: "POST", url: "/api/v1/chat/completions" };
-  log.info({ reqId: "req-0", req, res: { statusCode: 200 }, responseTime: 1.2 }, "request completed");
-  if (repeating) formerFlush();
-  else out.flush();
   const c0 = cpuUs();
   for (let i = 0; i < LINES; i++) {
     log.info({ reqId: `req-${i}`, req, res: { statusCode: 200 }, responseTime: 1.2345 }, "request completed");
@@ -73,9 +67,11 @@ async function logLines(repeating: boolean): Promise<Run> {
   }
   const cpu = (cpuUs() - c0) / LINES;
   const w = writes;
-  out.flush();
-  while (out.buffered > 0) await new Promise((r) => setTimeout(r, 5));
-  out.stream.destroy();
+  out.close();
+  if (inSonicBoom) {
+    sonic.flushSync();
+    sonic.destroy();
+  }
   return { cpu, writes: (1000 * w) / LINES };
 }
 
@@ -122,7 +118,7 @@ async function compare(
 try {
   await compare(
     "request log, per line",
-    ["flush repeated at every write's end", "flush through what was asked"],
+    ["gathered by sonic-boom", "gathered in an array"],
     () => logLines(true),
     () => logLines(false),
   );

@@ -35,7 +35,7 @@ export function logUrl(url: string): string {
  * a third of a request; at 64 KiB the 100 ms flush sends most lines, ~10 writes a second.
  */
 export const LOG_BUFFER_BYTES = 64 * 1024;
-/** One write's most bytes (sonic-boom's maxWrite, which must exceed its minLength). */
+/** One write's most bytes (sonic-boom's maxWrite): chunks waiting for a write in progress join up to it. */
 const LOG_MAX_WRITE_BYTES = 256 * 1024;
 /** Buffered lines are written at most this late. */
 export const LOG_FLUSH_MS = 100;
@@ -45,85 +45,109 @@ export const LOG_FLUSH_MS = 100;
  */
 export const LOG_MAX_BUFFER_BYTES = 16 * 1024 * 1024;
 
+/** The destinations not closed yet: what each still holds is written when the process exits. */
+const open = new Set<LogDestination>();
+let exitHookInstalled = false;
+
+/** The logger's stream (what pino writes each line to). */
+export interface LogLineStream {
+  write(line: string): void;
+}
+
 /**
- * stdout for the logger: lines gather up to LOG_BUFFER_BYTES and go out in one asynchronous write
- * (sonic-boom's minLength), at most `flushMs` late; `flush()` writes them now. An asynchronous
- * write costs a thread-pool round trip (~40 µs of CPU on the 2-core VM of docs/performance.md,
- * against ~3 µs for the line itself), and one per request line was ~3 % of a busy gateway. Writes
- * stay asynchronous, so a slow reader of stdout never blocks the event loop. What is still
- * buffered is written when the process exits (pino's exit hook for its destinations).
+ * stdout for the logger: lines gather here up to LOG_BUFFER_BYTES and go out in one asynchronous
+ * write, at most `flushMs` late; `flush()` writes them now. An asynchronous write costs a
+ * thread-pool round trip (~40 µs of CPU on the 2-core VM of docs/performance.md, against ~3 µs for
+ * the line itself), and one per request line was ~3 % of a busy gateway. Writes stay
+ * asynchronous, so a slow reader of stdout never blocks the event loop. What is still held is
+ * written synchronously when the process exits.
  *
- * It counts the bytes handed to the stream and those the stream reports written, so it knows
- * whether anything is left: sonic-boom's flush() does nothing while a write is in progress, and
- * after that write, less than minLength stays buffered until something flushes again. A flush that
- * found the stream busy is therefore repeated when the write ends ('drain'), and an idle logger
- * writes nothing.
+ * The lines gather in an array and are joined once per chunk. They are not handed to sonic-boom
+ * one by one to gather there (its minLength): it appends each line to the string it holds and
+ * measures that whole string's UTF-8 length on every write, which flattens it, so that a line
+ * cost a copy of everything gathered before it (3.5 % of a busy gateway's main thread at 64 KiB).
+ * sonic-boom gets whole chunks, and writes each at once or, while a write is in progress, as soon
+ * as it ends (minLength 0).
  */
 export class LogDestination {
-  readonly stream: ReturnType<typeof pino.destination>;
-  /** Bytes handed to the stream, and bytes it has written. */
-  private noted = 0;
+  /** The logger's stream: `loggerOptions` and pino write lines here. */
+  readonly stream: LogLineStream = { write: (line) => this.take(line) };
+  /** The descriptor's asynchronous writer. */
+  readonly file: ReturnType<typeof pino.destination>;
+  private lines: string[] = [];
+  private gathered = 0;
+  /** Bytes taken (gathered or handed to `file`), and bytes `file` has written. */
+  private taken = 0;
   private written = 0;
-  /**
-   * What the last flush asked for: everything noted up to this many bytes. A flush that found the
-   * stream busy is repeated when the write ends until these bytes are written, and no further:
-   * lines noted after the flush wait for minLength or the next flush, as they would have without
-   * it (a flush that kept itself going would write every few lines under load).
-   */
-  private flushThrough = 0;
-  private closed = false;
+  private readonly timer: NodeJS.Timeout;
 
   /** Lines dropped because the buffer was full (stdout stalled). */
   dropped = 0;
 
-  constructor(fd = 1, flushMs = LOG_FLUSH_MS, maxBytes = LOG_MAX_BUFFER_BYTES) {
-    this.stream = pino.destination({
-      dest: fd,
-      sync: false,
-      minLength: LOG_BUFFER_BYTES,
-      maxWrite: LOG_MAX_WRITE_BYTES,
-      maxLength: maxBytes,
-    });
-    this.stream.on("write", (n: number) => (this.written += n));
-    this.stream.on("drop", (line: string) => {
-      this.dropped++;
-      this.written += Buffer.byteLength(line); // never written: not waiting either
-    });
-    this.stream.on("drain", () => {
-      if (this.written < this.flushThrough) this.writeBuffered();
-    });
-    const timer = setInterval(() => this.flush(), flushMs);
-    timer.unref();
-    this.stream.once("close", () => {
-      this.closed = true;
-      clearInterval(timer);
-    });
-  }
-
-  /** Notes a line handed to the stream (the logger's streamWrite hook calls it). */
-  wrote(line: string): void {
-    this.noted += Buffer.byteLength(line);
-  }
-
-  /** Bytes handed to the stream and not written yet. */
-  get buffered(): number {
-    return this.noted - this.written;
-  }
-
-  /** Writes everything noted so far, now or, if a write is in progress, when it ends. */
-  flush(): void {
-    if (this.buffered <= 0) return;
-    this.flushThrough = this.noted;
-    this.writeBuffered();
-  }
-
-  private writeBuffered(): void {
-    if (this.closed) return;
-    try {
-      this.stream.flush();
-    } catch {
-      // being destroyed (shutdown): its end writes what is left
+  constructor(
+    fd = 1,
+    flushMs = LOG_FLUSH_MS,
+    private readonly maxBytes = LOG_MAX_BUFFER_BYTES,
+  ) {
+    this.file = pino.destination({ dest: fd, sync: false, minLength: 0, maxWrite: LOG_MAX_WRITE_BYTES });
+    this.file.on("write", (n: number) => (this.written += n));
+    this.timer = setInterval(() => this.flush(), flushMs);
+    this.timer.unref();
+    open.add(this);
+    if (!exitHookInstalled) {
+      exitHookInstalled = true;
+      process.on("exit", () => {
+        for (const d of open) d.flushSync();
+      });
     }
+  }
+
+  /** Bytes taken and not written yet. */
+  get buffered(): number {
+    return this.taken - this.written;
+  }
+
+  /** Writes everything taken so far: now, or as soon as the write in progress ends. */
+  flush(): void {
+    if (this.lines.length === 0) return;
+    const chunk = this.lines.length === 1 ? (this.lines[0] as string) : this.lines.join("");
+    this.lines = [];
+    this.gathered = 0;
+    try {
+      this.file.write(chunk);
+    } catch {
+      // destroyed (shutdown): nothing more can be written
+    }
+  }
+
+  /** Writes everything held, synchronously (the process is exiting, or a test ends). */
+  flushSync(): void {
+    this.flush();
+    try {
+      this.file.flushSync();
+    } catch {
+      // destroyed, or not open yet
+    }
+  }
+
+  /** Writes what is held, synchronously, and closes the descriptor. */
+  close(): void {
+    this.flushSync();
+    clearInterval(this.timer);
+    open.delete(this);
+    this.file.destroy();
+  }
+
+  private take(line: string): void {
+    const bytes = Buffer.byteLength(line);
+    if (this.taken - this.written + bytes > this.maxBytes) {
+      this.dropped++;
+      return;
+    }
+    this.lines.push(line);
+    this.gathered += bytes;
+    this.taken += bytes;
+    if (this.gathered >= LOG_BUFFER_BYTES) this.flush();
   }
 }
 
@@ -143,11 +167,7 @@ export function loggerOptions(
     level: config.logLevel,
     stream: out.stream,
     hooks: {
-      streamWrite: (line) => {
-        const safe = redactCredentials(line);
-        out.wrote(safe);
-        return safe;
-      },
+      streamWrite: (line) => redactCredentials(line),
       logMethod(args, method, level) {
         method.apply(this, args);
         if (level >= WARN) out.flush();

@@ -1,4 +1,4 @@
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import { closeSync, constants, mkdtempSync, openSync, readFileSync, readSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -6,6 +6,7 @@ import pino from "pino";
 import { afterEach, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config/config.js";
 import { LOG_BUFFER_BYTES, LogDestination, loggerOptions } from "../../src/http/logger.js";
+import { ROOT } from "../helpers/compiled.js";
 
 /**
  * The production log destination (src/http/logger.ts) writing to a real file: request lines are
@@ -16,9 +17,8 @@ describe("log lines: buffered writes", () => {
   const open: { dir: string; out: LogDestination }[] = [];
   afterEach(() => {
     for (const o of open.splice(0)) {
-      // destroy() closes the file descriptor itself.
-      o.out.stream.flushSync();
-      o.out.stream.destroy();
+      // close() writes what is held and closes the file descriptor itself.
+      o.out.close();
       rmSync(o.dir, { recursive: true, force: true });
     }
   });
@@ -31,7 +31,7 @@ describe("log lines: buffered writes", () => {
     const out = new LogDestination(fd, flushMs);
     open.push({ dir, out });
     let writes = 0;
-    out.stream.on("write", () => writes++);
+    out.file.on("write", () => writes++);
     const opts = loggerOptions(
       loadConfig({ GATEHOUSE_DATA_DIR: dir, LOG_LEVEL: "info" }),
       out,
@@ -129,6 +129,44 @@ describe("log lines: buffered writes", () => {
     // Every write but the last (the flush's) carries at least LOG_BUFFER_BYTES.
     expect(writes).toBeLessThanOrEqual(Math.ceil(bytes / LOG_BUFFER_BYTES) + 1);
     expect(writes).toBeGreaterThan(1);
+  });
+
+  it("lines gathered below the buffer's size are written when the process exits", () => {
+    // The compiled logger in a process of its own: info lines (held: the periodic flush is an
+    // hour away) and then process.exit(), which runs no timer and awaits no write.
+    const script = `
+      import pino from "pino";
+      import { LogDestination, loggerOptions } from ${JSON.stringify(join(ROOT, "dist/src/http/logger.js"))};
+      const out = new LogDestination(1, 3_600_000);
+      const log = pino(loggerOptions({ logLevel: "info" }, out), out.stream);
+      for (let i = 0; i < 50; i++) log.info({ n: i }, "request completed");
+      process.exit(0);
+    `;
+    const r = spawnSync(process.execPath, ["--input-type=module", "-e", script], {
+      cwd: ROOT,
+      encoding: "utf8",
+      timeout: 30_000,
+    });
+    expect(r.status, r.stderr).toBe(0);
+    const lines = r.stdout
+      .split("\n")
+      .filter((l) => l.length > 0)
+      .map((l) => JSON.parse(l) as { n: number; msg: string });
+    expect(lines.map((l) => l.n)).toEqual(Array.from({ length: 50 }, (_, i) => i));
+  });
+
+  it("lines of several writes' worth, logged in one turn, reach the file whole and in order", async () => {
+    const f = fileLogger(3_600_000);
+    const text = "é".repeat(300); // two bytes each in UTF-8: byte and character counts differ
+    const n = Math.ceil((5 * LOG_BUFFER_BYTES) / 700);
+    for (let i = 0; i < n; i++) f.log.info({ i, text }, "request completed");
+    f.out.flush();
+    await until(() => f.out.buffered === 0);
+    const lines = f.lines() as unknown as { i: number; text: string }[];
+    expect(lines.map((l) => l.i)).toEqual(Array.from({ length: n }, (_, i) => i));
+    expect(lines.every((l) => l.text === text)).toBe(true);
+    // Chunks of LOG_BUFFER_BYTES at least, not a write per line.
+    expect(f.writes()).toBeLessThanOrEqual(Math.ceil(readFileSync(f.file).length / LOG_BUFFER_BYTES) + 1);
   });
 
   it("while stdout takes nothing (a stalled reader), lines past the buffer's bound are dropped and counted", async () => {
