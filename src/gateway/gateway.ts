@@ -13,12 +13,19 @@ import { PostgresReservationStore } from "./reservations/postgres-store.js";
 import type { RecordingDeps } from "./recording/record-generation.js";
 import { GenerationRecorder } from "./recording/generation-recorder.js";
 import { RecordingJournal } from "./recording/journal.js";
+import { PeriodicPass } from "../lib/periodic-pass.js";
 import { InFlight } from "./in-flight.js";
 import { InFlightLimits } from "./fair-use/in-flight-limits.js";
 import { ByokRouting } from "./byok/byok-routing.js";
 import type { SecretBox } from "../lib/secret-box.js";
 import type { GatewayObserver } from "./observer.js";
 import { ContentLogger } from "./content-log/content-logger.js";
+
+/**
+ * How often the records that failed after their journaled answers are tried again (a SQLite
+ * store busy past its timeout, say, while a CLI command holds its write lock).
+ */
+export const RECORD_RETRY_MS = 5_000;
 
 /** The data plane's long-lived parts, built once per process. */
 export interface Gateway {
@@ -49,6 +56,15 @@ export interface Gateway {
   recover(
     refused: (err: unknown, generationId: string) => void,
   ): Promise<{ recorded: number; refused: number }>;
+  /**
+   * Starts retrying, every RECORD_RETRY_MS, the records that failed after their journaled answers
+   * (journal.ts `retryFailed`): a refusal goes to `refused`, a pass that fails (the store still
+   * down) to `failed`. Nothing to retry without a journal. Call it after `recover`.
+   */
+  startRecordRetries(
+    refused: (err: unknown, generationId: string) => void,
+    failed: (err: unknown) => void,
+  ): void;
   /** The model requests this instance is serving (the chat route tracks them). */
   inFlight: InFlight;
   /** Fair use of the upstreams: requests in flight per key and per workspace at a provider. */
@@ -119,6 +135,7 @@ export function createGateway(d: GatewayDeps): Gateway {
     maxQueued: d.config.recordingMaxQueued,
   });
   const byok = new ByokRouting(d.store.db, d.secretBox);
+  const retries = new PeriodicPass(RECORD_RETRY_MS);
   return {
     config: d.config,
     catalog: d.catalog ?? buildCatalog(d.config),
@@ -130,6 +147,11 @@ export function createGateway(d: GatewayDeps): Gateway {
     journal,
     answersBeforeCommit: gathers,
     recover: async (refused) => (journal ? journal.replay(recording, refused) : { recorded: 0, refused: 0 }),
+    startRecordRetries: (refused, failed) => {
+      if (!journal) return;
+      retries.onFailure(failed);
+      void retries.start(() => journal.retryFailed(recording, refused));
+    },
     inFlight,
     limits: new InFlightLimits({
       maxPerKey: d.config.maxInFlightPerKey,
@@ -143,6 +165,7 @@ export function createGateway(d: GatewayDeps): Gateway {
       byok.onWarning(listener);
     },
     close: async () => {
+      await retries.stop();
       await recorder.close();
       await contentLog.idle();
       await journal?.close();

@@ -116,6 +116,15 @@ export async function buildApp(given: AppContext, opts: BuildOptions = {}): Prom
         throw err;
       });
     if (recorded + refused > 0) app.log.info({ recorded, refused }, "recording journal replayed");
+    gateway.startRecordRetries(
+      (err, generationId) =>
+        app.log.error(
+          { err, generation_id: generationId },
+          "journaled generation refused on retry (dropped)",
+        ),
+      (err) =>
+        app.log.warn({ err }, "generations answered and not recorded yet (kept in the journal, retried)"),
+    );
   }
   if (gateway.answersBeforeCommit) {
     // Read-your-writes on this instance: a request other than a model request first waits for the

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { describe, expect, it, onTestFinished, vi } from "vitest";
 import { systemClock } from "../../src/lib/clock.js";
 import { decodeEntry, encodeEntry, RecordingJournal } from "../../src/gateway/recording/journal.js";
+import { RECORD_RETRY_MS } from "../../src/gateway/gateway.js";
 import type { JournaledGeneration, ServedGeneration } from "../../src/gateway/recording/record-generation.js";
 import { openSqliteStore } from "../../src/stores/sqlite/open-sqlite.js";
 import { makeTestApp, type TestApp } from "../helpers/app.js";
@@ -195,6 +196,78 @@ describe("recording journal: answered before the commit, recorded by the next st
     expect(d.app.gateway.journal).toBeNull();
     expect(existsSync(join(dir, "deferred.sqlite.journal"))).toBe(false);
   });
+
+  it("a record that fails after its journaled answer (the store busy a moment) is recorded by the retry pass, once, without a restart", async () => {
+    const dir = tempDir();
+    const { store, t } = await appOnFile(join(dir, "gatehouse.sqlite"));
+    const key = (await t.call({ method: "POST", url: "/api/v1/keys", payload: { name: "k" } })).json<{
+      key: string;
+    }>().key;
+    const journal = t.app.gateway.journal as RecordingJournal;
+    const reported: string[] = [];
+    t.app.gateway.recorder.onFailure((_err, id) => reported.push(id));
+    // Another process holds the store's write lock past the busy timeout (a CLI import, say).
+    const transaction = store.transaction.bind(store);
+    store.transaction = () =>
+      Promise.reject(Object.assign(new Error("database is locked"), { code: "SQLITE_BUSY" }));
+    onTestFinished(() => void (store.transaction = transaction));
+    const answers = [await say(t, key, "one"), await say(t, key, "two")];
+    for (const r of answers) expect(r.status).toBe(200);
+    const ids = answers.map((r) => (r.json as { id: string }).id);
+    const charged = answers.reduce((sum, r) => sum + r.cost!, 0);
+    await t.app.gateway.recorder.settled();
+    await new Promise((done) => setTimeout(done, 20));
+    expect(reported.sort()).toEqual([...ids].sort());
+    expect(journal.failing).toBe(2);
+    expect(new Set(journal.held())).toEqual(new Set(ids));
+    // While the store is still busy, a retry fails and keeps them.
+    await expect(journal.retryFailed(t.app.gateway.recording, () => undefined)).rejects.toThrow(
+      "database is locked",
+    );
+    expect(journal.failing).toBe(2);
+
+    // The lock is gone: the next retry records both, releases them, and a later one does nothing.
+    store.transaction = transaction;
+    const refused: string[] = [];
+    expect(await journal.retryFailed(t.app.gateway.recording, (_e, id) => refused.push(id))).toEqual({
+      recorded: 2,
+      refused: 0,
+    });
+    expect(refused).toEqual([]);
+    expect(journal.failing).toBe(0);
+    expect(journal.held()).toEqual([]);
+    expect(await usageOf(t, key)).toBeCloseTo(charged, 12);
+    for (const id of ids) {
+      const r = await t.call({ method: "GET", url: `/api/v1/generation?id=${id}`, auth: key });
+      expect(r.statusCode).toBe(200);
+    }
+    expect(await journal.retryFailed(t.app.gateway.recording, () => undefined)).toEqual({
+      recorded: 0,
+      refused: 0,
+    });
+    expect(await usageOf(t, key)).toBeCloseTo(charged, 12);
+  });
+
+  it("the app's own pass retries failed records every few seconds", async () => {
+    const dir = tempDir();
+    const { store, t } = await appOnFile(join(dir, "gatehouse.sqlite"));
+    const key = (await t.call({ method: "POST", url: "/api/v1/keys", payload: { name: "k" } })).json<{
+      key: string;
+    }>().key;
+    const transaction = store.transaction.bind(store);
+    store.transaction = () =>
+      Promise.reject(Object.assign(new Error("database is locked"), { code: "SQLITE_BUSY" }));
+    onTestFinished(() => void (store.transaction = transaction));
+    const r = await say(t, key, "later");
+    expect(r.status).toBe(200);
+    await t.app.gateway.recorder.settled();
+    const journal = t.app.gateway.journal as RecordingJournal;
+    await vi.waitFor(() => expect(journal.failing).toBe(1));
+    store.transaction = transaction;
+    await vi.waitFor(() => expect(journal.failing).toBe(0), { timeout: RECORD_RETRY_MS * 3, interval: 50 });
+    expect(await usageOf(t, key)).toBeCloseTo(r.cost!, 12);
+    expect(journal.held()).toEqual([]);
+  }, 30_000);
 
   it("when the journal cannot take an answer (disk full), that answer waits for its commit", async () => {
     const dir = tempDir();

@@ -495,7 +495,8 @@ export class ChatRun {
       return;
     }
     // Journaled (durable on a store this process owns): the answer waits for the journal; the
-    // entry is released once the record is committed, and kept for the next start if it fails.
+    // entry is released once the record is committed. If the record fails, the entry stays, and
+    // the record is tried again every few seconds (and at the next start).
     const journaled = journal.append(g);
     // Observed below only once the journal has answered: a commit that fails first (a slow disk
     // that is full) must not be an unhandled rejection meanwhile, which would end the process.
@@ -504,7 +505,11 @@ export class ChatRun {
       () =>
         settled.then(
           () => journal.release(g.id),
-          (err: unknown) => recorder.reportFailure(err, g.id),
+          (err: unknown) => {
+            // Kept in the journal, and retried by the gateway's pass (gateway.ts) before any restart.
+            journal.recordFailed(g);
+            recorder.reportFailure(err, g.id);
+          },
         ),
       () => undefined, // not journaled: the answer waits for the commit (below)
     );

@@ -10,6 +10,15 @@ import { recordJournaled, type JournaledGeneration, type RecordingDeps } from ".
 const SEGMENT_BYTES = 1024 * 1024;
 
 /**
+ * Records that failed after their journaled answer, kept in memory for `retryFailed` at most
+ * (about 1 KiB each): past it, the rest wait in the journal for the next start's replay.
+ */
+export const FAILED_KEPT_MAX = 10_000;
+
+/** Refusals of journaled generations (ingest's DomainError): final, reported, released. */
+type Refused = (err: unknown, generationId: string) => void;
+
+/**
  * The recording journal: durable recording on a record store owned by this process (SQLite). A
  * finished generation is appended here before its answer is sent, and released once its record is
  * committed; the commit itself is group-committed after the answer (recorder.ts, gathering like
@@ -27,6 +36,9 @@ const SEGMENT_BYTES = 1024 * 1024;
  * SQLite store's own commits, synchronous=NORMAL, not a power loss).
  */
 export class RecordingJournal {
+  /** Generations whose record failed after their answer (`recordFailed`), by id. */
+  private readonly failedRecords = new Map<string, JournaledGeneration>();
+
   private constructor(private readonly log: SegmentLog) {}
 
   /** Opens the journal in `dir` (null: in memory, for a store in memory), reading what it holds. */
@@ -63,36 +75,76 @@ export class RecordingJournal {
    * reported and released; any other failure (the store down) throws and keeps the journal as it
    * is, for the next start.
    */
-  async replay(
-    deps: RecordingDeps,
-    refused: (err: unknown, generationId: string) => void,
-  ): Promise<{ recorded: number; refused: number }> {
-    const byOrg = new Map<string, JournaledGeneration[]>();
+  async replay(deps: RecordingDeps, refused: Refused): Promise<{ recorded: number; refused: number }> {
+    const gs: JournaledGeneration[] = [];
     const unreadable: string[] = [];
     for (const [id, payload] of this.log.held()) {
       const g = decodeEntry(payload);
       if (g === null) {
         unreadable.push(id);
         refused(new Error("journal entry unreadable"), id);
-        continue;
+      } else {
+        gs.push(g);
       }
+    }
+    this.log.release(unreadable);
+    const done = await this.recordAll(deps, gs, refused);
+    return { recorded: done.recorded, refused: done.refused + unreadable.length };
+  }
+
+  /**
+   * Keeps a generation whose record failed after its answer was sent (the store busy or down a
+   * moment), for `retryFailed`; it stays in the journal meanwhile. Kept as the journal holds it
+   * (without its Broadcast-only content), FAILED_KEPT_MAX at most.
+   */
+  recordFailed(g: JournaledGeneration): void {
+    if (this.failedRecords.size >= FAILED_KEPT_MAX) return;
+    this.failedRecords.set(g.id, decodeEntry(encodeEntry(g)) ?? g);
+  }
+
+  /** Failed records waiting for `retryFailed`. */
+  get failing(): number {
+    return this.failedRecords.size;
+  }
+
+  /**
+   * Records again the generations whose record failed after their answer (`recordFailed`), as
+   * `replay` does at start: recorded or refused ones are released and forgotten; on any other
+   * failure (the store still down) it throws, and they wait for the next call.
+   */
+  async retryFailed(deps: RecordingDeps, refused: Refused): Promise<{ recorded: number; refused: number }> {
+    if (this.failedRecords.size === 0) return { recorded: 0, refused: 0 };
+    return this.recordAll(deps, [...this.failedRecords.values()], refused);
+  }
+
+  /** Records `gs` one batch per organization, then each alone where its batch fails; see replay. */
+  private async recordAll(
+    deps: RecordingDeps,
+    gs: readonly JournaledGeneration[],
+    refused: Refused,
+  ): Promise<{ recorded: number; refused: number }> {
+    const byOrg = new Map<string, JournaledGeneration[]>();
+    for (const g of gs) {
       const list = byOrg.get(g.key.organizationId);
       if (list) list.push(g);
       else byOrg.set(g.key.organizationId, [g]);
     }
-    this.log.release(unreadable);
+    const forget = (ids: string[]): void => {
+      this.log.release(ids);
+      for (const id of ids) this.failedRecords.delete(id);
+    };
     let recorded = 0;
-    let refusedCount = unreadable.length;
-    for (const [org, gs] of byOrg) {
+    let refusedCount = 0;
+    for (const [org, list] of byOrg) {
       try {
-        await recordJournaled(deps, org, gs);
-        recorded += gs.length;
-        this.log.release(gs.map((g) => g.id));
+        await recordJournaled(deps, org, list);
+        recorded += list.length;
+        forget(list.map((g) => g.id));
         continue;
       } catch {
         // Alone, each record succeeds or fails on its own; only a refusal is final.
       }
-      for (const g of gs) {
+      for (const g of list) {
         try {
           await recordJournaled(deps, org, [g]);
           recorded++;
@@ -101,7 +153,7 @@ export class RecordingJournal {
           refused(err, g.id);
           refusedCount++;
         }
-        this.log.release([g.id]);
+        forget([g.id]);
       }
     }
     return { recorded, refused: refusedCount };
