@@ -55,7 +55,12 @@ export function Chart({ title, x, series, format, height = 220, onDrawn }: Chart
       // The API's buckets are UTC days, weeks and hours: axis and legend show UTC, like the tables,
       // not the browser's time zone (where a day bucket would start at 16:00 the day before).
       tzDate: (ts: number) => uPlot.tzDate(new Date(ts * 1000), "Etc/UTC"),
-      scales: { x: { time: !categorical } },
+      // Every metric charted is a non-negative total or average: its axis starts at zero, so that
+      // a dip is drawn at its true size (uPlot's default starts near the data's minimum).
+      scales: {
+        x: { time: !categorical },
+        y: { range: { min: { pad: 0.1, soft: 0, mode: 1 }, max: { pad: 0.1, soft: 0, mode: 3 } } },
+      },
       axes: [
         {
           stroke: "#333",
