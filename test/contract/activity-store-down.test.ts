@@ -11,6 +11,7 @@ import { StoreUnavailableError } from "../../src/stores/store-errors.js";
 import { PendingActivity } from "../../src/domain/ingest/pipeline/pending-activity.js";
 import { countPendingRows, parkPending } from "../../src/domain/ingest/repos/pending-repo.js";
 import { activityRow } from "../helpers/activity-stores.js";
+import { wireGeneration } from "../helpers/wire-generations.js";
 import { hashKey } from "../../src/lib/ids.js";
 import { makeTestApp, type TestApp } from "../helpers/app.js";
 import { chat } from "../helpers/gateway-client.js";
@@ -171,17 +172,11 @@ for (const engine of engines) {
         url: "/api/v1/activity/generations",
         payload: {
           generations: [
-            {
+            wireGeneration({
               id,
               created_at: new Date(now() - 1_000).toISOString(),
-              latency_ms: 100,
               api_key_hash: hashKey(key),
-              model: "openai/gpt-4o",
-              provider: "OpenAI",
-              usage: 0.001,
-              tokens_prompt: 10,
-              tokens_completion: 5,
-            },
+            }),
           ],
         },
       });

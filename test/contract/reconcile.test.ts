@@ -21,6 +21,7 @@ import { openDuckDbActivityStore } from "../../src/stores/duckdb/duckdb-store.js
 import { STORE_FACTORIES } from "../helpers/stores.js";
 import { GENERATION_COLUMNS, TAG_COLUMNS } from "../../src/stores/activity-columns.js";
 import { VALUE_SEPARATOR, type EncodedActivity, type EncodedTable } from "../../src/stores/column-texts.js";
+import { wireGeneration } from "../helpers/wire-generations.js";
 
 /**
  * reconcileLedger on the two supported pairs: SQLite + DuckDB (the embedded install) and
@@ -150,20 +151,15 @@ for (const pair of PAIRS) {
     });
 
     function record(id: string, key: string, at: number, usage: number, byok: number, ws?: string | null) {
-      return {
+      return wireGeneration({
         id,
         created_at: new Date(at).toISOString(),
         api_key_hash: key,
         ...(ws === undefined ? {} : { workspace_id: ws }),
-        model: "openai/gpt-4o",
-        provider: "OpenAI",
-        tokens_prompt: 10,
-        tokens_completion: 5,
         usage,
         is_byok: byok > 0,
         byok_usage_inference: byok,
-        latency_ms: 100,
-      };
+      });
     }
 
     it("finds no drift after random ingests over several weeks and months, legacy records included", async () => {

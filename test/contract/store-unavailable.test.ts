@@ -20,6 +20,7 @@ import {
 import { countPendingRows } from "../../src/domain/ingest/repos/pending-repo.js";
 import { hashKey } from "../../src/lib/ids.js";
 import { activityRow } from "../helpers/activity-stores.js";
+import { wireGeneration } from "../helpers/wire-generations.js";
 import { makeTestApp, type TestApp } from "../helpers/app.js";
 import { freshPostgresDatabase, PG_URL } from "../helpers/stores.js";
 import { startTcpRelay, type TcpRelay } from "../helpers/tcp-relay.js";
@@ -205,17 +206,11 @@ describe("a ClickHouse server answering its own 'not now' errors", () => {
         url: "/api/v1/activity/generations",
         payload: {
           generations: [
-            {
+            wireGeneration({
               id: "gen-too-many-parts",
               created_at: new Date(t.clock.now().getTime() - 1_000).toISOString(),
-              latency_ms: 100,
               api_key_hash: hashKey(key),
-              model: "openai/gpt-4o",
-              provider: "OpenAI",
-              usage: 0.001,
-              tokens_prompt: 10,
-              tokens_completion: 5,
-            },
+            }),
           ],
         },
       });

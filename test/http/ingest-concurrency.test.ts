@@ -8,6 +8,7 @@ import type { ActivityStore } from "../../src/stores/activity-store.js";
 import { openDuckDbActivityStore } from "../../src/stores/duckdb/duckdb-store.js";
 import type { RecordStore } from "../../src/stores/record-store.js";
 import { openSqliteStore } from "../../src/stores/sqlite/open-sqlite.js";
+import { wireGeneration } from "../helpers/wire-generations.js";
 
 /*
  * Many batches at once on the embedded store, where concurrent batches are written together
@@ -18,20 +19,16 @@ import { openSqliteStore } from "../../src/stores/sqlite/open-sqlite.js";
 const clock = new ManualClock(new Date("2026-11-18T12:00:00.000Z"));
 
 function record(id: string, keyHash: string, usageNano: number): Record<string, unknown> {
-  return {
+  return wireGeneration({
     id,
     created_at: "2026-11-18T11:00:00Z",
     api_key_hash: keyHash,
-    model: "openai/gpt-4o",
-    provider: "OpenAI",
-    tokens_prompt: 10,
-    tokens_completion: 5,
     usage: usageNano / 1e9,
     latency_ms: 1,
     classifications: [
       { classifier_id: "11111111-1111-4111-8111-111111111111", dimension_name: "topic", value: id },
     ],
-  };
+  });
 }
 
 describe("concurrent batches on the embedded store", () => {

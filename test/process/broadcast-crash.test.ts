@@ -3,6 +3,7 @@ import { hashKey } from "../../src/lib/ids.js";
 import { TestReceiver, waitFor } from "../helpers/broadcast-receiver.js";
 import { killAll } from "../helpers/child-server.js";
 import { anHourAgo, crashableServer } from "../helpers/crash-restart.js";
+import { wireGeneration } from "../helpers/wire-generations.js";
 
 /**
  * Broadcast across a crash: the real server (dist/src/main.js) delivers to a local
@@ -41,17 +42,13 @@ describe("Broadcast survives SIGKILL mid-delivery", () => {
         const batch = Array.from({ length: 500 }, (_, i) => {
           const id = `crash-bc-${b}-${i}`;
           ids.push(id);
-          return {
+          return wireGeneration({
             id,
             created_at: createdAt,
             api_key_hash: hashKey(key),
-            model: "openai/gpt-4o",
-            provider: "OpenAI",
-            tokens_prompt: 10,
-            tokens_completion: 5,
             usage: 0.0001,
             latency_ms: 50,
-          };
+          });
         });
         const res = await fetch(`${s.base}/activity/generations`, {
           method: "POST",

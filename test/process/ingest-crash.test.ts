@@ -5,6 +5,7 @@ import { nanoToUsd } from "../../src/lib/money.js";
 import { openDuckDbActivityStore } from "../../src/stores/duckdb/duckdb-store.js";
 import { killAll, stopServer, type ChildServer } from "../helpers/child-server.js";
 import { anHourAgo, crashableServer } from "../helpers/crash-restart.js";
+import { wireGeneration } from "../helpers/wire-generations.js";
 
 /**
  * Crash safety of ingest: the real server (dist/src/main.js) on a temporary data
@@ -55,16 +56,11 @@ describe("ingest survives SIGKILL at any moment: nothing lost, nothing counted t
       Array.from({ length: PER_BATCH }, (_, i) => {
         const n = b * PER_BATCH + i + 1;
         nano += BigInt(n);
-        return {
+        return wireGeneration({
           id: `crash-${n}`,
           created_at: createdAt,
           api_key_hash: hash,
-          model: "openai/gpt-4o",
-          provider: "OpenAI",
-          tokens_prompt: 10,
-          tokens_completion: 5,
           usage: n / 1e9, // n nano-dollars: any double count or loss shows in the sum
-          latency_ms: 100,
           classifications:
             n % 7 === 0
               ? [
@@ -75,7 +71,7 @@ describe("ingest survives SIGKILL at any moment: nothing lost, nothing counted t
                   },
                 ]
               : undefined,
-        };
+        });
       }),
     );
     const expectedNano = nano;
