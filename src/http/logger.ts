@@ -1,3 +1,4 @@
+import { writeSync } from "node:fs";
 import pino from "pino";
 import type { FastifyServerOptions } from "fastify";
 import type { Config } from "../config/config.js";
@@ -85,7 +86,7 @@ export class LogDestination {
   dropped = 0;
 
   constructor(
-    fd = 1,
+    private readonly fd = 1,
     flushMs = LOG_FLUSH_MS,
     private readonly maxBytes = LOG_MAX_BUFFER_BYTES,
   ) {
@@ -109,10 +110,8 @@ export class LogDestination {
 
   /** Writes everything taken so far: now, or as soon as the write in progress ends. */
   flush(): void {
-    if (this.lines.length === 0) return;
-    const chunk = this.lines.length === 1 ? (this.lines[0] as string) : this.lines.join("");
-    this.lines = [];
-    this.gathered = 0;
+    const chunk = this.gatheredChunk();
+    if (chunk === "") return;
     try {
       this.file.write(chunk);
     } catch {
@@ -120,14 +119,31 @@ export class LogDestination {
     }
   }
 
-  /** Writes everything held, synchronously (the process is exiting, or a test ends). */
+  /**
+   * Writes everything held, synchronously (the process is exiting, or a test ends): what the
+   * writer holds, then the lines gathered here. Not through the writer's asynchronous write, which
+   * an exiting process would not wait for; a write already in progress is the writer's own.
+   */
   flushSync(): void {
-    this.flush();
+    const chunk = this.gatheredChunk();
     try {
       this.file.flushSync();
+      if (chunk !== "") {
+        writeSync(this.fd, chunk);
+        this.written += Buffer.byteLength(chunk);
+      }
     } catch {
       // destroyed, or not open yet
     }
+  }
+
+  /** The gathered lines as one string ("" when none), forgotten here. */
+  private gatheredChunk(): string {
+    if (this.lines.length === 0) return "";
+    const chunk = this.lines.length === 1 ? (this.lines[0] as string) : this.lines.join("");
+    this.lines = [];
+    this.gathered = 0;
+    return chunk;
   }
 
   /** Writes what is held, synchronously, and closes the descriptor. */

@@ -133,7 +133,9 @@ describe("log lines: buffered writes", () => {
 
   it("lines gathered below the buffer's size are written when the process exits", () => {
     // The compiled logger in a process of its own: info lines (held: the periodic flush is an
-    // hour away) and then process.exit(), which runs no timer and awaits no write.
+    // hour away), then process.exit(), which runs no timer and awaits no promise. (Node does let
+    // libuv's pool finish the writes queued on it at exit; the lines leave synchronously anyway,
+    // so that an exit does not wait behind other work on the pool.)
     const script = `
       import pino from "pino";
       import { LogDestination, loggerOptions } from ${JSON.stringify(join(ROOT, "dist/src/http/logger.js"))};
