@@ -13,6 +13,7 @@ import { PostgresReservationStore } from "./reservations/postgres-store.js";
 import type { RecordingDeps } from "./recording/record-generation.js";
 import { GenerationRecorder } from "./recording/generation-recorder.js";
 import { RecordingJournal } from "./recording/journal.js";
+import { FailedRecords } from "./recording/failed-records.js";
 import { PeriodicPass } from "../lib/periodic-pass.js";
 import { InFlight } from "./in-flight.js";
 import { InFlightLimits } from "./fair-use/in-flight-limits.js";
@@ -22,8 +23,8 @@ import type { GatewayObserver } from "./observer.js";
 import { ContentLogger } from "./content-log/content-logger.js";
 
 /**
- * How often the records that failed after their journaled answers are tried again (a SQLite
- * store busy past its timeout, say, while a CLI command holds its write lock).
+ * How often the records that failed after their answers are tried again (a SQLite store busy past
+ * its timeout, say, while a CLI command holds its write lock).
  */
 export const RECORD_RETRY_MS = 5_000;
 
@@ -56,10 +57,12 @@ export interface Gateway {
   recover(
     refused: (err: unknown, generationId: string) => void,
   ): Promise<{ recorded: number; refused: number }>;
+  /** Records that failed after their answer was sent, waiting for the retry pass (failed-records.ts). */
+  failedRecords: FailedRecords;
   /**
-   * Starts retrying, every RECORD_RETRY_MS, the records that failed after their journaled answers
-   * (journal.ts `retryFailed`): a refusal goes to `refused`, a pass that fails (the store still
-   * down) to `failed`. Nothing to retry without a journal. Call it after `recover`.
+   * Starts retrying, every RECORD_RETRY_MS, the records that failed after their answers
+   * (`failedRecords`; a journaled one's entry is released once it is committed): a refusal goes to
+   * `refused`, a pass that fails (the store still down) to `failed`. Call it after `recover`.
    */
   startRecordRetries(
     refused: (err: unknown, generationId: string) => void,
@@ -135,6 +138,7 @@ export function createGateway(d: GatewayDeps): Gateway {
     maxQueued: d.config.recordingMaxQueued,
   });
   const byok = new ByokRouting(d.store.db, d.secretBox);
+  const failedRecords = new FailedRecords();
   const retries = new PeriodicPass(RECORD_RETRY_MS);
   return {
     config: d.config,
@@ -147,10 +151,10 @@ export function createGateway(d: GatewayDeps): Gateway {
     journal,
     answersBeforeCommit: gathers,
     recover: async (refused) => (journal ? journal.replay(recording, refused) : { recorded: 0, refused: 0 }),
+    failedRecords,
     startRecordRetries: (refused, failed) => {
-      if (!journal) return;
       retries.onFailure(failed);
-      void retries.start(() => journal.retryFailed(recording, refused));
+      void retries.start(() => failedRecords.retry(recording, refused, (ids) => journal?.release(...ids)));
     },
     inFlight,
     limits: new InFlightLimits({

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, onTestFinished, vi } from "vitest";
 import { systemClock } from "../../src/lib/clock.js";
 import type { RecordStore } from "../../src/stores/record-store.js";
 import { openSqliteStore } from "../../src/stores/sqlite/open-sqlite.js";
@@ -123,7 +123,7 @@ for (const mode of MODES) {
 
     // Answers before the commit only (an answer after it would carry the failure itself).
     if (mode.beforeCommit)
-      it("a record that fails after its answer was sent is reported with its generation id", async () => {
+      it("a record that fails after its answer was sent is reported with its generation id, and recorded by the retry once the store answers", async () => {
         const reported: string[] = [];
         s.app.gateway.recorder.onFailure((_err, id) => reported.push(id));
         const transaction = s.ctx.store.transaction.bind(s.ctx.store);
@@ -139,8 +139,24 @@ for (const mode of MODES) {
         await s.app.gateway.recorder.settled();
         await new Promise((done) => setImmediate(done)); // the settle's rejection handler runs
         expect(reported).toEqual([id]);
-        // Journaled: kept for the next start, which records it.
-        if (s.app.gateway.journal) expect(s.app.gateway.journal.held()).toEqual([id]);
+        // Kept for the retry pass; journaled, also for the next start.
+        const { failedRecords, journal, recording } = s.app.gateway;
+        expect(failedRecords.size).toBe(1);
+        if (journal) expect(journal.held()).toEqual([id]);
+        // The store answers again: the retry records it (the app's own pass may get there first),
+        // and a journaled entry is released.
+        s.ctx.store.transaction = transaction;
+        await failedRecords.retry(
+          recording,
+          () => undefined,
+          (ids) => journal?.release(...ids),
+        );
+        await vi.waitFor(async () => {
+          const g = await s.call({ method: "GET", url: `/api/v1/generation?id=${id}`, auth: key });
+          expect(g.statusCode).toBe(200);
+        });
+        expect(failedRecords.size).toBe(0);
+        if (journal) expect(journal.held()).toEqual([]);
       });
   });
 }

@@ -218,30 +218,32 @@ describe("recording journal: answered before the commit, recorded by the next st
     await t.app.gateway.recorder.settled();
     await new Promise((done) => setTimeout(done, 20));
     expect(reported.sort()).toEqual([...ids].sort());
-    expect(journal.failing).toBe(2);
+    const failed = t.app.gateway.failedRecords;
+    const release = (ids: string[]) => journal.release(...ids);
+    expect(failed.size).toBe(2);
     expect(new Set(journal.held())).toEqual(new Set(ids));
     // While the store is still busy, a retry fails and keeps them.
-    await expect(journal.retryFailed(t.app.gateway.recording, () => undefined)).rejects.toThrow(
+    await expect(failed.retry(t.app.gateway.recording, () => undefined, release)).rejects.toThrow(
       "database is locked",
     );
-    expect(journal.failing).toBe(2);
+    expect(failed.size).toBe(2);
 
     // The lock is gone: the next retry records both, releases them, and a later one does nothing.
     store.transaction = transaction;
     const refused: string[] = [];
-    expect(await journal.retryFailed(t.app.gateway.recording, (_e, id) => refused.push(id))).toEqual({
+    expect(await failed.retry(t.app.gateway.recording, (_e, id) => refused.push(id), release)).toEqual({
       recorded: 2,
       refused: 0,
     });
     expect(refused).toEqual([]);
-    expect(journal.failing).toBe(0);
+    expect(failed.size).toBe(0);
     expect(journal.held()).toEqual([]);
     expect(await usageOf(t, key)).toBeCloseTo(charged, 12);
     for (const id of ids) {
       const r = await t.call({ method: "GET", url: `/api/v1/generation?id=${id}`, auth: key });
       expect(r.statusCode).toBe(200);
     }
-    expect(await journal.retryFailed(t.app.gateway.recording, () => undefined)).toEqual({
+    expect(await failed.retry(t.app.gateway.recording, () => undefined, release)).toEqual({
       recorded: 0,
       refused: 0,
     });
@@ -262,9 +264,12 @@ describe("recording journal: answered before the commit, recorded by the next st
     expect(r.status).toBe(200);
     await t.app.gateway.recorder.settled();
     const journal = t.app.gateway.journal as RecordingJournal;
-    await vi.waitFor(() => expect(journal.failing).toBe(1));
+    await vi.waitFor(() => expect(t.app.gateway.failedRecords.size).toBe(1));
     store.transaction = transaction;
-    await vi.waitFor(() => expect(journal.failing).toBe(0), { timeout: RECORD_RETRY_MS * 3, interval: 50 });
+    await vi.waitFor(() => expect(t.app.gateway.failedRecords.size).toBe(0), {
+      timeout: RECORD_RETRY_MS * 3,
+      interval: 50,
+    });
     expect(await usageOf(t, key)).toBeCloseTo(r.cost!, 12);
     expect(journal.held()).toEqual([]);
   }, 30_000);

@@ -490,8 +490,13 @@ export class ChatRun {
       await settled;
       return;
     }
+    const failed = (err: unknown): void => {
+      // Tried again by the gateway's pass (gateway.ts); a journaled one stays in the journal too.
+      this.gw.failedRecords.add(g);
+      recorder.reportFailure(err, g.id);
+    };
     if (!journal) {
-      settled.catch((err: unknown) => recorder.reportFailure(err, g.id));
+      settled.catch(failed);
       return;
     }
     // Journaled (durable on a store this process owns): the answer waits for the journal; the
@@ -502,15 +507,7 @@ export class ChatRun {
     // that is full) must not be an unhandled rejection meanwhile, which would end the process.
     settled.catch(() => undefined);
     void journaled.then(
-      () =>
-        settled.then(
-          () => journal.release(g.id),
-          (err: unknown) => {
-            // Kept in the journal, and retried by the gateway's pass (gateway.ts) before any restart.
-            journal.recordFailed(g);
-            recorder.reportFailure(err, g.id);
-          },
-        ),
+      () => settled.then(() => journal.release(g.id), failed),
       () => undefined, // not journaled: the answer waits for the commit (below)
     );
     try {

@@ -1,6 +1,10 @@
-import { DomainError } from "../../domain/errors.js";
 import { SegmentLog } from "../../stores/segment-log.js";
-import { recordJournaled, type JournaledGeneration, type RecordingDeps } from "./record-generation.js";
+import {
+  recordEach,
+  type JournaledGeneration,
+  type RecordingDeps,
+  type Refused,
+} from "./record-generation.js";
 
 /**
  * Segments rotate at 1 MiB (about 1,500 generations): a segment is deleted once all its entries
@@ -8,15 +12,6 @@ import { recordJournaled, type JournaledGeneration, type RecordingDeps } from ".
  * still there too (duplicates by id), so small segments keep that read short.
  */
 const SEGMENT_BYTES = 1024 * 1024;
-
-/**
- * Records that failed after their journaled answer, kept in memory for `retryFailed` at most
- * (about 1 KiB each): past it, the rest wait in the journal for the next start's replay.
- */
-export const FAILED_KEPT_MAX = 10_000;
-
-/** Refusals of journaled generations (ingest's DomainError): final, reported, released. */
-type Refused = (err: unknown, generationId: string) => void;
 
 /**
  * The recording journal: durable recording on a record store owned by this process (SQLite). A
@@ -36,9 +31,6 @@ type Refused = (err: unknown, generationId: string) => void;
  * SQLite store's own commits, synchronous=NORMAL, not a power loss).
  */
 export class RecordingJournal {
-  /** Generations whose record failed after their answer (`recordFailed`), by id. */
-  private readonly failedRecords = new Map<string, JournaledGeneration>();
-
   private constructor(private readonly log: SegmentLog) {}
 
   /** Opens the journal in `dir` (null: in memory, for a store in memory), reading what it holds. */
@@ -58,9 +50,9 @@ export class RecordingJournal {
     return this.log.append(g.id, encodeEntry(g), false);
   }
 
-  /** Forgets a generation whose record is committed. */
-  release(generationId: string): void {
-    this.log.release([generationId]);
+  /** Forgets generations whose records are committed. */
+  release(...generationIds: string[]): void {
+    this.log.release(generationIds);
   }
 
   /** Ids of the generations held: appended and not released, or left by an earlier process. */
@@ -88,75 +80,8 @@ export class RecordingJournal {
       }
     }
     this.log.release(unreadable);
-    const done = await this.recordAll(deps, gs, refused);
+    const done = await recordEach(deps, gs, refused, (ids) => this.log.release(ids));
     return { recorded: done.recorded, refused: done.refused + unreadable.length };
-  }
-
-  /**
-   * Keeps a generation whose record failed after its answer was sent (the store busy or down a
-   * moment), for `retryFailed`; it stays in the journal meanwhile. Kept as the journal holds it
-   * (without its Broadcast-only content), FAILED_KEPT_MAX at most.
-   */
-  recordFailed(g: JournaledGeneration): void {
-    if (this.failedRecords.size >= FAILED_KEPT_MAX) return;
-    this.failedRecords.set(g.id, decodeEntry(encodeEntry(g)) ?? g);
-  }
-
-  /** Failed records waiting for `retryFailed`. */
-  get failing(): number {
-    return this.failedRecords.size;
-  }
-
-  /**
-   * Records again the generations whose record failed after their answer (`recordFailed`), as
-   * `replay` does at start: recorded or refused ones are released and forgotten; on any other
-   * failure (the store still down) it throws, and they wait for the next call.
-   */
-  async retryFailed(deps: RecordingDeps, refused: Refused): Promise<{ recorded: number; refused: number }> {
-    if (this.failedRecords.size === 0) return { recorded: 0, refused: 0 };
-    return this.recordAll(deps, [...this.failedRecords.values()], refused);
-  }
-
-  /** Records `gs` one batch per organization, then each alone where its batch fails; see replay. */
-  private async recordAll(
-    deps: RecordingDeps,
-    gs: readonly JournaledGeneration[],
-    refused: Refused,
-  ): Promise<{ recorded: number; refused: number }> {
-    const byOrg = new Map<string, JournaledGeneration[]>();
-    for (const g of gs) {
-      const list = byOrg.get(g.key.organizationId);
-      if (list) list.push(g);
-      else byOrg.set(g.key.organizationId, [g]);
-    }
-    const forget = (ids: string[]): void => {
-      this.log.release(ids);
-      for (const id of ids) this.failedRecords.delete(id);
-    };
-    let recorded = 0;
-    let refusedCount = 0;
-    for (const [org, list] of byOrg) {
-      try {
-        await recordJournaled(deps, org, list);
-        recorded += list.length;
-        forget(list.map((g) => g.id));
-        continue;
-      } catch {
-        // Alone, each record succeeds or fails on its own; only a refusal is final.
-      }
-      for (const g of list) {
-        try {
-          await recordJournaled(deps, org, [g]);
-          recorded++;
-        } catch (err) {
-          if (!(err instanceof DomainError)) throw err;
-          refused(err, g.id);
-          refusedCount++;
-        }
-        forget([g.id]);
-      }
-    }
-    return { recorded, refused: refusedCount };
   }
 
   /** Segment files on disk (tests and operations). */

@@ -1,3 +1,4 @@
+import { DomainError } from "../../domain/errors.js";
 import type { LiveContext } from "../../broadcast/live-context.js";
 import type { BroadcastMessage } from "../../broadcast/encoders/encoder.js";
 import {
@@ -156,6 +157,54 @@ export async function recordJournaled(
     alsoInTransaction: (trx) => insertDetails(trx, gs),
   });
   announce(deps, organizationId, gs, lives);
+}
+
+/** Refusals of a record (ingest's DomainError): final, reported, forgotten. */
+export type Refused = (err: unknown, generationId: string) => void;
+
+/**
+ * Records `gs` one batch per organization (idempotent by id: one that was committed after all is a
+ * duplicate, never a second charge); where a batch fails, each record alone. `done` is told of
+ * every record recorded or refused. A record ingest refuses (a DomainError: the record itself is
+ * wrong, which no retry can mend) is reported to `refused`; any other failure (the store down)
+ * throws, and the records not done yet are left to the caller.
+ */
+export async function recordEach(
+  deps: RecordingDeps,
+  gs: readonly JournaledGeneration[],
+  refused: Refused,
+  done: (ids: string[]) => void,
+): Promise<{ recorded: number; refused: number }> {
+  const byOrg = new Map<string, JournaledGeneration[]>();
+  for (const g of gs) {
+    const list = byOrg.get(g.key.organizationId);
+    if (list) list.push(g);
+    else byOrg.set(g.key.organizationId, [g]);
+  }
+  let recorded = 0;
+  let refusedCount = 0;
+  for (const [org, list] of byOrg) {
+    try {
+      await recordJournaled(deps, org, list);
+      recorded += list.length;
+      done(list.map((g) => g.id));
+      continue;
+    } catch {
+      // Alone, each record succeeds or fails on its own; only a refusal is final.
+    }
+    for (const g of list) {
+      try {
+        await recordJournaled(deps, org, [g]);
+        recorded++;
+      } catch (err) {
+        if (!(err instanceof DomainError)) throw err;
+        refused(err, g.id);
+        refusedCount++;
+      }
+      done([g.id]);
+    }
+  }
+  return { recorded, refused: refusedCount };
 }
 
 /** Tells the listener of each stored generation's LiveContext and origin. */
