@@ -4,6 +4,7 @@ import {
   REMOTE_IMAGE_TOKENS,
   anthropicImageTokens,
   base64ImageSize,
+  headerImageSize,
   openAiImageTokens,
 } from "../../src/gateway/tokens/image-tokens.js";
 import { dataUrl, jpegBytes, pngBytes } from "../helpers/images.js";
@@ -68,5 +69,18 @@ describe("image tokens: the providers' documented rules", () => {
     ).toBe(85);
     const garbage = { type: "image_url", image_url: { url: "data:image/png;base64,AAAA" } };
     expect(imageCost(garbage)).toBe(REMOTE_IMAGE_TOKENS.openai);
+  });
+
+  it("a header cut short is unreadable, whatever the memory after it holds", () => {
+    // Three zero bytes (a TGA header's start, cut short) followed, in the same memory, by bytes
+    // that would read as a 1024 × 1024 TGA: as a small Buffer from Node's shared pool can be (a
+    // CI run once counted such an image 765 tokens, a 1024 × 1024 image's, not the rule's largest).
+    const memory = Buffer.alloc(64);
+    memory.writeUInt16LE(1024, 12);
+    memory.writeUInt16LE(1024, 14);
+    expect(headerImageSize(memory.subarray(0, 3))).toBeNull();
+    // The same bytes on their own, and a whole header, for contrast.
+    expect(headerImageSize(Buffer.alloc(3))).toBeNull();
+    expect(headerImageSize(pngBytes(640, 480))).toEqual({ width: 640, height: 480 });
   });
 });

@@ -78,18 +78,30 @@ function isObject(v: unknown): v is Record<string, unknown> {
  */
 const HEADER_STEPS = [64 * 1024, 1024 * 1024];
 
+/**
+ * Dimensions from an image's header bytes; null when they cannot be read. image-size reads its
+ * fields through DataViews over the input's whole ArrayBuffer, so past the input's end when the
+ * header is cut short: for a small Buffer, which Node carves out of a shared pool, that is other
+ * data of the process (the size of a 3-byte "image" then depended on what the pool held). It reads
+ * a copy that owns exactly its memory instead, where a read past the end throws.
+ */
+export function headerImageSize(bytes: Uint8Array): PromptImage["size"] {
+  const own =
+    bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? bytes : new Uint8Array(bytes);
+  try {
+    const s = imageSize(own);
+    return s.width > 0 && s.height > 0 && Number.isFinite(s.width * s.height)
+      ? { width: s.width, height: s.height }
+      : null;
+  } catch {
+    return null;
+  }
+}
+
 /** Dimensions from an image's base64 bytes; null when its header cannot be read. */
 export function base64ImageSize(data: string, from = 0): PromptImage["size"] {
-  const read = (end: number): PromptImage["size"] => {
-    try {
-      const s = imageSize(Buffer.from(data.slice(from, end), "base64"));
-      return s.width > 0 && s.height > 0 && Number.isFinite(s.width * s.height)
-        ? { width: s.width, height: s.height }
-        : null;
-    } catch {
-      return null;
-    }
-  };
+  const read = (end: number): PromptImage["size"] =>
+    headerImageSize(Buffer.from(data.slice(from, end), "base64"));
   for (const step of HEADER_STEPS) {
     if (data.length <= from + step) break;
     const size = read(from + step);
