@@ -5,8 +5,9 @@
  * loop), after a warm-up. One Gatehouse with the bench's settings (bench/gateway.ts: durable
  * recording, key limit and workspace budget), one local upstream.
  *
- * Threads are told apart by their names in /proc (`node` is the main thread; `libuv-worker`,
- * `V8 Worker`, DuckDB's unnamed `node` threads besides the main one are grouped as "other node").
+ * Threads are told apart by /proc: the main thread's id is the process's; on Node 20 the others
+ * (libuv's pool, V8's platform threads, DuckDB's) are all named `node`, grouped as "other node",
+ * and a thread with another name gets a row of its own.
  *
  *   npx tsx bench/experiments/thread-cpu.ts [--rate 50] [--requests 1000] [--connections 32]
  *                                           [--seconds 5] [--stream] [--prof-dir DIR]
@@ -14,7 +15,7 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { numberOption } from "../lib/args.js";
+import { numberOption, stringOption } from "../lib/args.js";
 import { childJson, cpuMsOf } from "../lib/child-process.js";
 import {
   benchServerEnv,
@@ -34,7 +35,7 @@ const CONNECTIONS = opt("connections", 32);
 const SECONDS = opt("seconds", 5);
 const STREAM = args.includes("--stream");
 /** `--prof-dir DIR`: the server writes a CPU profile of its main thread there (--cpu-prof). */
-const PROF_DIR = args.includes("--prof-dir") ? args[args.indexOf("--prof-dir") + 1] : undefined;
+const PROF_DIR = stringOption(args)("prof-dir");
 
 /** CPU ms of each thread of `pid`, by thread id, with its name. */
 function threads(pid: number): Map<number, { name: string; ms: number }> {

@@ -122,15 +122,17 @@ export class LogDestination {
   /**
    * Writes everything held, synchronously (the process is exiting, or a test ends): what the
    * writer holds, then the lines gathered here. Not through the writer's asynchronous write, which
-   * an exiting process would not wait for; a write already in progress is the writer's own.
+   * an exiting process would finish only behind whatever else libuv's pool has queued; a write
+   * already in progress is the writer's own.
    */
   flushSync(): void {
+    const bytes = this.gathered;
     const chunk = this.gatheredChunk();
     try {
       this.file.flushSync();
       if (chunk !== "") {
         writeSync(this.fd, chunk);
-        this.written += Buffer.byteLength(chunk);
+        this.written += bytes;
       }
     } catch {
       // destroyed, or not open yet

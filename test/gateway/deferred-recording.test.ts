@@ -3,7 +3,7 @@ import { systemClock } from "../../src/lib/clock.js";
 import type { RecordStore } from "../../src/stores/record-store.js";
 import { openSqliteStore } from "../../src/stores/sqlite/open-sqlite.js";
 import { postChat } from "../helpers/gateway-client.js";
-import { gateTransactions } from "../helpers/recording.js";
+import { failTransactions, gateTransactions } from "../helpers/recording.js";
 import { startListening, type ListeningApp } from "../helpers/server.js";
 
 /**
@@ -126,13 +126,8 @@ for (const mode of MODES) {
       it("a record that fails after its answer was sent is reported with its generation id, and recorded by the retry once the store answers", async () => {
         const reported: string[] = [];
         s.app.gateway.recorder.onFailure((_err, id) => reported.push(id));
-        const transaction = s.ctx.store.transaction.bind(s.ctx.store);
-        s.ctx.store.transaction = async () => {
-          throw new Error("record store down");
-        };
-        onTestFinished(() => {
-          s.ctx.store.transaction = transaction;
-        });
+        const down = failTransactions(s.ctx.store, new Error("record store down"));
+        onTestFinished(() => down.restore());
         const r = await mockChat(s, key, { max_tokens: 5, content: "Hi" });
         expect(r.status).toBe(200); // answered: the failure comes after
         const { id } = (await r.json()) as { id: string };
@@ -145,7 +140,7 @@ for (const mode of MODES) {
         if (journal) expect(journal.held()).toEqual([id]);
         // The store answers again: the retry records it (the app's own pass may get there first),
         // and a journaled entry is released.
-        s.ctx.store.transaction = transaction;
+        down.restore();
         await failedRecords.retry(
           recording,
           () => undefined,

@@ -11,7 +11,7 @@ import { openSqliteStore } from "../../src/stores/sqlite/open-sqlite.js";
 import { makeTestApp, type TestApp } from "../helpers/app.js";
 import { chat } from "../helpers/gateway-client.js";
 import { startListening } from "../helpers/server.js";
-import { gateTransactions, servedGeneration } from "../helpers/recording.js";
+import { failTransactions, gateTransactions, servedGeneration } from "../helpers/recording.js";
 
 /**
  * The recording journal (src/gateway/recording/journal.ts): durable recording on a SQLite file answers once
@@ -48,6 +48,13 @@ async function appOnFile(file: string, recording: "durable" | "deferred" = "dura
 /** A mock/echo chat completion of `content` (max_tokens 20) through the app with `key`. */
 const say = (t: TestApp, key: string, content: string) =>
   chat(t, key, { model: "mock/echo", max_tokens: 20, messages: [{ role: "user", content }] });
+
+/** A new key of the app's default workspace, without a limit. */
+const newKey = async (t: TestApp): Promise<string> =>
+  (await t.call({ method: "POST", url: "/api/v1/keys", payload: { name: "k" } })).json<{ key: string }>().key;
+
+/** SQLite's answer while another connection holds the write lock past the busy timeout. */
+const locked = () => Object.assign(new Error("database is locked"), { code: "SQLITE_BUSY" });
 
 const usageOf = async (t: TestApp, key: string): Promise<number> =>
   (await t.call({ method: "GET", url: "/api/v1/key", auth: key })).json<{ data: { usage: number } }>().data
@@ -179,9 +186,7 @@ describe("recording journal: answered before the commit, recorded by the next st
     const dir = tempDir();
     const file = join(dir, "gatehouse.sqlite");
     const { t } = await appOnFile(file);
-    const key = (await t.call({ method: "POST", url: "/api/v1/keys", payload: { name: "k" } })).json<{
-      key: string;
-    }>().key;
+    const key = await newKey(t);
     const r = await say(t, key, "hello");
     expect(r.status).toBe(200);
     await t.app.gateway.recorder.settled();
@@ -200,17 +205,13 @@ describe("recording journal: answered before the commit, recorded by the next st
   it("a record that fails after its journaled answer (the store busy a moment) is recorded by the retry pass, once, without a restart", async () => {
     const dir = tempDir();
     const { store, t } = await appOnFile(join(dir, "gatehouse.sqlite"));
-    const key = (await t.call({ method: "POST", url: "/api/v1/keys", payload: { name: "k" } })).json<{
-      key: string;
-    }>().key;
+    const key = await newKey(t);
     const journal = t.app.gateway.journal as RecordingJournal;
     const reported: string[] = [];
     t.app.gateway.recorder.onFailure((_err, id) => reported.push(id));
     // Another process holds the store's write lock past the busy timeout (a CLI import, say).
-    const transaction = store.transaction.bind(store);
-    store.transaction = () =>
-      Promise.reject(Object.assign(new Error("database is locked"), { code: "SQLITE_BUSY" }));
-    onTestFinished(() => void (store.transaction = transaction));
+    const busy = failTransactions(store, locked());
+    onTestFinished(() => busy.restore());
     const answers = [await say(t, key, "one"), await say(t, key, "two")];
     for (const r of answers) expect(r.status).toBe(200);
     const ids = answers.map((r) => (r.json as { id: string }).id);
@@ -229,7 +230,7 @@ describe("recording journal: answered before the commit, recorded by the next st
     expect(failed.size).toBe(2);
 
     // The lock is gone: the next retry records both, releases them, and a later one does nothing.
-    store.transaction = transaction;
+    busy.restore();
     const refused: string[] = [];
     expect(await failed.retry(t.app.gateway.recording, (_e, id) => refused.push(id), release)).toEqual({
       recorded: 2,
@@ -253,19 +254,15 @@ describe("recording journal: answered before the commit, recorded by the next st
   it("the app's own pass retries failed records every few seconds", async () => {
     const dir = tempDir();
     const { store, t } = await appOnFile(join(dir, "gatehouse.sqlite"));
-    const key = (await t.call({ method: "POST", url: "/api/v1/keys", payload: { name: "k" } })).json<{
-      key: string;
-    }>().key;
-    const transaction = store.transaction.bind(store);
-    store.transaction = () =>
-      Promise.reject(Object.assign(new Error("database is locked"), { code: "SQLITE_BUSY" }));
-    onTestFinished(() => void (store.transaction = transaction));
+    const key = await newKey(t);
+    const busy = failTransactions(store, locked());
+    onTestFinished(() => busy.restore());
     const r = await say(t, key, "later");
     expect(r.status).toBe(200);
     await t.app.gateway.recorder.settled();
     const journal = t.app.gateway.journal as RecordingJournal;
     await vi.waitFor(() => expect(t.app.gateway.failedRecords.size).toBe(1));
-    store.transaction = transaction;
+    busy.restore();
     await vi.waitFor(() => expect(t.app.gateway.failedRecords.size).toBe(0), {
       timeout: RECORD_RETRY_MS * 3,
       interval: 50,
@@ -277,9 +274,7 @@ describe("recording journal: answered before the commit, recorded by the next st
   it("when the journal cannot take an answer (disk full), that answer waits for its commit", async () => {
     const dir = tempDir();
     const { store, t } = await appOnFile(join(dir, "gatehouse.sqlite"));
-    const key = (await t.call({ method: "POST", url: "/api/v1/keys", payload: { name: "k" } })).json<{
-      key: string;
-    }>().key;
+    const key = await newKey(t);
     const journal = t.app.gateway.journal as RecordingJournal;
     const append = vi
       .spyOn(journal, "append")
@@ -313,9 +308,7 @@ describe("recording journal: answered before the commit, recorded by the next st
       await t.close();
       await store.close();
     });
-    const key = (await t.call({ method: "POST", url: "/api/v1/keys", payload: { name: "k" } })).json<{
-      key: string;
-    }>().key;
+    const key = await newKey(t);
     const unhandled: unknown[] = [];
     const onUnhandled = (err: unknown) => unhandled.push(err);
     process.on("unhandledRejection", onUnhandled);

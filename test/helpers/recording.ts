@@ -55,3 +55,13 @@ export function gateTransactions(store: RecordStore): { open(): void } {
     },
   };
 }
+
+/**
+ * Makes every record-store transaction of `store` fail with `err` (the store busy or down) until
+ * `restore()`.
+ */
+export function failTransactions(store: RecordStore, err: Error): { restore(): void } {
+  const transaction = store.transaction.bind(store);
+  store.transaction = () => Promise.reject(err);
+  return { restore: () => void (store.transaction = transaction) };
+}

@@ -23,11 +23,9 @@ export const FAILED_KEPT_MAX = 10_000;
 export class FailedRecords {
   private readonly records = new Map<string, JournaledGeneration>();
 
-  /** Keeps a record for `retry`; false when FAILED_KEPT_MAX are kept already. */
-  add(g: JournaledGeneration): boolean {
-    if (this.records.size >= FAILED_KEPT_MAX) return false;
-    this.records.set(g.id, decodeEntry(encodeEntry(g)) ?? g);
-    return true;
+  /** Keeps a record for `retry`, unless FAILED_KEPT_MAX are kept already. */
+  add(g: JournaledGeneration): void {
+    if (this.records.size < FAILED_KEPT_MAX) this.records.set(g.id, decodeEntry(encodeEntry(g)) ?? g);
   }
 
   /** Records waiting for `retry`. */
